@@ -1,8 +1,54 @@
-"""The audit package's exception tree: one base, leaves that carry the bad value."""
+"""The audit package's exception tree: one base, leaves that carry the bad value.
+
+::
+
+    AuditError
+    ├── CanonicalizationError      a value has no RFC 8785 form
+    ├── EventError                 append refused an event (nothing was written)
+    │   ├── UnknownEventError
+    │   ├── ReservedEventError
+    │   ├── EventDataError
+    │   └── RecordTooLargeError
+    ├── SignerError                the head signer returned something unusable
+    ├── LogError                   a problem with one log file (carries ``path``)
+    │   ├── LogNotFoundError
+    │   ├── LogClosedError
+    │   ├── LogWriteError
+    │   ├── LogFormatError         a bad line while reading records (``line``, ``kind``)
+    │   └── LogIntegrityError      the appender refuses to sign over a damaged log
+    ├── RecordDataError            a record read back does not fit its event's model
+    └── UsageError                 a bad argument to a library function (filters, limits)
+
+Messages never echo event data: a preview or a path may be sensitive.
+"""
 
 from __future__ import annotations
 
-__all__ = ["AuditError", "CanonicalizationError"]
+import os
+
+__all__ = [
+    "AuditError",
+    "CanonicalizationError",
+    "EventDataError",
+    "EventError",
+    "LogClosedError",
+    "LogError",
+    "LogFormatError",
+    "LogIntegrityError",
+    "LogNotFoundError",
+    "LogWriteError",
+    "RecordDataError",
+    "RecordTooLargeError",
+    "ReservedEventError",
+    "SignerError",
+    "UnknownEventError",
+    "UsageError",
+]
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class AuditError(Exception):
@@ -19,3 +65,131 @@ class CanonicalizationError(AuditError):
         self.code = code
         self.value = value[:200]
         super().__init__(f"cannot canonicalize ({code}): {self.value}")
+
+
+class EventError(AuditError):
+    """:meth:`audit.AuditLog.append` refused an event; nothing was written."""
+
+    def __init__(self, event: str, problem: str) -> None:
+        self.event = _short(event, 80)
+        self.problem = problem
+        super().__init__(f"audit event {self.event!r}: {problem}")
+
+
+class UnknownEventError(EventError):
+    """The event name is not in :data:`audit.KNOWN_EVENTS`."""
+
+    def __init__(self, event: object) -> None:
+        super().__init__(str(event), "unknown event name")
+
+
+class ReservedEventError(EventError):
+    """``log.created`` and ``log.recovered`` are written by the log itself, never by callers."""
+
+    def __init__(self, event: str) -> None:
+        super().__init__(event, "reserved for the audit log itself")
+
+
+class EventDataError(EventError):
+    """The event data does not fit the event's model.
+
+    ``errors`` lists ``"<field>: <problem>"`` strings; the offending values are not included.
+    """
+
+    def __init__(self, event: str, errors: list[str]) -> None:
+        self.errors = errors
+        super().__init__(event, "invalid data: " + "; ".join(errors))
+
+
+class RecordTooLargeError(EventError):
+    """The record's line would exceed the maximum line size."""
+
+    def __init__(self, event: str, size: int, limit: int) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(event, f"record is {size} bytes, the limit is {limit}")
+
+
+class SignerError(AuditError):
+    """The head signer gave an unusable key id or signature (``what`` names which)."""
+
+    def __init__(self, what: str, value: object) -> None:
+        self.what = what
+        self.value = _short(value)
+        super().__init__(f"head signer returned a bad {what}: {self.value}")
+
+
+class LogError(AuditError):
+    """A problem with one log file; ``path`` names it."""
+
+    def __init__(self, path: str | os.PathLike[str], problem: str) -> None:
+        self.path = os.fspath(path)
+        self.problem = problem
+        super().__init__(f"{self.path}: {problem}")
+
+
+class LogNotFoundError(LogError):
+    """The log file does not exist."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, "audit log not found")
+
+
+class LogClosedError(LogError):
+    """The :class:`audit.AuditLog` was closed."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, "audit log is closed")
+
+
+class LogWriteError(LogError):
+    """Reading, writing, syncing or locking the log or its head failed at the OS level."""
+
+
+class LogFormatError(LogError):
+    """A line that is not part of an intact chain, met while reading records.
+
+    ``line`` is 1-based; ``kind`` is a fault kind (see :data:`audit.FAULT_KINDS`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], line: int, kind: str, detail: str) -> None:
+        self.line = line
+        self.kind = kind
+        self.detail = detail
+        super().__init__(path, f"line {line}: {kind}: {detail}")
+
+
+class LogIntegrityError(LogError):
+    """The log and its signed head disagree in a way no crash can produce.
+
+    The appender refuses to sign a new head over such a log, because that would
+    hide the damage; run ``verify_log`` and keep the files for the auditor.
+    ``kind`` is a fault kind (see :data:`audit.FAULT_KINDS`).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], kind: str, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(path, f"refusing to append ({kind}): {detail}")
+
+
+class RecordDataError(AuditError):
+    """A record's ``data`` does not fit its event's model (``seq`` and ``event`` name it).
+
+    Only a record written by other software, or forged with a correct hash, can do this.
+    """
+
+    def __init__(self, seq: int, event: str) -> None:
+        self.seq = seq
+        self.event = _short(event, 80)
+        super().__init__(f"record {seq} ({self.event}): data does not fit the event's model")
+
+
+class UsageError(AuditError):
+    """A bad argument to a library function; ``what`` names it, ``value`` shows it."""
+
+    def __init__(self, what: str, problem: str, value: object) -> None:
+        self.what = what
+        self.problem = problem
+        self.value = _short(value)
+        super().__init__(f"{what}: {problem} (got {self.value})")

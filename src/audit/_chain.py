@@ -1,0 +1,215 @@
+"""Checking lines of the hash chain: shared by the appender, ``read_records`` and ``verify_log``.
+
+Per line the work is one ``json.loads``, one canonicalization and one SHA-256:
+the line must be byte-for-byte the canonical JSON of what it parses to (which
+also rules out duplicate keys, odd escapes and whitespace), and its hash is
+recomputed over the same bytes with the ``"hash"`` member cut out, which is
+exactly the canonical JSON of the record without ``"hash"``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from pydantic import ValidationError
+
+from audit._canonical import canonical_json, sha256_prefixed
+from audit._errors import CanonicalizationError, LogNotFoundError, LogWriteError
+from audit._models import LogCreatedData, genesis_hash
+
+__all__ = [
+    "MAX_HEAD_BYTES",
+    "Chain",
+    "LineFault",
+    "check_body",
+    "head_path_for",
+    "lines_backward",
+    "open_snapshot",
+    "pread_exact",
+]
+
+MAX_HEAD_BYTES = 64 * 1024
+_CHUNK = 64 * 1024
+_RECORD_KEYS = frozenset({"seq", "ts", "event", "data", "prev", "hash"})
+_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
+# In canonical form the members are data, event, hash, prev, seq, ts: "hash" is never
+# first, and ',"' cannot occur inside a JSON string (a quote there is escaped), so the
+# last occurrence of this marker is the top-level hash member.
+_HASH_MARK = b',"hash":"'
+
+
+class LineFault(Exception):
+    """Internal: one line failed a check. ``kind`` is a fault kind, ``detail`` says why."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{kind}: {detail}")
+
+
+def head_path_for(path: Path) -> Path:
+    """``<log>.head`` next to the log."""
+    return path.with_name(path.name + ".head")
+
+
+def check_body(body: bytes) -> dict[str, Any]:
+    """Parse one line (LF removed) and check its shape, canonical form and own hash."""
+    try:
+        rec = json.loads(body)
+    except ValueError:
+        raise LineFault("malformed-line", "not valid UTF-8 JSON") from None
+    if type(rec) is not dict or rec.keys() != _RECORD_KEYS:
+        raise LineFault(
+            "malformed-line", "not an object with exactly seq, ts, event, data, prev, hash"
+        )
+    seq = rec["seq"]
+    ts = rec["ts"]
+    event = rec["event"]
+    h = rec["hash"]
+    if (
+        type(seq) is not int
+        or seq < 0
+        or type(ts) is not str
+        or _TS.fullmatch(ts) is None
+        or type(event) is not str
+        or not event
+        or type(rec["data"]) is not dict
+        or type(rec["prev"]) is not str
+        or type(h) is not str
+    ):
+        raise LineFault("malformed-line", "a field has the wrong type or form")
+    try:
+        canon = canonical_json(rec)
+    except CanonicalizationError as exc:
+        raise LineFault("malformed-line", f"no canonical form ({exc.code})") from None
+    if canon != body:
+        raise LineFault("malformed-line", "not in canonical JSON form")
+    start = body.rfind(_HASH_MARK)
+    value = h.encode("utf-8")
+    end = start + len(_HASH_MARK) + len(value)
+    if start < 0 or body[start + len(_HASH_MARK) : end] != value or body[end : end + 1] != b'"':
+        raise LineFault("hash-mismatch", "the hash field is not a sha256 value")
+    if sha256_prefixed(body[:start] + body[end + 1 :]) != h:
+        raise LineFault("hash-mismatch", "the stored hash does not match the record")
+    return rec
+
+
+class Chain:
+    """Follows ``seq`` and ``prev`` from the genesis record on."""
+
+    __slots__ = ("log_id", "next_seq", "prev")
+
+    def __init__(self) -> None:
+        self.next_seq = 0
+        self.prev: str | None = None
+        self.log_id: str | None = None
+
+    def accept(self, rec: dict[str, Any]) -> None:
+        """Check ``rec`` continues the chain and advance; raise :class:`LineFault` if not."""
+        seq = rec["seq"]
+        if seq != self.next_seq:
+            raise LineFault("seq-mismatch", f"expected seq {self.next_seq}, found {seq}")
+        prev = self.prev
+        if prev is None:
+            if rec["event"] != "log.created":
+                raise LineFault("genesis-invalid", "record 0 is not a log.created event")
+            try:
+                created = LogCreatedData.model_validate(rec["data"])
+            except ValidationError:
+                raise LineFault(
+                    "genesis-invalid", "record 0 has invalid log.created data"
+                ) from None
+            self.log_id = created.log_id
+            prev = genesis_hash(created.log_id)
+            if rec["prev"] != prev:
+                raise LineFault("prev-mismatch", "record 0 does not chain from its log id")
+        elif rec["prev"] != prev:
+            raise LineFault("prev-mismatch", f"prev is not the hash of record {seq - 1}")
+        self.prev = rec["hash"]
+        self.next_seq = seq + 1
+
+
+def pread_exact(fd: int, size: int, offset: int) -> bytes:
+    """``size`` bytes at ``offset`` (fewer only at end of file)."""
+    parts: list[bytes] = []
+    while size > 0:
+        chunk = os.pread(fd, size, offset)
+        if not chunk:
+            break
+        parts.append(chunk)
+        size -= len(chunk)
+        offset += len(chunk)
+    return b"".join(parts)
+
+
+def lines_backward(fd: int, size: int) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(offset, line)`` from the end of the first ``size`` bytes backwards.
+
+    Each line includes its LF; only the first one yielded may lack it (a torn tail).
+    """
+    pos = size
+    pending = b""
+    while True:
+        end = len(pending)
+        while end > 0:
+            cut = pending.rfind(b"\n", 0, end - 1)
+            if cut < 0:
+                break
+            yield pos + cut + 1, pending[cut + 1 : end]
+            end = cut + 1
+        pending = pending[:end]
+        if pos == 0:
+            if pending:
+                yield 0, pending
+            return
+        step = min(_CHUNK, pos)
+        pos -= step
+        pending = pread_exact(fd, step, pos) + pending
+
+
+def open_snapshot(path: Path, *, with_head: bool) -> tuple[IO[bytes], int, bytes | None]:
+    """Open the log for reading and take a consistent ``(file, size, head bytes)`` snapshot.
+
+    Appenders hold an exclusive ``flock`` from writing a line until its head is in
+    place, so under a shared lock the size and the head agree. Where ``flock`` is
+    unavailable (some network file systems) the snapshot is taken without it.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise LogNotFoundError(path) from None
+    except OSError as exc:
+        raise LogWriteError(path, f"cannot open: {exc.strerror}") from None
+    try:
+        locked = True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError:
+            locked = False
+        try:
+            head = _read_head_bytes(head_path_for(path)) if with_head else None
+            size = os.fstat(fd).st_size
+        finally:
+            if locked:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        stream = os.fdopen(fd, "rb", buffering=1 << 20)
+    except BaseException:
+        os.close(fd)
+        raise
+    return stream, size, head
+
+
+def _read_head_bytes(head_path: Path) -> bytes | None:
+    try:
+        with head_path.open("rb") as handle:
+            return handle.read(MAX_HEAD_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LogWriteError(head_path, f"cannot read: {exc.strerror}") from None

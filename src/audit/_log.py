@@ -1,0 +1,550 @@
+"""The appender: a hash-chained JSONL log with a signed head, safe across processes.
+
+Commit protocol of one append, all under an exclusive ``flock`` on the log:
+
+1. check the tail against the signed head (recovering from a crash if needed);
+2. build the record, sign the new head (nothing is written if signing fails);
+3. write the whole line with ``O_APPEND`` and ``fsync`` the log;
+4. replace ``<log>.head`` atomically: temp file, ``fsync``, ``rename``, ``fsync`` of the
+   directory. Only then does :meth:`AuditLog.append` return.
+
+The head is the commit point. Bytes after the record the head names can only be
+left by an append that never returned (or by someone without the key): on the
+next open or append they are moved to ``<log>.torn-<timestamp>``, the log is
+truncated back to the head, and a ``log.recovered`` record says what was moved.
+A log that is *shorter* than its head, or disagrees with it, cannot come from a
+crash; the appender then raises :class:`audit.LogIntegrityError` instead of
+signing over the damage.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any, Protocol, runtime_checkable
+
+from pydantic import ValidationError
+
+from audit._canonical import canonical_json, sha256_prefixed
+from audit._chain import (
+    MAX_HEAD_BYTES,
+    Chain,
+    LineFault,
+    check_body,
+    head_path_for,
+    lines_backward,
+    open_snapshot,
+    pread_exact,
+)
+from audit._errors import (
+    EventDataError,
+    LogClosedError,
+    LogFormatError,
+    LogIntegrityError,
+    LogWriteError,
+    RecordTooLargeError,
+    ReservedEventError,
+    SignerError,
+    UnknownEventError,
+)
+from audit._models import (
+    EVENT_MODELS,
+    HEAD_DOMAIN,
+    KNOWN_EVENTS,
+    LOG_SCHEMA,
+    RESERVED_EVENTS,
+    AuditHead,
+    AuditRecord,
+    genesis_hash,
+)
+from audit._redact import redact_preview
+from audit._time import now_ts
+
+__all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "read_records"]
+
+MAX_LINE_BYTES = 256 * 1024
+"""A record line (LF included) may not be longer than this."""
+
+_KEY_ID = re.compile(r"ed25519:[0-9a-f]{64}")
+_COPY_CHUNK = 1 << 20
+_REASON_RANK = {"unsigned-tail": 0, "invalid-line": 1, "torn-line": 2}
+
+
+@runtime_checkable
+class HeadSigner(Protocol):
+    """Signs the log head; implemented by the guard with its Ed25519 key."""
+
+    @property
+    def key_id(self) -> str:
+        """``"ed25519:" + hex(SHA-256(raw public key))``."""
+        ...
+
+    def sign(self, message: bytes) -> bytes:
+        """The raw 64-byte Ed25519 signature of ``message``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Tail:
+    """Where the next record goes: the log's size and the chain position after it."""
+
+    size: int
+    next_seq: int
+    prev: str
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _make_private_dirs(directory: Path) -> None:
+    missing: list[Path] = []
+    current = directory
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for item in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            item.mkdir(mode=0o700)
+
+
+def _errors_of(exc: ValidationError) -> list[str]:
+    out: list[str] = []
+    for err in exc.errors(include_input=False, include_url=False):
+        where = ".".join(str(part) for part in err["loc"]) or "(data)"
+        out.append(f"{where}: {err['msg']}")
+    return out
+
+
+class AuditLog:
+    """Appends records to one hash-chained JSONL log and keeps its signed head current.
+
+    Use :meth:`open`. Safe for many processes (``flock``) and threads at once.
+    """
+
+    path: Path
+    head_path: Path
+
+    def __init__(self, path: Path, fd: int, signer: HeadSigner, *, previews: bool) -> None:
+        self.path = path
+        self.head_path = head_path_for(path)
+        self._fd: int | None = fd
+        self._signer = signer
+        self._previews = previews
+        self._lock = threading.Lock()
+        self._tail: _Tail | None = None
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        signer: HeadSigner,
+        *,
+        previews: bool = True,
+    ) -> AuditLog:
+        """Open (creating it, its parents 0700 and the file 0600) the log at ``path``.
+
+        A torn or unsigned tail left by a crash is quarantined here. ``previews=False``
+        drops every ``preview`` field before it is written; otherwise previews are
+        passed through :func:`audit.redact_preview`.
+        """
+        log_path = Path(path)
+        try:
+            _make_private_dirs(log_path.parent)
+            fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise LogWriteError(log_path, f"cannot open: {exc.strerror}") from None
+        log = cls(log_path, fd, signer, previews=previews)
+        try:
+            with log._lock, log._locked(fd):
+                log._sync(fd)
+        except BaseException:
+            log.close()
+            raise
+        return log
+
+    # -- public -------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._fd is None
+
+    def use_signer(self, signer: HeadSigner) -> None:
+        """Sign future heads with ``signer`` (after a key rotation)."""
+        with self._lock:
+            self._signer = signer
+
+    def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
+        """Validate, append and anchor one record; return it once line and head are durable.
+
+        Raises :class:`audit.EventError` (nothing written) for an unknown, reserved or
+        invalid event, :class:`audit.LogWriteError` for I/O failures and
+        :class:`audit.LogIntegrityError` when the log disagrees with its head.
+        """
+        if type(event) is not str or event not in KNOWN_EVENTS:
+            raise UnknownEventError(event)
+        if event in RESERVED_EVENTS:
+            raise ReservedEventError(event)
+        payload = self._normalize(event, data)
+        with self._lock:
+            fd = self._require_open()
+            with self._locked(fd):
+                tail = self._sync(fd)
+                record, _ = self._write(fd, tail, event, payload)
+                return record
+
+    def close(self) -> None:
+        """Close the log; later appends raise :class:`audit.LogClosedError`."""
+        with self._lock:
+            if self._fd is not None:
+                fd, self._fd = self._fd, None
+                os.close(fd)
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"AuditLog({str(self.path)!r})"
+
+    # -- validation ----------------------------------------------------------
+
+    def _normalize(self, event: str, data: Mapping[str, Any]) -> dict[str, Any]:
+        if not isinstance(data, Mapping):
+            raise EventDataError(event, [f"(data): must be a mapping, not {type(data).__name__}"])
+        # A JSON round trip turns tuples into lists and refuses what has no JSON form.
+        plain = json.loads(canonical_json(dict(data)))
+        preview = plain.get("preview")
+        if "preview" in plain and (not self._previews or preview == ""):
+            del plain["preview"]
+        elif isinstance(preview, str):
+            plain["preview"] = redact_preview(preview)
+        try:
+            model = EVENT_MODELS[event].model_validate(plain)
+        except ValidationError as exc:
+            raise EventDataError(event, _errors_of(exc)) from None
+        result: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
+        return result
+
+    # -- locking and state ---------------------------------------------------------
+
+    def _require_open(self) -> int:
+        if self._fd is None:
+            raise LogClosedError(self.path)
+        return self._fd
+
+    @contextlib.contextmanager
+    def _locked(self, fd: int) -> Iterator[None]:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise LogWriteError(self.path, f"cannot lock: {exc.strerror}") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _sync(self, fd: int) -> _Tail:
+        """Under the lock: make sure the file ends exactly at the head's record."""
+        try:
+            info = os.fstat(fd)
+            on_disk = os.stat(self.path)
+        except FileNotFoundError:
+            raise LogIntegrityError(self.path, "log-replaced", "the log file was removed") from None
+        except OSError as exc:
+            raise LogWriteError(self.path, f"cannot stat: {exc.strerror}") from None
+        if (on_disk.st_dev, on_disk.st_ino) != (info.st_dev, info.st_ino):
+            raise LogIntegrityError(
+                self.path, "log-replaced", "the log file was replaced while open"
+            )
+        size = info.st_size
+        if self._tail is not None and self._tail.size == size:
+            return self._tail
+        self._tail = None
+        head = self._read_head()
+        if head is None:
+            return self._sync_headless(fd, size)
+        if size == 0:
+            raise LogIntegrityError(
+                self.path,
+                "records-missing-at-end",
+                f"the log is empty but its head names record {head.seq}",
+            )
+        end, reason = self._find_head_record(fd, size, head)
+        tail = _Tail(end, head.seq + 1, head.hash)
+        if end < size:
+            tail = self._recover(fd, tail, size, reason or "unsigned-tail")
+        self._tail = tail
+        return tail
+
+    def _read_head(self) -> AuditHead | None:
+        try:
+            with self.head_path.open("rb") as handle:
+                raw = handle.read(MAX_HEAD_BYTES + 1)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise LogWriteError(self.head_path, f"cannot read: {exc.strerror}") from None
+        try:
+            return AuditHead.model_validate_json(raw)
+        except ValidationError:
+            raise LogIntegrityError(
+                self.path, "head-malformed", "the head file is not a valid head"
+            ) from None
+
+    def _sync_headless(self, fd: int, size: int) -> _Tail:
+        if size > 0:
+            # Only a crash while the very first record was written leaves a log with
+            # no head; anything longer lost its head some other way.
+            complete = 0
+            for _, line in lines_backward(fd, size):
+                if line.endswith(b"\n"):
+                    complete += 1
+                    if complete > 1:
+                        raise LogIntegrityError(
+                            self.path,
+                            "head-missing",
+                            "the log has records but its signed head is missing",
+                        )
+            reason = "unsigned-tail" if complete else "torn-line"
+        log_id = "log_" + secrets.token_urlsafe(18)
+        start = _Tail(0, 0, genesis_hash(log_id))
+        if size > 0:
+            name = self._quarantine(fd, 0, size)
+            _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
+            _, tail = self._write(
+                fd,
+                tail,
+                "log.recovered",
+                {"quarantinedTo": name, "bytes": size, "reason": reason},
+            )
+            return tail
+        _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
+        return tail
+
+    def _find_head_record(self, fd: int, size: int, head: AuditHead) -> tuple[int, str | None]:
+        """Offset just past the record the head names, and why anything after it is bad."""
+        reason: str | None = None
+        damaged = False
+
+        def worse(new: str) -> str:
+            return new if reason is None or _REASON_RANK[new] > _REASON_RANK[reason] else reason
+
+        for offset, line in lines_backward(fd, size):
+            if not line.endswith(b"\n"):
+                reason = worse("torn-line")
+                continue
+            try:
+                rec = check_body(line[:-1])
+            except LineFault:
+                reason = worse("invalid-line")
+                damaged = True
+                continue
+            seq = rec["seq"]
+            if seq > head.seq:
+                reason = worse("unsigned-tail")
+                continue
+            if seq == head.seq and rec["hash"] == head.hash:
+                return offset + len(line), reason
+            if seq == head.seq or damaged:
+                raise LogIntegrityError(
+                    self.path,
+                    "head-mismatch",
+                    f"the record the head names (seq {head.seq}) is missing or differs",
+                )
+            raise LogIntegrityError(
+                self.path,
+                "records-missing-at-end",
+                f"the head names record {head.seq} but the log ends at record {seq}",
+            )
+        raise LogIntegrityError(
+            self.path,
+            "head-mismatch",
+            f"no record in the log matches the head (seq {head.seq})",
+        )
+
+    # -- recovery --------------------------------------------------------------
+
+    def _recover(self, fd: int, tail: _Tail, size: int, reason: str) -> _Tail:
+        name = self._quarantine(fd, tail.size, size)
+        _, new_tail = self._write(
+            fd,
+            tail,
+            "log.recovered",
+            {"quarantinedTo": name, "bytes": size - tail.size, "reason": reason},
+        )
+        return new_tail
+
+    def _quarantine(self, fd: int, start: int, size: int) -> str:
+        """Copy bytes ``[start, size)`` to ``<log>.torn-<ts>``; truncate the log to ``start``."""
+        stamp = now_ts().replace("-", "").replace(":", "")
+        base = f"{self.path.name}.torn-{stamp}"
+        try:
+            for attempt in range(1, 1000):
+                name = base if attempt == 1 else f"{base}-{attempt}"
+                target = self.path.with_name(name)
+                try:
+                    out = os.open(
+                        target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
+                    )
+                except FileExistsError:
+                    continue
+                break
+            else:
+                raise LogWriteError(self.path, "cannot find a free quarantine file name")
+            try:
+                offset = start
+                while offset < size:
+                    chunk = pread_exact(fd, min(_COPY_CHUNK, size - offset), offset)
+                    if not chunk:
+                        break
+                    _write_all(out, chunk)
+                    offset += len(chunk)
+                os.fsync(out)
+            finally:
+                os.close(out)
+            _fsync_dir(self.path.parent)
+            os.ftruncate(fd, start)
+            os.fsync(fd)
+        except OSError as exc:
+            raise LogWriteError(
+                self.path, f"cannot quarantine a torn tail: {exc.strerror}"
+            ) from None
+        return name
+
+    # -- writing ------------------------------------------------------------------
+
+    def _signed_head(self, seq: int, record_hash: str, ts: str) -> bytes:
+        key_id = self._signer.key_id
+        if not isinstance(key_id, str) or _KEY_ID.fullmatch(key_id) is None:
+            raise SignerError("key id", key_id)
+        unsigned = {"seq": seq, "hash": record_hash, "ts": ts, "keyId": key_id}
+        signature = self._signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
+        if not isinstance(signature, bytes) or len(signature) != 64:
+            raise SignerError("signature", signature)
+        return canonical_json({**unsigned, "signature": _b64url(signature)}) + b"\n"
+
+    def _write(
+        self, fd: int, tail: _Tail, event: str, data: dict[str, Any]
+    ) -> tuple[AuditRecord, _Tail]:
+        ts = now_ts()
+        body = {"seq": tail.next_seq, "ts": ts, "event": event, "data": data, "prev": tail.prev}
+        record_hash = sha256_prefixed(canonical_json(body))
+        record = {**body, "hash": record_hash}
+        line = canonical_json(record) + b"\n"
+        if len(line) > MAX_LINE_BYTES:
+            raise RecordTooLargeError(event, len(line), MAX_LINE_BYTES)
+        head = self._signed_head(tail.next_seq, record_hash, ts)
+        self._tail = None
+        try:
+            _write_all(fd, line)
+            os.fsync(fd)
+        except OSError as exc:
+            # Never leave a partial line behind for the next record to be glued onto.
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, tail.size)
+                os.fsync(fd)
+            raise LogWriteError(self.path, f"cannot write a record: {exc.strerror}") from None
+        try:
+            self._replace_head(head)
+        except OSError as exc:
+            # The line stays as an unsigned tail; the next open or append moves it aside.
+            raise LogWriteError(
+                self.head_path, f"cannot replace the head: {exc.strerror}"
+            ) from None
+        new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash)
+        self._tail = new_tail
+        return AuditRecord.model_validate(record), new_tail
+
+    def _replace_head(self, content: bytes) -> None:
+        tmp = self.head_path.with_name(
+            f".{self.head_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        )
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            try:
+                _write_all(fd, content)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.head_path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        _fsync_dir(self.head_path.parent)
+
+
+def read_records(path: str | os.PathLike[str]) -> Iterator[AuditRecord]:
+    """Yield every record of the log at ``path``, checking hashes, ``seq`` and ``prev``.
+
+    The signed head is not checked here (use :func:`audit.verify_log`). Raises
+    :class:`audit.LogFormatError` at the first line that breaks the chain and
+    :class:`audit.LogNotFoundError` if there is no log.
+    """
+    log_path = Path(path)
+    stream, size, _ = open_snapshot(log_path, with_head=False)
+    with stream:
+        yield from _records(log_path, stream, size)
+
+
+def _records(path: Path, stream: IO[bytes], size: int) -> Iterator[AuditRecord]:
+    chain = Chain()
+    done = 0
+    if size == 0:
+        return
+    for lineno, raw in enumerate(stream, start=1):
+        line = raw
+        done += len(line)
+        if done > size:
+            line = line[: len(line) - (done - size)]
+            done = size
+        try:
+            if not line.endswith(b"\n"):
+                raise LineFault("torn-line", "the last line has no line feed")
+            rec = check_body(line[:-1])
+            chain.accept(rec)
+        except LineFault as fault:
+            raise LogFormatError(path, lineno, fault.kind, fault.detail) from None
+        try:
+            yield AuditRecord.model_validate(rec)
+        except ValidationError:
+            raise LogFormatError(
+                path, lineno, "malformed-line", "a field has the wrong type or form"
+            ) from None
+        if done >= size:
+            return

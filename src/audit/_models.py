@@ -1,0 +1,262 @@
+"""Wire shapes of the audit log: the record line, the signed head and every event's data.
+
+Python attributes are snake_case; the wire (and the log) is camelCase. Fields that
+are unknown are absent on the wire, never ``null``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from types import MappingProxyType
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from audit._canonical import canonical_json, sha256_prefixed
+
+__all__ = [
+    "EVENT_MODELS",
+    "GENESIS_DOMAIN",
+    "HEAD_DOMAIN",
+    "KNOWN_EVENTS",
+    "LOG_SCHEMA",
+    "RESERVED_EVENTS",
+    "ActionKind",
+    "AuditHead",
+    "AuditRecord",
+    "ConfirmationDeclinedData",
+    "ConfirmationRecordedData",
+    "ConfirmationRequestedData",
+    "EvidenceConsumedData",
+    "EvidenceRejectedData",
+    "KeyGeneratedData",
+    "KeyRotatedData",
+    "LogCreatedData",
+    "LogRecoveredData",
+    "PlannerReportedData",
+    "ToolExecutedData",
+    "genesis_hash",
+]
+
+LOG_SCHEMA = "pi-operator-guard/audit/v1"
+GENESIS_DOMAIN = b"pi-operator-guard/audit-genesis/v1\n"
+HEAD_DOMAIN = b"pi-operator-guard/audit-head/v1\n"
+
+Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
+KeyId = Annotated[str, Field(pattern=r"^ed25519:[0-9a-f]{64}$")]
+IsoMillis = Annotated[
+    str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
+]
+EvidenceId = Annotated[str, Field(pattern=r"^oce_[A-Za-z0-9_-]{1,200}$")]
+# An evidence id taken from a rejected (possibly malformed) envelope: any short text.
+AnyEvidenceId = Annotated[str, Field(min_length=1, max_length=256)]
+LogId = Annotated[str, Field(pattern=r"^log_[A-Za-z0-9_-]{16,200}$")]
+ToolName = Annotated[str, Field(min_length=1, max_length=256)]
+ToolCallId = Annotated[str, Field(min_length=1, max_length=256)]
+# Fingerprint fields are never truncated; the limit only keeps a line bounded.
+PathText = Annotated[str, Field(min_length=1, max_length=16384)]
+Preview = Annotated[str, Field(max_length=1024)]
+Reason = Annotated[str, Field(min_length=1, max_length=512)]
+Reasons = Annotated[list[Reason], Field(max_length=64)]
+Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{86}$")]
+
+ActionKind = Literal["destructive", "protected"]
+Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+def genesis_hash(log_id: str) -> str:
+    """The ``prev`` of record 0: ``sha256_prefixed(GENESIS_DOMAIN + log_id)``."""
+    return sha256_prefixed(GENESIS_DOMAIN + log_id.encode("utf-8"))
+
+
+class AuditRecord(_Wire):
+    """One line of the log: ``canonical_json(record) + "\\n"``.
+
+    ``hash`` is ``sha256_prefixed(canonical_json(record without "hash"))``; ``prev``
+    is the previous record's ``hash`` (record 0: :func:`genesis_hash` of its log id).
+    """
+
+    seq: int = Field(ge=0)
+    ts: IsoMillis
+    event: str = Field(min_length=1, max_length=128)
+    data: dict[str, Any]
+    prev: Sha256
+    hash: Sha256
+
+    @property
+    def timestamp(self) -> datetime:
+        """``ts`` as an aware UTC datetime."""
+        return datetime.fromisoformat(self.ts)
+
+    def to_line(self) -> bytes:
+        """The exact bytes of this record's line, LF included."""
+        return canonical_json(self.model_dump(mode="json")) + b"\n"
+
+    def typed_data(self) -> BaseModel:
+        """``data`` validated against the event's model (see :data:`EVENT_MODELS`)."""
+        return EVENT_MODELS[self.event].model_validate(self.data)
+
+
+class AuditHead(_Wire):
+    """The signed head file ``<log>.head``: names the last record of the log.
+
+    ``signature`` is base64url (no padding) of the Ed25519 signature over
+    ``HEAD_DOMAIN + canonical_json(head without "signature")``.
+    """
+
+    seq: int = Field(ge=0)
+    hash: Sha256
+    ts: IsoMillis
+    key_id: KeyId
+    signature: Signature
+
+    def signing_payload(self) -> bytes:
+        """The exact bytes the signature covers."""
+        return HEAD_DOMAIN + canonical_json(self.model_dump(mode="json", exclude={"signature"}))
+
+
+# -- event data ---------------------------------------------------------------
+
+
+class LogCreatedData(_Wire):
+    """Record 0 of every log; its log id seeds the genesis ``prev``."""
+
+    log_id: LogId
+    schema_: Literal["pi-operator-guard/audit/v1"] = Field(alias="schema")
+
+
+class LogRecoveredData(_Wire):
+    """A damaged or unsigned tail was moved aside before this record was appended."""
+
+    quarantined_to: str = Field(min_length=1, max_length=255, pattern=r"^[^/\\]+$")
+    bytes: int = Field(ge=1)
+    reason: Literal["torn-line", "invalid-line", "unsigned-tail"]
+
+
+class KeyGeneratedData(_Wire):
+    key_id: KeyId
+
+
+class KeyRotatedData(_Wire):
+    old_key_id: KeyId
+    new_key_id: KeyId
+
+
+class ConfirmationRequestedData(_Wire):
+    """The guard asked the operator about one exact action."""
+
+    origin: Origin
+    action_kind: ActionKind
+    tool_name: ToolName
+    path: PathText | None = None
+    scope: PathText | None = None
+    payload_hash: Sha256
+    tool_call_id: ToolCallId | None = None
+    created_at_iso: IsoMillis
+    expires_at_iso: IsoMillis
+    key_id: KeyId
+    preview: Preview | None = None
+
+
+class ConfirmationRecordedData(ConfirmationRequestedData):
+    """The operator said yes; evidence ``evidence_id`` was minted for the action."""
+
+    evidence_id: EvidenceId
+
+
+class ConfirmationDeclinedData(_Wire):
+    """No evidence was minted for the action, and why."""
+
+    reason: Literal["declined", "timeout", "no-ui", "sidecar-unavailable", "blocked-by-policy"]
+    action_kind: ActionKind
+    tool_name: ToolName
+    path: PathText | None = None
+    scope: PathText | None = None
+    payload_hash: Sha256
+    tool_call_id: ToolCallId | None = None
+    preview: Preview | None = None
+
+
+class EvidenceConsumedData(_Wire):
+    """A monitor consumer accepted evidence (report-only) and spent it."""
+
+    evidence_id: EvidenceId
+    action_kind: ActionKind
+    tool_name: ToolName
+    path: PathText | None = None
+    scope: PathText | None = None
+    payload_hash: Sha256
+    tool_call_id: ToolCallId | None = None
+
+
+class EvidenceRejectedData(_Wire):
+    """A monitor consumer rejected evidence (or found none)."""
+
+    evidence_id: AnyEvidenceId | None = None
+    decision: Literal[
+        "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed", "missing"
+    ]
+    reasons: Reasons
+    action_kind: ActionKind | None = None
+    tool_name: ToolName
+    path: PathText | None = None
+    scope: PathText | None = None
+    payload_hash: Sha256 | None = None
+    tool_call_id: ToolCallId | None = None
+
+
+class ToolExecutedData(_Wire):
+    """A tool call ran; ``payload_hash`` is of the input as executed."""
+
+    tool_call_id: ToolCallId
+    tool_name: ToolName
+    is_error: bool
+    action_kind: Literal["local-safe", "destructive", "protected"]
+    payload_hash: Sha256
+    path: PathText | None = None
+    scope: PathText | None = None
+    evidence_id: AnyEvidenceId | None = None
+    preview: Preview | None = None
+
+
+class PlannerReportedData(_Wire):
+    """A read-only planner reported a decision (report-only)."""
+
+    planner: str = Field(min_length=1, max_length=128)
+    decision: str = Field(min_length=1, max_length=128)
+    reasons: Reasons
+
+
+EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
+    {
+        "confirmation.declined": ConfirmationDeclinedData,
+        "confirmation.recorded": ConfirmationRecordedData,
+        "confirmation.requested": ConfirmationRequestedData,
+        "evidence.consumed": EvidenceConsumedData,
+        "evidence.rejected": EvidenceRejectedData,
+        "key.generated": KeyGeneratedData,
+        "key.rotated": KeyRotatedData,
+        "log.created": LogCreatedData,
+        "log.recovered": LogRecoveredData,
+        "planner.reported": PlannerReportedData,
+        "tool.executed": ToolExecutedData,
+    }
+)
+"""Every event name the log accepts, with the model its ``data`` must fit."""
+
+KNOWN_EVENTS: frozenset[str] = frozenset(EVENT_MODELS)
+RESERVED_EVENTS: frozenset[str] = frozenset({"log.created", "log.recovered"})
+"""Written only by :class:`audit.AuditLog` itself."""

@@ -1,0 +1,328 @@
+"""``pi-guard audit report``: was every destructive/protected execution confirmed first?
+
+For each ``tool.executed`` whose ``actionKind`` is ``destructive`` or ``protected``,
+only records *before* it count:
+
+* a ``confirmation.recorded`` with the same ``toolCallId`` (or, failing that, one
+  without a ``toolCallId``, with the same fingerprint, not yet matched to an earlier
+  execution) whose fingerprint (actionKind, toolName, path, scope, payloadHash)
+  equals the execution's → ``auditable``; ``consumption`` says whether an
+  ``evidence.consumed`` for that evidence id exists anywhere in the log;
+* otherwise ``audit-gap`` with the first reason that applies:
+  ``input-changed-after-confirmation`` (a recorded evidence for this toolCallId, but
+  another fingerprint), ``evidence-rejected`` (an ``evidence.rejected`` for it),
+  ``evidence-declined`` (a ``confirmation.declined`` for it), ``no-evidence``.
+
+A declined or rejected record without a ``toolCallId`` counts for the first later
+execution with its fingerprint. The report is report-only: it authorizes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from audit._errors import RecordDataError
+from audit._models import (
+    AuditRecord,
+    ConfirmationDeclinedData,
+    ConfirmationRecordedData,
+    EvidenceConsumedData,
+    EvidenceRejectedData,
+    ToolExecutedData,
+)
+from audit._table import render_table, short_hash
+
+__all__ = [
+    "GAP_REASONS",
+    "AuditReport",
+    "Classification",
+    "GapReason",
+    "ReportRow",
+    "ReportSummary",
+    "build_report",
+    "render_report",
+]
+
+Classification = Literal["auditable", "audit-gap"]
+GapReason = Literal[
+    "no-evidence",
+    "evidence-declined",
+    "evidence-rejected",
+    "input-changed-after-confirmation",
+]
+GAP_REASONS: tuple[str, ...] = get_args(GapReason)
+
+_M = TypeVar("_M", bound=BaseModel)
+_Fingerprint = tuple[str | None, str, str | None, str | None, str | None]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+class ReportRow(_Wire):
+    """One destructive/protected execution and how it is classified."""
+
+    seq: int
+    ts: str
+    tool_call_id: str
+    tool_name: str
+    action_kind: Literal["destructive", "protected"]
+    path: str | None
+    scope: str | None
+    payload_hash: str
+    is_error: bool
+    classification: Classification
+    reason: GapReason | None
+    evidence_id: str | None
+    consumption: Literal["consumed", "not-consumed"] | None
+
+
+class ReportSummary(_Wire):
+    executions: int
+    auditable: int
+    audit_gaps: int
+    gaps_by_reason: dict[str, int]
+    consumed: int
+    not_consumed: int
+
+
+class AuditReport(_Wire):
+    """``decision`` is ``no-gaps`` or ``gaps``; :attr:`exit_code` is 0 or 5."""
+
+    decision: Literal["no-gaps", "gaps"]
+    summary: ReportSummary
+    rows: tuple[ReportRow, ...]
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.decision == "no-gaps" else 5
+
+
+@dataclass(slots=True)
+class _Recorded:
+    evidence_id: str
+    fingerprint: _Fingerprint
+
+
+def _fingerprint(
+    data: ConfirmationRecordedData
+    | ConfirmationDeclinedData
+    | EvidenceRejectedData
+    | ToolExecutedData,
+) -> _Fingerprint:
+    return (data.action_kind, data.tool_name, data.path, data.scope, data.payload_hash)
+
+
+def _typed(record: AuditRecord, model: type[_M]) -> _M:
+    try:
+        return model.model_validate(record.data)
+    except ValidationError:
+        raise RecordDataError(record.seq, record.event) from None
+
+
+def build_report(records: Iterable[AuditRecord]) -> AuditReport:
+    """Classify every destructive/protected ``tool.executed`` (see the module docstring)."""
+    relevant = [
+        r
+        for r in records
+        if r.event
+        in (
+            "confirmation.recorded",
+            "confirmation.declined",
+            "evidence.consumed",
+            "evidence.rejected",
+            "tool.executed",
+        )
+    ]
+    consumed_ids = {
+        _typed(r, EvidenceConsumedData).evidence_id
+        for r in relevant
+        if r.event == "evidence.consumed"
+    }
+    by_call: dict[str, list[_Recorded]] = {}
+    unbound: list[_Recorded] = []
+    used: set[str] = set()
+    declined_calls: set[str] = set()
+    rejected_calls: set[str] = set()
+    declined_unbound: list[_Fingerprint] = []
+    rejected_unbound: list[_Fingerprint] = []
+    rows: list[ReportRow] = []
+
+    for record in relevant:
+        if record.event == "confirmation.recorded":
+            rec = _typed(record, ConfirmationRecordedData)
+            item = _Recorded(rec.evidence_id, _fingerprint(rec))
+            if rec.tool_call_id is None:
+                unbound.append(item)
+            else:
+                by_call.setdefault(rec.tool_call_id, []).append(item)
+        elif record.event == "confirmation.declined":
+            dec = _typed(record, ConfirmationDeclinedData)
+            if dec.tool_call_id is None:
+                declined_unbound.append(_fingerprint(dec))
+            else:
+                declined_calls.add(dec.tool_call_id)
+        elif record.event == "evidence.rejected":
+            rej = _typed(record, EvidenceRejectedData)
+            if rej.tool_call_id is None:
+                rejected_unbound.append(_fingerprint(rej))
+            else:
+                rejected_calls.add(rej.tool_call_id)
+        elif record.event == "tool.executed":
+            run = _typed(record, ToolExecutedData)
+            if run.action_kind == "local-safe":
+                continue
+            rows.append(
+                _classify(
+                    record,
+                    run,
+                    by_call=by_call,
+                    unbound=unbound,
+                    used=used,
+                    declined_calls=declined_calls,
+                    rejected_calls=rejected_calls,
+                    declined_unbound=declined_unbound,
+                    rejected_unbound=rejected_unbound,
+                    consumed_ids=consumed_ids,
+                )
+            )
+
+    gaps_by_reason = dict.fromkeys(GAP_REASONS, 0)
+    for row in rows:
+        if row.reason is not None:
+            gaps_by_reason[row.reason] += 1
+    gaps = sum(gaps_by_reason.values())
+    summary = ReportSummary(
+        executions=len(rows),
+        auditable=len(rows) - gaps,
+        audit_gaps=gaps,
+        gaps_by_reason=gaps_by_reason,
+        consumed=sum(1 for r in rows if r.consumption == "consumed"),
+        not_consumed=sum(1 for r in rows if r.consumption == "not-consumed"),
+    )
+    return AuditReport(decision="gaps" if gaps else "no-gaps", summary=summary, rows=tuple(rows))
+
+
+def _take(items: list[_Fingerprint], fingerprint: _Fingerprint) -> bool:
+    try:
+        items.remove(fingerprint)
+    except ValueError:
+        return False
+    return True
+
+
+def _classify(
+    record: AuditRecord,
+    run: ToolExecutedData,
+    *,
+    by_call: dict[str, list[_Recorded]],
+    unbound: list[_Recorded],
+    used: set[str],
+    declined_calls: set[str],
+    rejected_calls: set[str],
+    declined_unbound: list[_Fingerprint],
+    rejected_unbound: list[_Fingerprint],
+    consumed_ids: set[str],
+) -> ReportRow:
+    assert run.action_kind != "local-safe"
+    fingerprint = _fingerprint(run)
+    reason: GapReason | None = None
+    evidence_id: str | None = None
+    matched: _Recorded | None = None
+    candidates = by_call.get(run.tool_call_id, [])
+    if candidates:
+        matched = next((c for c in candidates if c.fingerprint == fingerprint), None)
+        if matched is None:
+            reason = "input-changed-after-confirmation"
+            evidence_id = candidates[-1].evidence_id
+    else:
+        matched = next(
+            (c for c in unbound if c.fingerprint == fingerprint and c.evidence_id not in used),
+            None,
+        )
+        if matched is None:
+            if run.tool_call_id in rejected_calls or _take(rejected_unbound, fingerprint):
+                reason = "evidence-rejected"
+            elif run.tool_call_id in declined_calls or _take(declined_unbound, fingerprint):
+                reason = "evidence-declined"
+            else:
+                reason = "no-evidence"
+    consumption: Literal["consumed", "not-consumed"] | None = None
+    if matched is not None:
+        used.add(matched.evidence_id)
+        evidence_id = matched.evidence_id
+        consumption = "consumed" if matched.evidence_id in consumed_ids else "not-consumed"
+    return ReportRow(
+        seq=record.seq,
+        ts=record.ts,
+        tool_call_id=run.tool_call_id,
+        tool_name=run.tool_name,
+        action_kind=run.action_kind,
+        path=run.path,
+        scope=run.scope,
+        payload_hash=run.payload_hash,
+        is_error=run.is_error,
+        classification="auditable" if reason is None else "audit-gap",
+        reason=reason,
+        evidence_id=evidence_id,
+        consumption=consumption,
+    )
+
+
+def render_report(report: AuditReport) -> str:
+    """Summary lines and a per-call table for people."""
+    s = report.summary
+    lines = [
+        f"audit report: {report.decision}",
+        f"  destructive/protected executions: {s.executions}",
+        f"  auditable: {s.auditable}  (consumed: {s.consumed}, not consumed: {s.not_consumed})",
+        f"  audit gaps: {s.audit_gaps}",
+    ]
+    lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
+    rows = [
+        [
+            str(r.seq),
+            r.ts,
+            r.tool_name,
+            r.tool_call_id,
+            r.action_kind,
+            r.classification,
+            r.reason or "-",
+            r.evidence_id or "-",
+            r.consumption or "-",
+            "yes" if r.is_error else "no",
+            short_hash(r.payload_hash),
+            r.path or "-",
+        ]
+        for r in report.rows
+    ]
+    headers = [
+        "SEQ",
+        "TIME",
+        "TOOL",
+        "CALL",
+        "KIND",
+        "CLASS",
+        "REASON",
+        "EVIDENCE",
+        "CONSUMPTION",
+        "ERROR",
+        "PAYLOAD",
+        "PATH",
+    ]
+    table = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
+    return "\n".join(lines) + "\n\n" + table

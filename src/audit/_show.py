@@ -1,0 +1,97 @@
+"""``pi-guard audit show``: filter records and render them for people or machines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from audit._models import AuditRecord
+from audit._table import render_table, short_hash
+from audit._time import parse_instant
+
+__all__ = ["filter_records", "render_records", "render_records_jsonl"]
+
+_HASH_FIELDS = frozenset({"payloadHash", "oldKeyId", "newKeyId", "keyId"})
+_SHOWN_ELSEWHERE = ("toolName", "toolCallId")
+
+
+def filter_records(
+    records: Iterable[AuditRecord],
+    *,
+    event: str | None = None,
+    tool: str | None = None,
+    since: datetime | str | None = None,
+    until: datetime | str | None = None,
+    evidence_id: str | None = None,
+) -> Iterator[AuditRecord]:
+    """Records matching every given filter; ``since`` and ``until`` are inclusive.
+
+    ``event`` is an exact event name, or a prefix ending in ``.`` (``"evidence."``);
+    ``tool`` matches ``data.toolName``; ``evidence_id`` matches ``data.evidenceId``.
+    Times are ISO 8601 (a naive time means UTC). Raises :class:`audit.UsageError` for a
+    bad time.
+    """
+    start = None if since is None else parse_instant(since, "since")
+    stop = None if until is None else parse_instant(until, "until")
+    for record in records:
+        if event is not None and not (
+            record.event == event or (event.endswith(".") and record.event.startswith(event))
+        ):
+            continue
+        if tool is not None and record.data.get("toolName") != tool:
+            continue
+        if evidence_id is not None and record.data.get("evidenceId") != evidence_id:
+            continue
+        if start is not None or stop is not None:
+            moment = record.timestamp
+            if start is not None and moment < start:
+                continue
+            if stop is not None and moment > stop:
+                continue
+        yield record
+
+
+def _detail(data: dict[str, Any]) -> str:
+    parts = []
+    for key in sorted(data):
+        if key in _SHOWN_ELSEWHERE:
+            continue
+        value = data[key]
+        if isinstance(value, bool):
+            text = "yes" if value else "no"
+        elif isinstance(value, list):
+            text = ",".join(str(v) for v in value) or "-"
+        elif isinstance(value, str) and key in _HASH_FIELDS:
+            text = short_hash(value)
+        elif key == "preview":
+            text = repr(value)
+        else:
+            text = str(value)
+        parts.append(f"{key}={text}")
+    return " ".join(parts)
+
+
+def render_records(records: Iterable[AuditRecord]) -> str:
+    """A table for people: seq, time, event, tool, tool call id and the other fields.
+
+    Hashes are shortened and control characters escaped; use
+    :func:`render_records_jsonl` for the exact records.
+    """
+    rows = [
+        [
+            str(r.seq),
+            r.ts,
+            r.event,
+            str(r.data.get("toolName", "-")),
+            str(r.data.get("toolCallId", "-")),
+            _detail(r.data),
+        ]
+        for r in records
+    ]
+    return render_table(["SEQ", "TIME", "EVENT", "TOOL", "CALL", "DETAIL"], rows)
+
+
+def render_records_jsonl(records: Iterable[AuditRecord]) -> str:
+    """One canonical JSON record per line, exactly as in the log."""
+    return "".join(r.to_line().decode("utf-8") for r in records)

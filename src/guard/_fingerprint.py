@@ -1,0 +1,154 @@
+"""The action fingerprint (contract section 3): what a confirmation is bound to.
+
+Record and consume call the same functions, so a confirmation and the pending
+call it is checked against can only match if they describe the very same action.
+Nothing is ever truncated.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import unicodedata
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+from audit import CanonicalizationError, canonical_json, sha256_prefixed
+from guard._errors import BadInputError
+
+__all__ = [
+    "MAX_PATH_CHARS",
+    "MAX_TOOL_NAME_CHARS",
+    "ActionKind",
+    "Fingerprint",
+    "compute_fingerprint",
+    "normalize_path",
+    "normalize_tool_name",
+    "payload_hash",
+]
+
+MAX_PATH_CHARS = 4096
+MAX_TOOL_NAME_CHARS = 256
+
+ActionKind = Literal["destructive", "protected"]
+
+WIRE_CONFIG = ConfigDict(
+    strict=True,
+    extra="forbid",
+    frozen=True,
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+)
+
+
+class Fingerprint(BaseModel):
+    """The exact action a confirmation is about."""
+
+    model_config = WIRE_CONFIG
+
+    action_kind: ActionKind
+    tool_name: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
+    path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
+    scope: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
+    payload_hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+
+
+def normalize_tool_name(tool_name: str) -> str:
+    """NFC form of a tool name; refuses empty, over-long or control-character names."""
+    if not isinstance(tool_name, str) or not tool_name:
+        raise BadInputError("tool name", "must be a non-empty string", tool_name)
+    name = unicodedata.normalize("NFC", tool_name)
+    if len(name) > MAX_TOOL_NAME_CHARS:
+        raise BadInputError("tool name", f"longer than {MAX_TOOL_NAME_CHARS} characters", name)
+    if any(unicodedata.category(ch) == "Cc" for ch in name):
+        raise BadInputError("tool name", "contains control characters", name)
+    return name
+
+
+def _clean(path: str, what: str) -> str:
+    if not isinstance(path, str) or not path:
+        raise BadInputError(what, "must be a non-empty string", path)
+    if "\x00" in path:
+        raise BadInputError(what, "contains a NUL character", path)
+    text = unicodedata.normalize("NFC", path.replace("\\", "/"))
+    if text == "~" or text.startswith("~/"):
+        # pi's file tools expand a leading "~" to the user's home; so must we, or
+        # "~/.ssh/id_ed25519" would look like a harmless path inside the workspace.
+        text = os.path.expanduser("~") + text[1:]
+    return text
+
+
+def _collapse(path: str) -> str:
+    collapsed = posixpath.normpath(path)
+    # POSIX keeps an implementation-defined leading "//"; we treat it as "/".
+    while collapsed.startswith("//"):
+        collapsed = collapsed[1:]
+    return collapsed
+
+
+def normalize_path(
+    path: str, root: str | os.PathLike[str], *, resolve_symlinks: bool = False
+) -> str:
+    """Normalize ``path`` against the workspace ``root`` (contract section 3).
+
+    Backslashes become ``/``, text is NFC, a relative path is resolved against
+    ``root``, ``.``/``..``/``//`` collapse lexically, there is no trailing slash.
+    A path outside ``root`` stays absolute; it is never clipped. With
+    ``resolve_symlinks`` the result is the real path, so a symlink swapped
+    between confirmation and execution changes the fingerprint.
+
+    >>> normalize_path("./build/", "/work/p")
+    '/work/p/build'
+    >>> normalize_path("build/../../etc", "/work/p")
+    '/work/etc'
+    """
+    root_text = _clean(os.fspath(root), "workspace root")
+    if not root_text.startswith("/"):
+        root_text = _collapse(posixpath.join(_clean(os.getcwd(), "cwd"), root_text))
+    text = _clean(path, "path")
+    if not text.startswith("/"):
+        text = root_text + "/" + text
+    result = _collapse(text)
+    if resolve_symlinks:
+        result = unicodedata.normalize("NFC", os.path.realpath(result))
+    if len(result) > MAX_PATH_CHARS:
+        raise BadInputError("path", f"longer than {MAX_PATH_CHARS} characters", result)
+    return result
+
+
+def payload_hash(tool_input: Mapping[str, Any]) -> str:
+    """``"sha256:" + hex`` over the RFC 8785 canonical JSON of the full tool input."""
+    if not isinstance(tool_input, Mapping):
+        raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
+    try:
+        return sha256_prefixed(canonical_json(tool_input))
+    except CanonicalizationError as exc:
+        raise BadInputError("tool input", f"not representable as canonical JSON ({exc.code})", exc.value) from None
+
+
+def compute_fingerprint(
+    action_kind: ActionKind,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str | os.PathLike[str],
+    *,
+    path: str | None = None,
+) -> Fingerprint:
+    """The fingerprint of a pending call; ``path`` is the already-normalized target, if any.
+
+    ``scope`` is the normalized workspace root (``cwd``).
+    """
+    scope = normalize_path(".", Path(cwd) if not isinstance(cwd, str) else cwd)
+    return Fingerprint(
+        action_kind=action_kind,
+        tool_name=normalize_tool_name(tool_name),
+        path=path,
+        scope=scope,
+        payload_hash=payload_hash(tool_input),
+    )

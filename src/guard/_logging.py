@@ -1,0 +1,42 @@
+"""The process's own operational logs: structlog, to stderr only.
+
+stdout carries data (JSON results or the JSON-RPC stream), so logs never go there.
+On a TTY they are rendered for people; otherwise one JSON object per line.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import structlog
+
+__all__ = ["configure_logging", "get_logger"]
+
+
+def configure_logging(level: str | None = None) -> None:
+    chosen = (level or os.environ.get("PI_GUARD_LOG_LEVEL") or "warning").upper()
+    renderer: structlog.typing.Processor = (
+        structlog.dev.ConsoleRenderer(colors=False)
+        if sys.stderr.isatty()
+        else structlog.processors.JSONRenderer()
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(
+            logging.getLevelNamesMapping().get(chosen, logging.WARNING)
+        ),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
+    return logger

@@ -1,0 +1,167 @@
+"""Path globs of the policy: compiled once per policy, matched against normalized paths.
+
+Pattern forms (after ``${GUARD_HOME}``, ``${PI_AGENT_DIR}``, ``${PROJECT}`` and ``~``
+are substituted):
+
+* no ``/`` (``.env*``, ``*.pem``): matches that name at any depth;
+* absolute (``/etc``, ``~/.ssh``, ``${GUARD_HOME}``): anchored there;
+* relative with a ``/`` (``secrets/*.json``): anchored at the project root, or at any
+  depth when the policy has no project.
+
+``*`` and ``?`` never cross ``/``; ``**`` does. Every pattern also covers everything
+beneath what it names: protecting a directory protects its contents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["GlobError", "PathMatcher", "compile_globs", "expand_placeholders", "is_under"]
+
+_PLACEHOLDER = re.compile(r"\$\{([A-Z_]+)\}")
+_GLOB_CHARS = frozenset("*?[")
+
+
+class GlobError(ValueError):
+    """A pattern we cannot compile (unknown placeholder, bad character class)."""
+
+
+def expand_placeholders(pattern: str, values: Mapping[str, str]) -> list[tuple[bool, str]]:
+    """Split ``pattern`` into (is_literal, text) pieces; placeholder values are literal."""
+    pieces: list[tuple[bool, str]] = []
+    pos = 0
+    for found in _PLACEHOLDER.finditer(pattern):
+        name = found.group(1)
+        if name not in values:
+            raise GlobError(f"unknown placeholder ${{{name}}} (known: {', '.join(sorted(values))})")
+        if found.start() > pos:
+            pieces.append((False, pattern[pos : found.start()]))
+        pieces.append((True, values[name]))
+        pos = found.end()
+    if pos < len(pattern):
+        pieces.append((False, pattern[pos:]))
+    return pieces
+
+
+def _glob_to_regex(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "*":
+            if text.startswith("**", i):
+                i += 2
+                if i < n and text[i] == "/":
+                    out.append("(?:.*/)?")
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[":
+            end = text.find("]", i + 2 if text.startswith(("[!", "[^"), i) else i + 1)
+            if end < 0:
+                raise GlobError(f"unclosed '[' in {text!r}")
+            body = text[i + 1 : end]
+            if body.startswith(("!", "^")):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+def _has_glob(text: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in text)
+
+
+def _collapse_literal(text: str) -> str:
+    while "//" in text:
+        text = text.replace("//", "/")
+    return text.rstrip("/") or "/"
+
+
+@dataclass(frozen=True, slots=True)
+class PathMatcher:
+    """A compiled set of globs: ``match(path)`` and the literal roots it protects."""
+
+    regex: re.Pattern[str] | None
+    roots: tuple[str, ...]
+    case_sensitive: bool
+
+    def match(self, path: str) -> bool:
+        return self.regex is not None and self.regex.match(path) is not None
+
+    def protects_beneath(self, path: str) -> bool:
+        """Whether a literal root of these globs is ``path`` itself or lies beneath it."""
+        return any(is_under(root, path, case_sensitive=self.case_sensitive) for root in self.roots)
+
+
+def is_under(path: str, ancestor: str, *, case_sensitive: bool) -> bool:
+    """``path`` equals ``ancestor`` or lies beneath it (both normalized, absolute)."""
+    if not case_sensitive:
+        path, ancestor = path.casefold(), ancestor.casefold()
+    if ancestor == "/":
+        return True
+    return path == ancestor or path.startswith(ancestor + "/")
+
+
+def compile_globs(
+    patterns: Iterable[str],
+    *,
+    values: Mapping[str, str],
+    home: str,
+    anchor: str | None,
+    case_sensitive: bool,
+) -> PathMatcher:
+    """Compile ``patterns`` into one matcher (see the module docstring for the forms)."""
+    alternatives: list[str] = []
+    roots: list[str] = []
+    for pattern in patterns:
+        pieces = expand_placeholders(pattern.replace("\\", "/"), values)
+        if any(segment == ".." for _, text in pieces for segment in text.split("/")):
+            raise GlobError(f"'..' is not allowed in a path glob: {pattern!r}")
+        while pieces and not pieces[0][0] and pieces[0][1].startswith("./"):
+            pieces[0] = (False, pieces[0][1][2:])
+        if pieces and not pieces[0][0]:
+            first = pieces[0][1]
+            if first == "~" or first.startswith("~/"):
+                pieces[0] = (False, first[1:])
+                pieces.insert(0, (True, home))
+        joined_literal = pieces[0][0] if pieces else False
+        text_start = pieces[0][1] if pieces else ""
+        absolute = joined_literal or text_start.startswith("/")
+        body = "".join(
+            re.escape(text) if literal else _glob_to_regex(text) for literal, text in pieces
+        )
+        raw = "".join(text for _, text in pieces)
+        stripped = raw.rstrip("/")
+        if absolute:
+            regex = body.rstrip("/") if stripped else "/"
+            if stripped and not any(not lit and _has_glob(text) for lit, text in pieces):
+                roots.append(_collapse_literal(raw))
+            alternatives.append(regex if regex != "/" else "")
+        elif "/" not in stripped:
+            alternatives.append("(?:.*/)?" + body.rstrip("/"))
+        elif anchor is not None:
+            alternatives.append(re.escape(anchor.rstrip("/")) + "/" + body.rstrip("/"))
+            if not _has_glob(stripped):
+                roots.append(_collapse_literal(anchor.rstrip("/") + "/" + stripped))
+        else:
+            alternatives.append("(?:.*/)?" + body.rstrip("/"))
+    if not alternatives:
+        return PathMatcher(None, (), case_sensitive)
+    flags = 0 if case_sensitive else re.IGNORECASE
+    combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?$"
+    try:
+        compiled = re.compile(combined, flags)
+    except re.error as exc:
+        raise GlobError(f"cannot compile glob: {exc}") from None
+    return PathMatcher(compiled, tuple(roots), case_sensitive)

@@ -1,0 +1,42 @@
+"""The planning package's exception tree: one base, a leaf that carries the bad value."""
+
+from __future__ import annotations
+
+__all__ = ["PlanInputError", "PlanningError"]
+
+
+def _short(value: object, limit: int = 120) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(text.splitlines())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class PlanningError(Exception):
+    """Base of every error the planning package raises on purpose."""
+
+
+class PlanInputError(PlanningError):
+    """Planner input we refuse; ``str(err)`` is always a single line.
+
+    ``planner`` names the planner (``None`` when the name itself is unknown), ``field`` the
+    offending wire field when there is one, ``problem`` says what is wrong and ``value`` is a
+    short rendering of the bad value (``None`` when there is nothing useful to show).
+    """
+
+    def __init__(
+        self,
+        planner: str | None,
+        problem: str,
+        *,
+        field: str | None = None,
+        value: object = None,
+    ) -> None:
+        self.planner = None if planner is None else _short(planner, 60)
+        self.field = None if field is None else _short(field, 60)
+        self.problem = _short(problem, 400)
+        self.value = None if value is None else _short(value)
+        where = "plan input" if self.planner is None else f"{self.planner} plan input"
+        if self.field is not None:
+            where += f": field {self.field!r}"
+        shown = f" (got {self.value})" if self.value is not None else ""
+        super().__init__(f"{where}: {self.problem}{shown}")

@@ -1,0 +1,210 @@
+"""The CLI end to end through real subprocesses: outputs and every exit code."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RM = json.dumps({"command": "rm -rf build"})
+
+
+def run(home: Path, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PI_GUARD_DEBUG"}
+    data = stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin
+    return subprocess.run(
+        [sys.executable, "-m", "guard", "--home", str(home), *args],
+        input=data, capture_output=True, text=True, timeout=60, env=env, cwd=cwd,
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    p = tmp_path / "project"
+    p.mkdir()
+    return p
+
+
+def record(home: Path, project: Path, *extra: str) -> dict[str, Any]:
+    proc = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project),
+               "--confirmed", *extra)
+    assert proc.returncode == 0, proc.stderr
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
+def test_keygen_keys_list_rotate(home: Path) -> None:
+    first = run(home, "keygen")
+    assert first.returncode == 0, first.stderr
+    made = json.loads(first.stdout)
+    assert made["created"] is True and made["keyId"].startswith("ed25519:")
+    again = json.loads(run(home, "keygen").stdout)
+    assert again == {**made, "created": False}
+    rotated = json.loads(run(home, "keys", "rotate").stdout)
+    assert rotated["oldKeyId"] == made["keyId"] and rotated["newKeyId"] != made["keyId"]
+    ring = json.loads(run(home, "keys", "list").stdout)
+    assert [(k["keyId"], k["status"]) for k in ring["keys"]] == [
+        (made["keyId"], "retired"), (rotated["newKeyId"], "active")]
+
+
+def test_evaluate_record_consume_replay(home: Path, project: Path) -> None:
+    ev = run(home, "evaluate", "--tool", "bash", "--input", RM, "--cwd", str(project))
+    assert ev.returncode == 0
+    evaluation = json.loads(ev.stdout)
+    assert evaluation["actionKind"] == "destructive" and evaluation["requiresConfirmation"]
+    assert evaluation["dispatchAllowed"] is False
+    rec = record(home, project, "--ttl", "60", "--tool-call-id", "call_7")
+    details = rec["envelope"]["details"]
+    assert details["origin"] == "operator-contract-review"
+    assert details["toolCallId"] == "call_7"
+    env_file = project / "env.json"
+    env_file.write_text(json.dumps(rec["envelope"]))
+    args = ("consume", "--envelope", str(env_file), "--tool", "bash", "--input", RM, "--cwd", str(project))
+    ok = run(home, *args)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["decision"] == "consumed"
+    replay = run(home, *args)
+    assert replay.returncode == 3
+    assert json.loads(replay.stdout)["match"] == {"decision": "consumed", "reasons": ["replay"]}
+
+
+def test_consume_from_stdin_and_mismatch_exit_3(home: Path, project: Path) -> None:
+    rec = record(home, project)
+    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input",
+               json.dumps({"command": "rm -rf src"}), "--cwd", str(project),
+               stdin=json.dumps(rec["envelope"]))
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout)["match"]["reasons"] == ["payload-hash-mismatch"]
+
+
+def test_tampered_envelope_exit_3(home: Path, project: Path) -> None:
+    rec = record(home, project)
+    rec["envelope"]["details"]["expiresAtIso"] = "2099-01-01T00:00:00.000Z"
+    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input", RM,
+               "--cwd", str(project), stdin=json.dumps(rec["envelope"]))
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout)["reasons"] == ["signature-invalid"]
+
+
+def test_garbage_envelope_is_rejected_not_a_crash(home: Path, project: Path) -> None:
+    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input", RM,
+               "--cwd", str(project), stdin="{not json")
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout)["match"]["decision"] == "malformed"
+
+
+def test_declined_and_local_safe(home: Path, project: Path) -> None:
+    declined = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--declined")
+    assert declined.returncode == 0
+    out = json.loads(declined.stdout)
+    assert out["decision"] == "declined" and out["envelope"] is None
+    safe = run(home, "record", "--tool", "bash", "--input", '{"command": "ls"}', "--cwd",
+               str(project), "--confirmed")
+    assert safe.returncode == 2
+    assert json.loads(safe.stdout)["reasons"] == ["action-not-protected"]
+    assert "action-not-protected" in one_line_error(safe)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("record", "--tool", "bash", "--input", RM, "--confirmed", "--ttl", "0"), "ttl"),
+        (("record", "--tool", "bash", "--input", RM, "--confirmed", "--ttl", "601"), "ttl"),
+        (("record", "--tool", "bash", "--input", RM, "--confirmed", "--ttl", "abc"), "--ttl"),
+        (("evaluate", "--tool", "bash", "--input", "{bad"), "invalid JSON"),
+        (("evaluate", "--tool", "bash", "--input", "[1]"), "JSON object"),
+        (("evaluate", "--tool", "bash", "--input", '{"a":1,"a":2}'), "duplicate key"),
+        (("evaluate", "--tool", "bash", "--input", '{"a":NaN}'), "NaN"),
+        (("evaluate", "--tool", "bash", "--input", '{"a":9007199254740993}'), "canonical"),
+        (("evaluate", "--tool", "", "--input", "{}"), "tool name"),
+        (("evaluate", "--tool", "bash"), "required"),
+        (("nonsense",), "invalid choice"),
+        (("consume", "--envelope", "/nonexistent/env.json", "--tool", "bash", "--input", RM), "cannot read"),
+        (("plan", "channel", "--input", '{"noSuchField": true}'), "noSuchField"),
+    ],
+)
+def test_bad_input_exit_2_with_one_line(home: Path, project: Path, args: tuple[str, ...], message: str) -> None:
+    proc = run(home, *args, cwd=project)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert message in one_line_error(proc)
+
+
+def test_non_utf8_stdin_is_exit_2(home: Path, project: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "guard", "--home", str(home), "evaluate", "--tool", "bash",
+         "--input", "-", "--cwd", str(project)],
+        input=b'{"command": "\xff"}', capture_output=True, timeout=60,
+    )
+    assert proc.returncode == 2
+    assert b"UTF-8" in proc.stderr and b"Traceback" not in proc.stderr
+
+
+def test_world_readable_key_is_exit_2(home: Path, project: Path) -> None:
+    assert run(home, "keygen").returncode == 0
+    (home / "signing.key").chmod(0o644)
+    proc = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed")
+    assert proc.returncode == 2
+    assert "lets others read it" in one_line_error(proc)
+
+
+def test_corrupted_keyring_is_exit_2(home: Path, project: Path) -> None:
+    assert run(home, "keygen").returncode == 0
+    (home / "keyring.json").write_text("{")
+    proc = run(home, "evaluate", "--tool", "bash", "--input", RM, "--cwd", str(project))
+    assert proc.returncode == 2
+    assert "keyring" in one_line_error(proc)
+
+
+def test_unopenable_ledger_is_exit_2(home: Path, project: Path) -> None:
+    assert run(home, "keygen").returncode == 0
+    for suffix in ("", "-wal", "-shm"):
+        (home / f"ledger.sqlite3{suffix}").unlink(missing_ok=True)
+    (home / "ledger.sqlite3").mkdir()
+    proc = run(home, "evaluate", "--tool", "bash", "--input", RM, "--cwd", str(project))
+    assert proc.returncode == 2
+    assert "ledger" in one_line_error(proc)
+
+
+def test_internal_error_is_exit_1_without_traceback(home: Path) -> None:
+    # An unplanned exception inside a command (simulated by breaking Guard.open in a real
+    # child process) must become one line and exit 1, never a traceback.
+    code = (
+        "import sys, guard._guard as g\n"
+        "def boom(*a, **k): raise RuntimeError('disk on fire')\n"
+        "g.Guard.open = classmethod(boom)\n"
+        "from guard._cli import main\n"
+        f"sys.exit(main(['--home', {str(home)!r}, 'keygen']))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert one_line_error(proc) == "pi-guard: internal error: RuntimeError: disk on fire"
+
+
+def test_plan_prints_report_only_json(home: Path) -> None:
+    proc = run(home, "plan", "channel", "--input", '{"preferredChannel": "guard-owned", "guardCanOwnDialog": true}')
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout)
+    assert plan["dispatchAllowed"] is False and plan["authorization"] == "none"
+
+
+def test_help_exits_0(home: Path) -> None:
+    proc = run(home, "--help")
+    assert proc.returncode == 0 and "keygen" in proc.stdout

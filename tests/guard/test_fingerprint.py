@@ -1,0 +1,112 @@
+"""Path normalization and the payload hash (contract section 3)."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from guard import BadInputError, compute_fingerprint, normalize_path, payload_hash
+
+ROOT = "/work/project"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("build", "/work/project/build"),
+        ("./build/", "/work/project/build"),
+        ("build//", "/work/project/build"),
+        ("./build/./", "/work/project/build"),
+        ("build/../src", "/work/project/src"),
+        ("build\\out\\x.o", "/work/project/build/out/x.o"),
+        ("C:\\x", "/work/project/C:/x"),
+        ("../other", "/work/other"),
+        ("../../../../etc/passwd", "/etc/passwd"),
+        ("/etc//passwd/", "/etc/passwd"),
+        ("//etc/passwd", "/etc/passwd"),
+        ("/", "/"),
+        (".", "/work/project"),
+    ],
+)
+def test_normalization_cases(raw: str, expected: str) -> None:
+    assert normalize_path(raw, ROOT) == expected
+
+
+def test_equivalent_and_different_paths() -> None:
+    assert normalize_path("./build/", ROOT) == normalize_path("build", ROOT)
+    assert normalize_path("build/../src", ROOT) != normalize_path("build", ROOT)
+
+
+def test_nfc_and_nfd_are_the_same_path() -> None:
+    nfd = unicodedata.normalize("NFD", "café")
+    assert nfd != "café"
+    assert normalize_path(nfd, ROOT) == normalize_path("café", ROOT) == "/work/project/café"
+
+
+def test_escape_outside_workspace_stays_absolute_and_whole() -> None:
+    long_name = "x" * 500
+    assert normalize_path(f"../../{long_name}", ROOT) == f"/{long_name}"
+
+
+def test_no_truncation_of_long_paths() -> None:
+    deep = "/".join(["segment"] * 200)
+    assert normalize_path(deep, ROOT).endswith(deep)
+
+
+def test_tilde_is_the_home_directory() -> None:
+    assert normalize_path("~/.ssh/id_ed25519", ROOT) == os.path.expanduser("~") + "/.ssh/id_ed25519"
+
+
+@pytest.mark.parametrize("bad", ["", "a\x00b"])
+def test_bad_paths_are_refused(bad: str) -> None:
+    with pytest.raises(BadInputError):
+        normalize_path(bad, ROOT)
+
+
+def test_symlink_resolution_detects_a_swap(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "a")
+    before = normalize_path("link/file", tmp_path, resolve_symlinks=True)
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to(tmp_path / "b")
+    after = normalize_path("link/file", tmp_path, resolve_symlinks=True)
+    assert before != after
+    assert normalize_path("link/file", tmp_path) == str(tmp_path / "link/file")
+
+
+def test_payload_hash_binds_the_full_input_canonically() -> None:
+    a = payload_hash({"command": "rm -rf build", "timeout": 30})
+    b = payload_hash({"timeout": 30, "command": "rm -rf build"})
+    assert a == b and a.startswith("sha256:") and len(a) == 71
+    assert payload_hash({"command": "rm -rf build", "timeout": 31}) != a
+    assert payload_hash({"command": "rm -rf build "}) != payload_hash({"command": "rm -rf build"})
+
+
+def test_payload_hash_refuses_non_json_values() -> None:
+    with pytest.raises(BadInputError, match="canonical"):
+        payload_hash({"n": 2**60})
+    with pytest.raises(BadInputError, match="canonical"):
+        payload_hash({"n": float("nan")})
+    with pytest.raises(BadInputError, match="JSON object"):
+        payload_hash(["not", "an", "object"])  # type: ignore[arg-type]
+
+
+@given(st.text(alphabet=st.characters(blacklist_characters="\x00"), min_size=1, max_size=60))
+def test_normalization_is_idempotent_and_absolute(raw: str) -> None:
+    once = normalize_path(raw, ROOT)
+    assert once.startswith("/")
+    assert normalize_path(once, ROOT) == once
+    assert "//" not in once and (once == "/" or not once.endswith("/"))
+    assert "/./" not in once + "/" and "/../" not in once + "/"
+
+
+def test_fingerprint_scope_is_the_normalized_workspace() -> None:
+    fp = compute_fingerprint("destructive", "bash", {"command": "ls"}, "/work/project/./")
+    assert fp.scope == "/work/project"
+    assert fp.path is None

@@ -1,0 +1,104 @@
+"""Key files, permissions, rotation and the retired-key grace period."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from guard import KeyFileError, KeyringError, KeyStore
+from guard._keys import RETIRED_KEY_GRACE_SECONDS, b64url_decode, b64url_encode
+from guard._timeutil import now_utc
+
+
+def test_generated_key_is_private(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    signer, created = store.ensure_key()
+    assert created
+    assert signer.key_id.startswith("ed25519:") and len(signer.key_id) == 8 + 64
+    assert (store.key_path.stat().st_mode & 0o777) == 0o600
+    assert (store.home.stat().st_mode & 0o777) == 0o700
+    again, created_again = store.ensure_key()
+    assert not created_again and again.key_id == signer.key_id
+
+
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o644, 0o666])
+def test_group_or_world_readable_key_is_refused(tmp_path: Path, mode: int) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    store.key_path.chmod(mode)
+    with pytest.raises(KeyFileError, match="lets others read it"):
+        store.load_signer()
+
+
+def test_missing_and_garbage_key(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    with pytest.raises(KeyFileError, match="not found"):
+        store.load_signer()
+    fd = os.open(store.key_path, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.write(fd, b"-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n")
+    os.close(fd)
+    with pytest.raises(KeyFileError, match="not a PEM Ed25519"):
+        store.load_signer()
+
+
+def test_symlinked_key_file_is_refused(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    real = tmp_path / "elsewhere.key"
+    store.key_path.rename(real)
+    store.key_path.symlink_to(real)
+    with pytest.raises(KeyFileError, match="cannot open"):
+        store.load_signer()
+
+
+def test_corrupted_keyring(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    store.keyring_path.write_text('{"schema": "pi-operator-guard/keyring/v1", "keys": [{"keyId": 1}]}')
+    with pytest.raises(KeyringError, match="corrupted at keys.0"):
+        store.public_keyring()
+    store.keyring_path.write_text("not json")
+    with pytest.raises(KeyringError, match="corrupted"):
+        store.public_keyring()
+
+
+def test_keyring_entry_whose_key_does_not_match_its_id(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    text = store.keyring_path.read_text()
+    entry_key = store.keyring().keys[0].public_key
+    store.keyring_path.write_text(text.replace(entry_key, b64url_encode(b"\x01" * 32)))
+    with pytest.raises(KeyringError, match="does not match"):
+        store.public_keyring()
+
+
+def test_rotation_retires_the_old_key_with_grace(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    old, _ = store.ensure_key()
+    old_id, new = store.rotate()
+    assert old_id == old.key_id and new.key_id != old.key_id
+    assert store.load_signer().key_id == new.key_id
+    ring = store.public_keyring()
+    statuses = {e.key_id: e.status for e in store.keyring().keys}
+    assert statuses == {old.key_id: "retired", new.key_id: "active"}
+    now = now_utc()
+    assert ring.usable_key(old.key_id, now) is not None
+    later = now + timedelta(seconds=RETIRED_KEY_GRACE_SECONDS + 1)
+    assert ring.usable_key(old.key_id, later) is None
+    assert ring.usable_key(new.key_id, later) is not None
+    assert ring.usable_key("ed25519:" + "0" * 64, now) is None
+
+
+@pytest.mark.parametrize(
+    "text", ["", "AA==", "AA", "A", "A" * 86 + "=", "A" * 85 + "B", "A" * 86 + " ", "é" * 86]
+)
+def test_b64url_decode_is_canonical_only(text: str) -> None:
+    assert b64url_decode(text, 64) is None
+
+
+def test_b64url_round_trip() -> None:
+    data = bytes(range(64))
+    assert b64url_decode(b64url_encode(data), 64) == data
