@@ -24,7 +24,8 @@ _NAME = (
     r"|private|signature|sig)"
     r"[A-Za-z0-9_.-]*"
 )
-_VALUE = r"""(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'&;|,)}\]]+)"""
+# Never re-redact a value that is already "[REDACTED]" (redaction is idempotent).
+_VALUE = r"""(?!\[REDACTED)(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'&;|,)}\]]+)"""
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys, even when the END line is missing (cut off).
@@ -37,7 +38,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # Authorization / Proxy-Authorization headers: the whole value.
     (
-        re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*)[^\r\n\"']+"),
+        re.compile(r"(?i)\b((?:proxy-)?authorization\s*[:=]\s*+)(?!\[REDACTED)[^\r\n\"']+"),
         r"\1" + REDACTED,
     ),
     # Bearer / Basic credentials anywhere.
@@ -83,12 +84,19 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+")
 
 
+def _redact(text: str) -> str:
+    for pattern, replacement in _RULES:
+        text = pattern.sub(replacement, text)
+    return _SPACE.sub(" ", text).strip()
+
+
 def redact_preview(text: str, *, limit: int = 120) -> str:
     """A one-line preview of ``text``, secrets replaced by ``[REDACTED]``, at most ``limit`` chars.
 
     Secrets are redacted before shortening, so a secret straddling the cut is
     still hidden. Control and bidirectional-override characters become spaces;
     runs of whitespace collapse to one. A shortened preview ends with ``…``.
+    Applying it again to its own output changes nothing.
 
     >>> redact_preview("curl -H 'Authorization: Bearer abc.def' https://x && API_KEY=s3cr3t make")
     "curl -H 'Authorization: [REDACTED]' https://x && API_KEY=[REDACTED] make"
@@ -100,9 +108,15 @@ def redact_preview(text: str, *, limit: int = 120) -> str:
     # Look well past the cut so a secret that starts before it is still recognised.
     window = max(4 * limit, 4096)
     out = text[:window]
-    for pattern, replacement in _RULES:
-        out = pattern.sub(replacement, out)
-    out = _SPACE.sub(" ", out).strip()
-    if len(out) > limit or len(text) > window:
-        out = out[: limit - 1].rstrip() + "…"
+    cut = len(text) > window
+    # Redact, shorten, repeat until stable: a cut can leave a fragment ("API_KEY=…")
+    # that a later pass would rewrite, and the result must be a fixed point.
+    for _ in range(8):
+        shown = _redact(out)
+        if cut or len(shown) > limit:
+            shown = shown[: limit - 1].rstrip() + "…"
+        cut = False
+        if shown == out:
+            break
+        out = shown
     return out

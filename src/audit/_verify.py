@@ -47,9 +47,10 @@ FaultKind = Literal[
     "head-malformed",
     "head-unknown-key",
     "head-signature-invalid",
+    "log-replaced",
 ]
 FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
-"""Every fault kind ``verify_log`` (and the appender's integrity errors) can name."""
+"""Every fault kind ``verify_log`` or :class:`audit.LogIntegrityError` can name."""
 
 _PROGRESS_EVERY = 8192  # lines
 

@@ -6,10 +6,10 @@ Evidence is report-only: every result says ``dispatchAllowed=false``,
 ``canOverrideMonitorBlock=false``, ``authorization="none"``.
 
 >>> from guard import Guard                                 # doctest: +SKIP
->>> with Guard.open("/tmp/guard-home") as g:                # doctest: +SKIP
-...     rec = g.record("bash", {"command": "rm -rf build"}, "/work/p", confirmed=True)
+>>> with Guard.open("guard-home") as g:                # doctest: +SKIP
+...     rec = g.record("bash", {"command": "rm -rf build"}, "/srv/project", confirmed=True)
 ...     g.consume(rec.envelope.model_dump(mode="json"), "bash",
-...               {"command": "rm -rf build"}, "/work/p").decision
+...               {"command": "rm -rf build"}, "/srv/project").decision
 'consumed'
 """
 

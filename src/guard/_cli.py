@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from audit import AuditError
 from guard._cli_io import emit, load_json_object, read_file_arg, read_text_arg
@@ -80,7 +80,11 @@ def cmd_record(args: argparse.Namespace) -> int:
     tool, tool_input, cwd = _call_args(args)
     with _open(args) as guard:
         result = guard.record(
-            tool, tool_input, cwd, confirmed=args.confirmed, ttl_seconds=args.ttl,
+            tool,
+            tool_input,
+            cwd,
+            confirmed=args.confirmed,
+            ttl_seconds=args.ttl,
             tool_call_id=args.tool_call_id,
         )
     emit(result)
@@ -107,7 +111,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def _add_call_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tool", required=True, help="exact tool name, e.g. bash")
-    parser.add_argument("--input", required=True, help="the tool input as a JSON object, or - for stdin")
+    parser.add_argument(
+        "--input", required=True, help="the tool input as a JSON object, or - for stdin"
+    )
     parser.add_argument("--cwd", default=None, help="workspace root (default: current directory)")
 
 
@@ -115,21 +121,29 @@ def _ttl(text: str) -> int:
     try:
         return int(text, 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--ttl must be an integer number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"--ttl must be an integer number of seconds, got {text!r}"
+        ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pi-guard", description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--home", type=Path, default=None,
-                        help="guard home (default: $PI_OPERATOR_GUARD_HOME or "
-                             "${PI_CODING_AGENT_DIR:-~/.pi/agent}/operator-guard)")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=None,
+        help="guard home (default: $PI_OPERATOR_GUARD_HOME or "
+        "${PI_CODING_AGENT_DIR:-~/.pi/agent}/operator-guard)",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     p = sub.add_parser("keygen", help="create the signing key if there is none")
     p.set_defaults(func=cmd_keygen)
     keys = sub.add_parser("keys", help="key rotation and the public keyring")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True, parser_class=_Parser)
-    keys_sub.add_parser("rotate", help="retire the active key, make a new one").set_defaults(func=cmd_keys_rotate)
+    keys_sub.add_parser("rotate", help="retire the active key, make a new one").set_defaults(
+        func=cmd_keys_rotate
+    )
     keys_sub.add_parser("list", help="print the public keyring").set_defaults(func=cmd_keys_list)
 
     p = sub.add_parser("evaluate", help="classify a pending tool call")
@@ -141,7 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
     answer = p.add_mutually_exclusive_group(required=True)
     answer.add_argument("--confirmed", dest="confirmed", action="store_true")
     answer.add_argument("--declined", dest="confirmed", action="store_false")
-    p.add_argument("--ttl", type=_ttl, default=30, help="evidence lifetime, 1..600 seconds (default 30)")
+    p.add_argument(
+        "--ttl", type=_ttl, default=30, help="evidence lifetime, 1..600 seconds (default 30)"
+    )
     p.add_argument("--tool-call-id", default=None)
     p.set_defaults(func=cmd_record)
 
@@ -158,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _extensions() -> list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]]:
+def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own modules."""
     from guard._cli_more import register_all
 
@@ -167,9 +183,8 @@ def _extensions() -> list[Callable[[argparse._SubParsersAction[argparse.Argument
 
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
         handler: Handler = args.func
         return handler(args)
     except BadInputError as exc:

@@ -31,8 +31,10 @@ def _no_constants(name: str) -> Any:
 
 def read_text_arg(value: str, what: str) -> str:
     """``-`` reads stdin; anything else is the text itself. Bounded and UTF-8 only."""
-    data = sys.stdin.buffer.read(MAX_JSON_BYTES + 1) if value == "-" else value.encode(
-        "utf-8", "surrogateescape"
+    data = (
+        sys.stdin.buffer.read(MAX_JSON_BYTES + 1)
+        if value == "-"
+        else value.encode("utf-8", "surrogateescape")
     )
     if len(data) > MAX_JSON_BYTES:
         raise BadInputError(what, f"larger than {MAX_JSON_BYTES} bytes")
@@ -64,7 +66,9 @@ def load_json_object(text: str, what: str) -> dict[str, Any]:
     try:
         value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
     except json.JSONDecodeError as exc:
-        raise BadInputError(what, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise BadInputError(
+            what, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
     except RecursionError:
         raise BadInputError(what, "JSON nested too deeply") from None
     if not isinstance(value, dict):

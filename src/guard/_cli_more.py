@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from guard._cli_io import emit, read_text_arg
 from guard._home import resolve_home
@@ -14,7 +15,10 @@ from guard._keys import KEYRING_FILE, PublicKeyring
 
 __all__ = ["register_all"]
 
-Sub = argparse._SubParsersAction[argparse.ArgumentParser]
+if TYPE_CHECKING:
+    from audit import VerifyResult
+
+    Sub = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXIT_OK = 0
 EXIT_TAMPERED = 4
@@ -39,27 +43,43 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_verify(args: argparse.Namespace) -> int:
-    from audit import TtyProgress, verify_log
+    from audit import tty_progress, verify_log
 
     log = _log_path(args)
     keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
     keyring = PublicKeyring.load(keyring_path)
-    progress = TtyProgress(sys.stderr) if sys.stderr.isatty() and not args.json else None
-    result = verify_log(log, keyring.public_keys(), allow_unanchored=args.allow_unanchored,
-                        progress=progress)
+    progress = None if args.json else tty_progress(sys.stderr)
+    result = verify_log(
+        log, keyring.public_keys(), allow_unanchored=args.allow_unanchored, progress=progress
+    )
     if args.json:
         emit(result)
     else:
-        sys.stdout.write(result.render() + "\n")
-    return EXIT_OK if result.ok else EXIT_TAMPERED
+        sys.stdout.write(_render_verify(result) + "\n")
+    return result.exit_code
+
+
+def _render_verify(result: VerifyResult) -> str:
+    if result.decision == "intact":
+        return (
+            f"intact: {result.records} records, seq 0..{result.last_seq}, "
+            f"head signed by {result.head_key_id}"
+        )
+    where = f"line {result.line}" if result.line is not None else "head"
+    fault = result.fault or result.decision
+    return f"{result.decision}: {fault} at {where}: {result.detail}"
 
 
 def cmd_audit_show(args: argparse.Namespace) -> int:
     from audit import filter_records, read_records, render_records
 
     records = filter_records(
-        read_records(_log_path(args)), event=args.event, tool=args.tool, since=args.since,
-        until=args.until, evidence_id=args.evidence,
+        read_records(_log_path(args)),
+        event=args.event,
+        tool=args.tool,
+        since=args.since,
+        until=args.until,
+        evidence_id=args.evidence,
     )
     if args.json:
         for record in records:
@@ -82,13 +102,15 @@ def cmd_audit_report(args: argparse.Namespace) -> int:
 
 def _audit(sub: Sub) -> None:
     audit = sub.add_parser("audit", help="verify, show and report on the audit log")
-    audit_sub = audit.add_subparsers(dest="audit_command", required=True,
-                                     parser_class=type(audit))
+    audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=type(audit))
     verify = audit_sub.add_parser("verify", help="check the hash chain and the signed head")
     verify.add_argument("log", nargs="?", default=None, help="log file (default: the home's)")
     verify.add_argument("--keyring", default=None, help="public keyring file (default: the home's)")
-    verify.add_argument("--allow-unanchored", action="store_true",
-                        help="accept a log without a head file (exit 0 instead of 4)")
+    verify.add_argument(
+        "--allow-unanchored",
+        action="store_true",
+        help="accept a log without a head file (exit 0 instead of 4)",
+    )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(func=cmd_audit_verify)
     show = audit_sub.add_parser("show", help="list records, filtered")

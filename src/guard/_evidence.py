@@ -136,7 +136,9 @@ def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelo
                 text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant
             )
         except json.JSONDecodeError as exc:
-            raise MalformedEvidence("invalid-json", f"line {exc.lineno} col {exc.colno}: {exc.msg}") from None
+            raise MalformedEvidence(
+                "invalid-json", f"line {exc.lineno} col {exc.colno}: {exc.msg}"
+            ) from None
         except RecursionError:
             raise MalformedEvidence("too-deep", "nesting too deep") from None
     elif isinstance(raw, Mapping):

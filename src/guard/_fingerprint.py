@@ -103,10 +103,10 @@ def normalize_path(
     ``resolve_symlinks`` the result is the real path, so a symlink swapped
     between confirmation and execution changes the fingerprint.
 
-    >>> normalize_path("./build/", "/work/p")
-    '/work/p/build'
-    >>> normalize_path("build/../../etc", "/work/p")
-    '/work/etc'
+    >>> normalize_path("./build/", "/srv/project")
+    '/srv/project/build'
+    >>> normalize_path("build/../../etc", "/srv/project")
+    '/srv/etc'
     """
     root_text = _clean(os.fspath(root), "workspace root")
     if not root_text.startswith("/"):
@@ -129,7 +129,9 @@ def payload_hash(tool_input: Mapping[str, Any]) -> str:
     try:
         return sha256_prefixed(canonical_json(tool_input))
     except CanonicalizationError as exc:
-        raise BadInputError("tool input", f"not representable as canonical JSON ({exc.code})", exc.value) from None
+        raise BadInputError(
+            "tool input", f"not representable as canonical JSON ({exc.code})", exc.value
+        ) from None
 
 
 def compute_fingerprint(

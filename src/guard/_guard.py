@@ -1,10 +1,11 @@
 """The Python facade: one object that evaluates, records, consumes and audits.
 
->>> g = Guard.open(home)                                   # doctest: +SKIP
->>> ev = g.evaluate("bash", {"command": "rm -rf build"}, cwd)  # doctest: +SKIP
->>> rec = g.record("bash", {"command": "rm -rf build"}, cwd, confirmed=True)  # doctest: +SKIP
->>> g.consume(rec.envelope.model_dump(mode="json"), "bash", {"command": "rm -rf build"}, cwd).decision
-'consumed'                                                 # doctest: +SKIP
+    with Guard.open(home) as g:
+        call = {"command": "rm -rf build"}
+        g.evaluate("bash", call, cwd).requires_confirmation      # True
+        rec = g.record("bash", call, cwd, confirmed=True)        # signed envelope
+        g.consume(rec.envelope.model_dump(mode="json"), "bash", call, cwd).decision
+        # "consumed" once, then "rejected" (replay)
 
 Every result is report-only: nothing here authorizes or dispatches anything.
 """
@@ -67,8 +68,16 @@ def _preview(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) ->
 class Guard:
     """Keys, ledger and audit log of one guard home. Use :meth:`open`; close when done."""
 
-    def __init__(self, home: Path, keys: KeyStore, signer: Signer, audit: AuditLog,
-                 ledger: SqliteLedger, *, preview: bool = True) -> None:
+    def __init__(
+        self,
+        home: Path,
+        keys: KeyStore,
+        signer: Signer,
+        audit: AuditLog,
+        ledger: SqliteLedger,
+        *,
+        preview: bool = True,
+    ) -> None:
         self.home = home
         self._keys = keys
         self._signer = signer
@@ -232,7 +241,11 @@ class Guard:
             )
         signer = self._current_signer()
         envelope = mint_envelope(
-            signer, fp, origin=origin, ttl_seconds=ttl_seconds, now=now_utc(),
+            signer,
+            fp,
+            origin=origin,
+            ttl_seconds=ttl_seconds,
+            now=now_utc(),
             tool_call_id=tool_call_id,
         )
         d = envelope.details
@@ -283,8 +296,12 @@ class Guard:
         else:
             self.audit.append(
                 "evidence.rejected",
-                {**eid, "decision": result.match.decision, "reasons": list(result.reasons),
-                 **fields},
+                {
+                    **eid,
+                    "decision": result.match.decision,
+                    "reasons": list(result.reasons),
+                    **fields,
+                },
             )
         return result
 
@@ -351,8 +368,9 @@ class Guard:
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
         self.close()
-

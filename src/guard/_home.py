@@ -57,7 +57,9 @@ def ensure_private_dir(path: Path) -> Path:
         if mode & 0o077:
             path.chmod(0o700)
     except OSError as exc:
-        raise BadInputError("home", f"cannot create private directory: {exc.strerror}", path) from None
+        raise BadInputError(
+            "home", f"cannot create private directory: {exc.strerror}", path
+        ) from None
     if not path.is_dir():
         raise BadInputError("home", "is not a directory", path)
     return path

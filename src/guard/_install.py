@@ -254,7 +254,7 @@ def install(
         return _uninstall(directory, target, force)
 
     previous = _load_config(directory / CONFIG_FILE)
-    base = previous.model_dump() if previous is not None else {}
+    base = previous.model_dump(by_alias=False) if previous is not None else {}
     settings: dict[str, Any] = {
         **base,
         "python": python or str(Path(sys.executable).absolute()),

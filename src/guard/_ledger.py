@@ -9,6 +9,7 @@ the id.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -69,10 +70,8 @@ class SqliteLedger:
         except sqlite3.DatabaseError as exc:
             db.close()
             raise LedgerError(path, _explain(exc)) from None
-        try:
+        with contextlib.suppress(OSError):  # best effort: the home is 0700 anyway
             path.chmod(0o600)
-        except OSError:
-            pass
         return cls(path, db)
 
     def try_consume(
@@ -90,7 +89,7 @@ class SqliteLedger:
         return "inserted" if cursor.rowcount == 1 else "already-consumed"
 
     def prune(self, now: datetime, skew: timedelta) -> int:
-        """Forget ids whose ``expiresAt + skew`` is past: such evidence fails the time check first."""
+        """Forget ids whose ``expiresAt + skew`` is past; the time check rejects those first."""
         try:
             cursor = self._db.execute(
                 "DELETE FROM consumed WHERE expires_at_ms + ? <= ?",

@@ -7,9 +7,9 @@ path can construct a result that claims to authorize anything.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from guard._fingerprint import MAX_PATH_CHARS, MAX_TOOL_NAME_CHARS, WIRE_CONFIG, Fingerprint
 
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 EVIDENCE_SCHEMA = "pi-operator-guard/evidence/v1"
-EVIDENCE_CUSTOM_TYPE = "operator-confirmation-evidence"
+EVIDENCE_CUSTOM_TYPE: Literal["operator-confirmation-evidence"] = "operator-confirmation-evidence"
 DEFAULT_TTL_SECONDS = 30
 MAX_TTL_SECONDS = 600
 
@@ -68,6 +68,13 @@ class EvidenceDetails(ReportOnly):
     expires_at_iso: str = Field(pattern=_ISO)
     key_id: str = Field(pattern=r"^ed25519:[0-9a-f]{64}$")
     signature: str = Field(pattern=r"^[A-Za-z0-9_-]{86}$")
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Optional fields are absent, never null, on the wire: the signature covers
+        # the exact details object, so there must be one way to write "no path".
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None}
 
     def fingerprint(self) -> Fingerprint:
         return Fingerprint(

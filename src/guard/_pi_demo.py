@@ -244,6 +244,18 @@ class PiRpc:
             if kind == "agent_end":
                 return events
 
+    def command(self, text: str, *, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Run an extension command (``/guard``) and return events up to its first ``notify``."""
+        self._next += 1
+        self.send({"id": f"c{self._next}", "type": "prompt", "message": text})
+        events: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.next_event(max(0.1, deadline - time.monotonic()))
+            events.append(event)
+            if event.get("type") == "extension_ui_request" and event.get("method") == "notify":
+                return events
+
     def close(self) -> int:
         """End the session (stdin EOF, then SIGTERM) and return pi's exit code."""
         with contextlib.suppress(OSError):
@@ -282,7 +294,7 @@ DEMO_TURNS = (
             ),
         )
     ),
-    Turn(text="Done: build/ removed, .env left alone, channel plan reported."),
+    Turn(text="That is all: the tool results above say what ran and what was blocked."),
 )
 
 
@@ -397,7 +409,7 @@ def run_pi_demo(out: TextIO) -> int:
 
 
 def _intact(verify: Any) -> bool:
-    return bool(getattr(verify, "ok", getattr(verify, "intact", False)))
+    return getattr(verify, "decision", None) == "intact"
 
 
 def _render_audit(home: Path, verify: Any) -> str:

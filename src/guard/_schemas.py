@@ -29,7 +29,13 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         "consume-result.schema.json": ConsumeResult,
         "keyring.v1.schema.json": Keyring,
     }
-    out = {name: model.model_json_schema(mode="serialization") for name, model in models.items()}
+    # The envelope is read by consumers: its validation schema is its wire shape.
+    out = {
+        name: model.model_json_schema(
+            mode="validation" if model in (EvidenceEnvelope, Keyring) else "serialization"
+        )
+        for name, model in models.items()
+    }
     for planner in PLANNERS.values():
         out[f"plan-{planner.name}-input.schema.json"] = planner.input_model.model_json_schema()
         out[f"plan-{planner.name}-result.schema.json"] = planner.result_model.model_json_schema(

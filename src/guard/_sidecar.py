@@ -24,7 +24,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+import structlog
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from audit import AuditError
 from guard._errors import BadInputError, GuardError
@@ -33,8 +34,14 @@ from guard._guard import LEDGER_FILE, DeclineReason, Guard
 from guard._home import resolve_home
 from guard._keys import KEYRING_FILE, PublicKeyring
 from guard._ledger import SqliteLedger
-from guard._logging import get_logger
-from guard._models import DEFAULT_TTL_SECONDS, ConsumeResult, Evaluation, RecordResult
+from guard._logging import configure_logging, get_logger
+from guard._models import (
+    DEFAULT_TTL_SECONDS,
+    EVIDENCE_CUSTOM_TYPE,
+    ConsumeResult,
+    Evaluation,
+    RecordResult,
+)
 from planning import PlanInputError
 
 __all__ = [
@@ -50,6 +57,7 @@ __all__ = [
     "error_response",
     "iter_frames",
     "serve",
+    "session_envelopes",
 ]
 
 PROTOCOL = "pi-operator-guard/sidecar/v1"
@@ -251,7 +259,21 @@ class DeclinedParams(CallParams):
 
 
 class ConsumeParams(CallParams):
-    envelope: dict[str, Any] | str
+    """Give the envelope itself, or the pi session file to take it from.
+
+    With ``sessionFile``, the envelope is the last ``operator-confirmation-evidence`` custom
+    entry whose ``details.toolCallId`` equals ``toolCallId`` (or the last one at all when no
+    ``toolCallId`` is given); none found is the ``missing`` decision.
+    """
+
+    envelope: dict[str, Any] | str | None = None
+    session_file: str | None = Field(default=None, min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ConsumeParams:
+        if (self.envelope is None) == (self.session_file is None):
+            raise ValueError("give exactly one of envelope and sessionFile")
+        return self
 
 
 class ToolExecutedParams(CallParams):
@@ -305,6 +327,40 @@ class PlannerTool(_Wire):
     parameters: dict[str, Any]
 
 
+# -- the monitor consumer's source: envelopes in a pi session file ---------------------------
+
+
+def session_envelopes(
+    session_file: Path, *, tool_call_id: str | None = None
+) -> list[dict[str, Any]]:
+    """Evidence envelopes stored by the shim in a pi session file (JSONL), in file order.
+
+    They are the ``data`` of ``{"type": "custom", "customType":
+    "operator-confirmation-evidence"}`` entries. Only ``tool_call_id`` filters; nothing is
+    checked here: hand each one to ``consume``, which trusts none of it. Over-long or torn
+    lines are skipped, so a session being written is fine to read.
+    """
+    found: list[dict[str, Any]] = []
+    with session_file.open("rb") as stream:
+        for frame in iter_frames(stream):
+            if frame.oversize or not frame.data.strip():
+                continue
+            try:
+                entry = json.loads(frame.data)
+            except ValueError:
+                continue
+            if not isinstance(entry, dict) or entry.get("type") != "custom":
+                continue
+            data = entry.get("data")
+            if entry.get("customType") != EVIDENCE_CUSTOM_TYPE or not isinstance(data, dict):
+                continue
+            details = data.get("details")
+            call_id = details.get("toolCallId") if isinstance(details, dict) else None
+            if tool_call_id is None or call_id == tool_call_id:
+                found.append(data)
+    return found
+
+
 # -- text the operator and the model read ------------------------------------------------------
 
 
@@ -319,6 +375,8 @@ def _action_lines(evaluation: Evaluation, tool_name: str) -> list[str]:
         lines.append(f"Path:     {fp.path}")
     if fp is not None and fp.scope is not None:
         lines.append(f"Scope:    {fp.scope}")
+    if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
+        lines.append("Targets:  " + ", ".join(evaluation.targets))
     if evaluation.preview:
         lines.append(f"Preview:  {evaluation.preview}")
     if fp is not None:
@@ -427,7 +485,7 @@ class _VerifyOnly:
 
     def consume(
         self,
-        envelope: Mapping[str, Any] | str,
+        envelope: Mapping[str, Any] | str | None,
         tool_name: str,
         tool_input: Mapping[str, Any],
         cwd: str,
@@ -485,6 +543,7 @@ class Sidecar:
         self._methods: dict[str, _Method] = {
             "describe": _Method(NoParams, self._describe, True),
             "health": _Method(NoParams, self._health, True),
+            "ping": _Method(NoParams, self._ping, True),
             "status": _Method(NoParams, self._status, False),
             "evaluate": _Method(EvaluateParams, self._evaluate, False),
             "record": _Method(RecordParams, self._record, False),
@@ -665,6 +724,10 @@ class Sidecar:
             "tools": [tool.model_dump(mode="json") for tool in planner_tools()],
         }
 
+    def _ping(self, _: NoParams) -> dict[str, Any]:
+        """A bare round trip: the baseline the benchmark compares the guard against."""
+        return {"pong": True}
+
     def _health(self, _: NoParams) -> dict[str, Any]:
         key_id = None
         if self._guard is not None:
@@ -685,7 +748,7 @@ class Sidecar:
         guard = self._need_guard()
         status = dict(guard.status())
         verify = guard.verify_audit()
-        intact = bool(getattr(verify, "ok", getattr(verify, "intact", False)))
+        intact = verify.decision == "intact"
         status["sidecar"] = {"pid": os.getpid(), "requests": self.requests}
         status["auditIntact"] = intact
         status["text"] = "\n".join(
@@ -776,8 +839,21 @@ class Sidecar:
         return DeclinedReply(record=result, block_reason=reason).model_dump(mode="json")
 
     def _consume(self, p: ConsumeParams) -> dict[str, Any]:
+        envelope = p.envelope
+        if p.session_file is not None:
+            try:
+                found = session_envelopes(Path(p.session_file), tool_call_id=p.tool_call_id)
+            except OSError as exc:
+                raise _Fault(
+                    RpcCode.BAD_INPUT,
+                    "session file unreadable",
+                    "session-file-unreadable",
+                    path=p.session_file,
+                    error=exc.strerror,
+                ) from None
+            envelope = found[-1] if found else None
         if self._monitor is not None:
-            result = self._monitor.consume(p.envelope, p.tool_name, p.input, p.cwd)
+            result = self._monitor.consume(envelope, p.tool_name, p.input, p.cwd)
             _log.info(
                 "monitor-consume",
                 decision=result.decision,
@@ -793,7 +869,7 @@ class Sidecar:
                 error=self._open_error,
             )
         else:
-            result = self._need_guard().consume(p.envelope, p.tool_name, p.input, p.cwd)
+            result = self._need_guard().consume(envelope, p.tool_name, p.input, p.cwd)
         return result.model_dump(mode="json")
 
     def _plan(self, p: PlanParams) -> dict[str, Any]:
@@ -889,6 +965,8 @@ def serve(
     stdin: BinaryIO, stdout: BinaryIO, *, home: Path | None, verify_only: bool = False
 ) -> int:
     """Run the JSON-RPC loop until EOF on ``stdin`` (or SIGTERM). Returns the exit code (0)."""
+    if not structlog.is_configured():
+        configure_logging()  # stdout is the JSON-RPC stream: logs must go to stderr
     restore = _install_sigterm()
     sidecar = Sidecar(home, verify_only=verify_only)
     _log.info("sidecar-started", pid=os.getpid(), home=str(sidecar.home), verify_only=verify_only)

@@ -15,7 +15,9 @@ class FixedSigner:
     def __init__(self, seed: bytes) -> None:
         self._key = Ed25519PrivateKey.from_private_bytes(seed)
         self.public_key: Ed25519PublicKey = self._key.public_key()
-        raw = self.public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        raw = self.public_key.public_bytes(
+            serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        )
         self.key_id = "ed25519:" + hashlib.sha256(raw).hexdigest()
 
     def sign(self, message: bytes) -> bytes:

@@ -3,8 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from audit_testkit import FixedSigner, keyring
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from tests.audit.audit_testkit import FixedSigner, keyring
 
 
 @pytest.fixture

@@ -43,7 +43,15 @@ def test_equals_reference_for_arbitrary_json(value: Any) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.text(alphabet=st.characters(min_codepoint=0xE000, blacklist_categories=["Cs"]), max_size=3), safe_ints, max_size=6))
+@given(
+    st.dictionaries(
+        st.text(
+            alphabet=st.characters(min_codepoint=0xE000, blacklist_categories=["Cs"]), max_size=3
+        ),
+        safe_ints,
+        max_size=6,
+    )
+)
 def test_utf16_key_order_above_the_bmp(value: dict[str, int]) -> None:
     assert canonical_json(value) == rfc8785.dumps(value)
 

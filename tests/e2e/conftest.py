@@ -1,49 +1,16 @@
-"""Shared fixtures for the end-to-end tests: the pinned pi, the scripted model, a world."""
+"""Fixtures for the end-to-end tests: the pinned pi, the scripted model, a fresh world."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from guard._install import install
-from guard._pi_demo import PiRpc, ensure_pi, read_session_entries, write_agent_dir
-from guard._scripted_model import ScriptedModelServer, ToolCall, Turn
-from guard._sidecar import PLANNER_TOOL_NAME
+from guard._pi_demo import ensure_pi, write_agent_dir
+from guard._scripted_model import ScriptedModelServer
 
-REPO = Path(__file__).resolve().parents[2]
-EVIDENCE = "operator-confirmation-evidence"
-
-
-def bash(command: str) -> ToolCall:
-    return ToolCall("bash", {"command": command})
-
-
-def turns(*calls: ToolCall) -> list[Turn]:
-    return [Turn(tool_calls=calls), Turn(text="done")]
-
-
-SCENARIOS: dict[str, list[Turn]] = {
-    "rm-build": turns(bash("rm -rf build")),
-    "rm-a": turns(bash("rm -rf a")),
-    "rm-b": turns(bash("rm -rf b")),
-    "rm-c": turns(bash("rm -rf c")),
-    "two-rms": turns(bash("rm -rf build"), bash("rm -rf dist")),
-    "read-then-env": [
-        Turn(tool_calls=(ToolCall("read", {"path": "README.md"}),)),
-        Turn(tool_calls=(ToolCall("write", {"path": ".env", "content": "TOKEN=stolen\n"}),)),
-        Turn(text="done"),
-    ],
-    "plan": turns(ToolCall(PLANNER_TOOL_NAME, {"guardCanOwnDialog": True})),
-}
+from .pi_world import REPO, SCENARIOS, World
 
 
 @pytest.fixture(scope="session")
@@ -58,52 +25,6 @@ def model_server() -> Iterator[ScriptedModelServer]:
         yield server
 
 
-@dataclass
-class World:
-    """A temporary project with the guard installed, its pi agent dir and guard home."""
-
-    tmp: Path
-    project: Path
-    agent_dir: Path
-    home: Path
-    sessions: Path
-    pi: Path
-
-    def install(self, **options: Any) -> None:
-        install("project", self.project, force=True, uninstall=False, home=self.home, **options)
-
-    def rpc(self, *extra_args: str) -> PiRpc:
-        return PiRpc(
-            self.pi, self.project, self.agent_dir, session_dir=self.sessions,
-            extra_args=extra_args, stderr_path=self.tmp / f"pi-stderr-{time.monotonic_ns()}.log",
-        )
-
-    def envelopes(self) -> list[dict[str, Any]]:
-        return [
-            e["data"]
-            for e in read_session_entries(self.sessions)
-            if e.get("type") == "custom" and e.get("customType") == EVIDENCE
-        ]
-
-    def audit(self, event: str | None = None) -> list[dict[str, Any]]:
-        lines = (self.home / "audit.jsonl").read_text().splitlines()
-        records = [json.loads(line) for line in lines]
-        return [r for r in records if event is None or r["event"] == event]
-
-    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "guard", "--home", str(self.home), *args],
-            input=stdin, capture_output=True, text=True, timeout=60, check=False,
-        )
-
-    def consume(self, envelope: Mapping[str, Any], command: str) -> subprocess.CompletedProcess[str]:
-        return self.cli(
-            "consume", "--envelope", "-", "--tool", "bash",
-            "--input", json.dumps({"command": command}), "--cwd", str(self.project),
-            stdin=json.dumps(envelope),
-        )
-
-
 @pytest.fixture
 def world(tmp_path: Path, pi_bin: Path, model_server: ScriptedModelServer) -> World:
     project = tmp_path / "project"
@@ -114,58 +35,12 @@ def world(tmp_path: Path, pi_bin: Path, model_server: ScriptedModelServer) -> Wo
     (project / ".env").write_text("TOKEN=original\n")
     agent_dir = write_agent_dir(tmp_path / "agent", model_server.base_url)
     world = World(
-        tmp=tmp_path, project=project, agent_dir=agent_dir,
-        home=agent_dir / "operator-guard", sessions=tmp_path / "sessions", pi=pi_bin,
+        tmp=tmp_path,
+        project=project,
+        agent_dir=agent_dir,
+        home=agent_dir / "operator-guard",
+        sessions=tmp_path / "sessions",
+        pi=pi_bin,
     )
     world.install()
     return world
-
-
-def tool_ends(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [e for e in events if e.get("type") == "tool_execution_end"]
-
-
-def confirms(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [
-        e for e in events
-        if e.get("type") == "extension_ui_request" and e.get("method") == "confirm"
-    ]
-
-
-def result_text(end: Mapping[str, Any]) -> str:
-    return "".join(p.get("text", "") for p in end["result"].get("content", []))
-
-
-def sidecar_pids(parent: int) -> list[int]:
-    """Live child processes of ``parent`` running ``guard serve`` (read from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == parent and fields[0] != "Z" and b"serve" in cmdline:
-            found.append(int(entry.name))
-    return found
-
-
-def wait_gone(pid: int, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return
-        if state == "Z":
-            time.sleep(0.05)  # let pi reap it and notice
-            continue
-        time.sleep(0.02)
-    raise AssertionError(f"process {pid} still alive")
-
-
-def env_without_pi() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("PI_")}

@@ -14,13 +14,19 @@ import pytest
 RM = json.dumps({"command": "rm -rf build"})
 
 
-def run(home: Path, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
-        ) -> subprocess.CompletedProcess[str]:
+def run(
+    home: Path, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "PI_GUARD_DEBUG"}
     data = stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin
     return subprocess.run(
         [sys.executable, "-m", "guard", "--home", str(home), *args],
-        input=data, capture_output=True, text=True, timeout=60, env=env, cwd=cwd,
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=cwd,
     )
 
 
@@ -44,8 +50,18 @@ def project(tmp_path: Path) -> Path:
 
 
 def record(home: Path, project: Path, *extra: str) -> dict[str, Any]:
-    proc = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project),
-               "--confirmed", *extra)
+    proc = run(
+        home,
+        "record",
+        "--tool",
+        "bash",
+        "--input",
+        RM,
+        "--cwd",
+        str(project),
+        "--confirmed",
+        *extra,
+    )
     assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
     return out
@@ -62,7 +78,9 @@ def test_keygen_keys_list_rotate(home: Path) -> None:
     assert rotated["oldKeyId"] == made["keyId"] and rotated["newKeyId"] != made["keyId"]
     ring = json.loads(run(home, "keys", "list").stdout)
     assert [(k["keyId"], k["status"]) for k in ring["keys"]] == [
-        (made["keyId"], "retired"), (rotated["newKeyId"], "active")]
+        (made["keyId"], "retired"),
+        (rotated["newKeyId"], "active"),
+    ]
 
 
 def test_evaluate_record_consume_replay(home: Path, project: Path) -> None:
@@ -77,7 +95,17 @@ def test_evaluate_record_consume_replay(home: Path, project: Path) -> None:
     assert details["toolCallId"] == "call_7"
     env_file = project / "env.json"
     env_file.write_text(json.dumps(rec["envelope"]))
-    args = ("consume", "--envelope", str(env_file), "--tool", "bash", "--input", RM, "--cwd", str(project))
+    args = (
+        "consume",
+        "--envelope",
+        str(env_file),
+        "--tool",
+        "bash",
+        "--input",
+        RM,
+        "--cwd",
+        str(project),
+    )
     ok = run(home, *args)
     assert ok.returncode == 0, ok.stderr
     assert json.loads(ok.stdout)["decision"] == "consumed"
@@ -88,9 +116,19 @@ def test_evaluate_record_consume_replay(home: Path, project: Path) -> None:
 
 def test_consume_from_stdin_and_mismatch_exit_3(home: Path, project: Path) -> None:
     rec = record(home, project)
-    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input",
-               json.dumps({"command": "rm -rf src"}), "--cwd", str(project),
-               stdin=json.dumps(rec["envelope"]))
+    proc = run(
+        home,
+        "consume",
+        "--envelope",
+        "-",
+        "--tool",
+        "bash",
+        "--input",
+        json.dumps({"command": "rm -rf src"}),
+        "--cwd",
+        str(project),
+        stdin=json.dumps(rec["envelope"]),
+    )
     assert proc.returncode == 3
     assert json.loads(proc.stdout)["match"]["reasons"] == ["payload-hash-mismatch"]
 
@@ -98,26 +136,59 @@ def test_consume_from_stdin_and_mismatch_exit_3(home: Path, project: Path) -> No
 def test_tampered_envelope_exit_3(home: Path, project: Path) -> None:
     rec = record(home, project)
     rec["envelope"]["details"]["expiresAtIso"] = "2099-01-01T00:00:00.000Z"
-    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input", RM,
-               "--cwd", str(project), stdin=json.dumps(rec["envelope"]))
+    proc = run(
+        home,
+        "consume",
+        "--envelope",
+        "-",
+        "--tool",
+        "bash",
+        "--input",
+        RM,
+        "--cwd",
+        str(project),
+        stdin=json.dumps(rec["envelope"]),
+    )
     assert proc.returncode == 3
     assert json.loads(proc.stdout)["reasons"] == ["signature-invalid"]
 
 
 def test_garbage_envelope_is_rejected_not_a_crash(home: Path, project: Path) -> None:
-    proc = run(home, "consume", "--envelope", "-", "--tool", "bash", "--input", RM,
-               "--cwd", str(project), stdin="{not json")
+    proc = run(
+        home,
+        "consume",
+        "--envelope",
+        "-",
+        "--tool",
+        "bash",
+        "--input",
+        RM,
+        "--cwd",
+        str(project),
+        stdin="{not json",
+    )
     assert proc.returncode == 3
     assert json.loads(proc.stdout)["match"]["decision"] == "malformed"
 
 
 def test_declined_and_local_safe(home: Path, project: Path) -> None:
-    declined = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--declined")
+    declined = run(
+        home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--declined"
+    )
     assert declined.returncode == 0
     out = json.loads(declined.stdout)
     assert out["decision"] == "declined" and out["envelope"] is None
-    safe = run(home, "record", "--tool", "bash", "--input", '{"command": "ls"}', "--cwd",
-               str(project), "--confirmed")
+    safe = run(
+        home,
+        "record",
+        "--tool",
+        "bash",
+        "--input",
+        '{"command": "ls"}',
+        "--cwd",
+        str(project),
+        "--confirmed",
+    )
     assert safe.returncode == 2
     assert json.loads(safe.stdout)["reasons"] == ["action-not-protected"]
     assert "action-not-protected" in one_line_error(safe)
@@ -137,11 +208,16 @@ def test_declined_and_local_safe(home: Path, project: Path) -> None:
         (("evaluate", "--tool", "", "--input", "{}"), "tool name"),
         (("evaluate", "--tool", "bash"), "required"),
         (("nonsense",), "invalid choice"),
-        (("consume", "--envelope", "/nonexistent/env.json", "--tool", "bash", "--input", RM), "cannot read"),
+        (
+            ("consume", "--envelope", "/nonexistent/env.json", "--tool", "bash", "--input", RM),
+            "cannot read",
+        ),
         (("plan", "channel", "--input", '{"noSuchField": true}'), "noSuchField"),
     ],
 )
-def test_bad_input_exit_2_with_one_line(home: Path, project: Path, args: tuple[str, ...], message: str) -> None:
+def test_bad_input_exit_2_with_one_line(
+    home: Path, project: Path, args: tuple[str, ...], message: str
+) -> None:
     proc = run(home, *args, cwd=project)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert message in one_line_error(proc)
@@ -149,9 +225,23 @@ def test_bad_input_exit_2_with_one_line(home: Path, project: Path, args: tuple[s
 
 def test_non_utf8_stdin_is_exit_2(home: Path, project: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), "evaluate", "--tool", "bash",
-         "--input", "-", "--cwd", str(project)],
-        input=b'{"command": "\xff"}', capture_output=True, timeout=60,
+        [
+            sys.executable,
+            "-m",
+            "guard",
+            "--home",
+            str(home),
+            "evaluate",
+            "--tool",
+            "bash",
+            "--input",
+            "-",
+            "--cwd",
+            str(project),
+        ],
+        input=b'{"command": "\xff"}',
+        capture_output=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert b"UTF-8" in proc.stderr and b"Traceback" not in proc.stderr
@@ -160,7 +250,9 @@ def test_non_utf8_stdin_is_exit_2(home: Path, project: Path) -> None:
 def test_world_readable_key_is_exit_2(home: Path, project: Path) -> None:
     assert run(home, "keygen").returncode == 0
     (home / "signing.key").chmod(0o644)
-    proc = run(home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed")
+    proc = run(
+        home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed"
+    )
     assert proc.returncode == 2
     assert "lets others read it" in one_line_error(proc)
 
@@ -199,7 +291,13 @@ def test_internal_error_is_exit_1_without_traceback(home: Path) -> None:
 
 
 def test_plan_prints_report_only_json(home: Path) -> None:
-    proc = run(home, "plan", "channel", "--input", '{"preferredChannel": "guard-owned", "guardCanOwnDialog": true}')
+    proc = run(
+        home,
+        "plan",
+        "channel",
+        "--input",
+        '{"preferredChannel": "guard-owned", "guardCanOwnDialog": true}',
+    )
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["dispatchAllowed"] is False and plan["authorization"] == "none"

@@ -12,25 +12,25 @@ from hypothesis import strategies as st
 
 from guard import BadInputError, compute_fingerprint, normalize_path, payload_hash
 
-ROOT = "/work/project"
+ROOT = "/srv/project"
 
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        ("build", "/work/project/build"),
-        ("./build/", "/work/project/build"),
-        ("build//", "/work/project/build"),
-        ("./build/./", "/work/project/build"),
-        ("build/../src", "/work/project/src"),
-        ("build\\out\\x.o", "/work/project/build/out/x.o"),
-        ("C:\\x", "/work/project/C:/x"),
-        ("../other", "/work/other"),
+        ("build", "/srv/project/build"),
+        ("./build/", "/srv/project/build"),
+        ("build//", "/srv/project/build"),
+        ("./build/./", "/srv/project/build"),
+        ("build/../src", "/srv/project/src"),
+        ("build\\out\\x.o", "/srv/project/build/out/x.o"),
+        ("C:\\x", "/srv/project/C:/x"),
+        ("../other", "/srv/other"),
         ("../../../../etc/passwd", "/etc/passwd"),
         ("/etc//passwd/", "/etc/passwd"),
         ("//etc/passwd", "/etc/passwd"),
         ("/", "/"),
-        (".", "/work/project"),
+        (".", "/srv/project"),
     ],
 )
 def test_normalization_cases(raw: str, expected: str) -> None:
@@ -45,7 +45,7 @@ def test_equivalent_and_different_paths() -> None:
 def test_nfc_and_nfd_are_the_same_path() -> None:
     nfd = unicodedata.normalize("NFD", "café")
     assert nfd != "café"
-    assert normalize_path(nfd, ROOT) == normalize_path("café", ROOT) == "/work/project/café"
+    assert normalize_path(nfd, ROOT) == normalize_path("café", ROOT) == "/srv/project/café"
 
 
 def test_escape_outside_workspace_stays_absolute_and_whole() -> None:
@@ -107,6 +107,6 @@ def test_normalization_is_idempotent_and_absolute(raw: str) -> None:
 
 
 def test_fingerprint_scope_is_the_normalized_workspace() -> None:
-    fp = compute_fingerprint("destructive", "bash", {"command": "ls"}, "/work/project/./")
-    assert fp.scope == "/work/project"
+    fp = compute_fingerprint("destructive", "bash", {"command": "ls"}, "/srv/project/./")
+    assert fp.scope == "/srv/project"
     assert fp.path is None

@@ -27,22 +27,56 @@ def events(g: Guard) -> list[str]:
 
 
 def test_public_surface_is_what_we_mean_to_export() -> None:
-    assert guard.__all__ == sorted(guard.__all__)
+    # isort-style order (what ruff's RUF022 keeps): CONSTANTS, Classes, functions.
+    def style(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert guard.__all__ == sorted(guard.__all__, key=style)
     assert set(guard.__all__) == {
-        "BadInputError", "ConfigError", "ConsumeResult", "ConsumptionLedger", "DEFAULT_SKEW",
-        "DEFAULT_TTL_SECONDS", "DeclineReason", "EVIDENCE_CUSTOM_TYPE", "EVIDENCE_SCHEMA",
-        "Evaluation", "EvidenceDetails", "EvidenceEnvelope", "Fingerprint", "Guard", "GuardError",
-        "KeyFileError", "KeyStore", "Keyring", "KeyringEntry", "KeyringError", "LedgerError",
-        "MAX_TTL_SECONDS", "MatchResult", "PolicyBlockedError", "PublicKeyring", "RecordResult",
-        "Signer", "SqliteLedger", "TRUSTED_ORIGINS", "TtlError", "check_and_consume",
-        "compute_fingerprint", "default_home", "normalize_path", "normalize_tool_name",
+        "BadInputError",
+        "ConfigError",
+        "ConsumeResult",
+        "ConsumptionLedger",
+        "DEFAULT_SKEW",
+        "DEFAULT_TTL_SECONDS",
+        "DeclineReason",
+        "EVIDENCE_CUSTOM_TYPE",
+        "EVIDENCE_SCHEMA",
+        "Evaluation",
+        "EvidenceDetails",
+        "EvidenceEnvelope",
+        "Fingerprint",
+        "Guard",
+        "GuardError",
+        "KeyFileError",
+        "KeyStore",
+        "Keyring",
+        "KeyringEntry",
+        "KeyringError",
+        "LedgerError",
+        "MAX_TTL_SECONDS",
+        "MatchResult",
+        "PolicyBlockedError",
+        "PublicKeyring",
+        "RecordResult",
+        "Signer",
+        "SqliteLedger",
+        "TRUSTED_ORIGINS",
+        "TtlError",
+        "check_and_consume",
+        "compute_fingerprint",
+        "default_home",
+        "normalize_path",
+        "normalize_tool_name",
         "payload_hash",
     }
     for name in guard.__all__:
         assert getattr(guard, name) is not None
 
 
-def test_home_defaults_follow_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_home_defaults_follow_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("PI_OPERATOR_GUARD_HOME", raising=False)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     assert guard.default_home() == tmp_path / "agent" / "operator-guard"
@@ -51,7 +85,7 @@ def test_home_defaults_follow_the_environment(monkeypatch: pytest.MonkeyPatch, t
 
 
 def test_first_open_generates_and_audits_the_key(g: Guard) -> None:
-    assert events(g) [-1] == "key.generated"
+    assert events(g)[-1] == "key.generated"
     assert g.key_created
 
 
@@ -66,10 +100,22 @@ def test_classification_minimal(g: Guard, tmp_path: Path) -> None:
     }
     for (tool, command), kind in cases.items():
         assert g.evaluate(tool, {"command": command}, tmp_path).action_kind == kind, command
-    assert g.evaluate("write", {"path": ".env.local", "content": "x"}, tmp_path).action_kind == "protected"
-    assert g.evaluate("edit", {"path": ".git/config", "edits": []}, tmp_path).action_kind == "protected"
-    assert g.evaluate("write", {"path": str(g.home / "x"), "content": ""}, tmp_path).action_kind == "protected"
-    assert g.evaluate("write", {"path": "src/app.py", "content": ""}, tmp_path).action_kind == "local-safe"
+    assert (
+        g.evaluate("write", {"path": ".env.local", "content": "x"}, tmp_path).action_kind
+        == "protected"
+    )
+    assert (
+        g.evaluate("edit", {"path": ".git/config", "edits": []}, tmp_path).action_kind
+        == "protected"
+    )
+    assert (
+        g.evaluate("write", {"path": str(g.home / "x"), "content": ""}, tmp_path).action_kind
+        == "protected"
+    )
+    assert (
+        g.evaluate("write", {"path": "src/app.py", "content": ""}, tmp_path).action_kind
+        == "local-safe"
+    )
     assert g.evaluate("read", {"path": "README.md"}, tmp_path).fingerprint is None
 
 
@@ -77,7 +123,11 @@ def test_record_confirmed_is_audited_before_it_returns(g: Guard, tmp_path: Path)
     rec = g.record("bash", RM, tmp_path, confirmed=True, tool_call_id="call_1")
     assert rec.decision == "recorded" and rec.envelope is not None
     d = rec.envelope.details
-    assert (d.origin, d.tool_call_id, d.action_kind) == ("operator-contract-review", "call_1", "destructive")
+    assert (d.origin, d.tool_call_id, d.action_kind) == (
+        "operator-contract-review",
+        "call_1",
+        "destructive",
+    )
     last = list(read_records(g.audit.path))[-1]
     assert last.event == "confirmation.recorded"
     assert last.data["evidenceId"] == d.evidence_id
@@ -106,7 +156,9 @@ def test_ttl_out_of_range_is_refused_not_clipped(g: Guard, tmp_path: Path, ttl: 
 
 def test_ttl_limits_accepted(g: Guard, tmp_path: Path) -> None:
     for ttl in (1, 600):
-        assert g.record("bash", RM, tmp_path, confirmed=True, ttl_seconds=ttl).decision == "recorded"
+        assert (
+            g.record("bash", RM, tmp_path, confirmed=True, ttl_seconds=ttl).decision == "recorded"
+        )
 
 
 def test_record_refuses_bad_inputs(g: Guard, tmp_path: Path) -> None:
@@ -127,7 +179,11 @@ def test_consume_is_audited_both_ways(g: Guard, tmp_path: Path) -> None:
     again = g.consume(json.dumps(env), "bash", RM, tmp_path)
     assert again.match.decision == "consumed"
     last = list(read_records(g.audit.path))[-1]
-    assert (last.event, last.data["decision"], last.data["reasons"]) == ("evidence.rejected", "consumed", ["replay"])
+    assert (last.event, last.data["decision"], last.data["reasons"]) == (
+        "evidence.rejected",
+        "consumed",
+        ["replay"],
+    )
 
 
 def test_evidence_from_before_a_rotation_verifies_within_grace(g: Guard, tmp_path: Path) -> None:
@@ -135,7 +191,9 @@ def test_evidence_from_before_a_rotation_verifies_within_grace(g: Guard, tmp_pat
     assert rec.envelope is not None
     old, new = g.rotate_key()
     assert old != new and g.key_id == new
-    assert g.consume(rec.envelope.model_dump(mode="json"), "bash", RM, tmp_path).decision == "consumed"
+    assert (
+        g.consume(rec.envelope.model_dump(mode="json"), "bash", RM, tmp_path).decision == "consumed"
+    )
     assert "key.rotated" in events(g)
 
 
@@ -157,11 +215,22 @@ def test_other_process_rotation_is_picked_up(tmp_path: Path) -> None:
 
 
 def test_tool_executed_records_the_input_as_executed(g: Guard, tmp_path: Path) -> None:
-    g.tool_executed("call_1", "bash", {"command": "rm -rf build2"}, tmp_path, is_error=False, evidence_id="oce_x")
+    g.tool_executed(
+        "call_1",
+        "bash",
+        {"command": "rm -rf build2"},
+        tmp_path,
+        is_error=False,
+        evidence_id="oce_x",
+    )
     last = list(read_records(g.audit.path))[-1]
     assert last.event == "tool.executed"
     assert last.data["payloadHash"] == guard.payload_hash({"command": "rm -rf build2"})
-    assert (last.data["isError"], last.data["evidenceId"], last.data["actionKind"]) == (False, "oce_x", "destructive")
+    assert (last.data["isError"], last.data["evidenceId"], last.data["actionKind"]) == (
+        False,
+        "oce_x",
+        "destructive",
+    )
 
 
 def test_plan_is_audited(g: Guard) -> None:

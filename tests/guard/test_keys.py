@@ -57,8 +57,10 @@ def test_symlinked_key_file_is_refused(tmp_path: Path) -> None:
 def test_corrupted_keyring(tmp_path: Path) -> None:
     store = KeyStore.open(tmp_path / "home")
     store.ensure_key()
-    store.keyring_path.write_text('{"schema": "pi-operator-guard/keyring/v1", "keys": [{"keyId": 1}]}')
-    with pytest.raises(KeyringError, match="corrupted at keys.0"):
+    store.keyring_path.write_text(
+        '{"schema": "pi-operator-guard/keyring/v1", "keys": [{"keyId": 1}]}'
+    )
+    with pytest.raises(KeyringError, match=r"corrupted at keys\.0"):
         store.public_keyring()
     store.keyring_path.write_text("not json")
     with pytest.raises(KeyringError, match="corrupted"):

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from guard._sidecar import MAX_LINE_BYTES, PLANNER_TOOL_NAME, RpcCode, serve
+from guard import payload_hash
+from guard._sidecar import MAX_LINE_BYTES, PLANNER_TOOL_NAME, RpcCode, serve, session_envelopes
 from planning import PLANNERS
 
 
@@ -101,8 +102,8 @@ def test_a_destructive_call_gets_a_dialog_naming_the_exact_action(
     assert evaluation["actionKind"] == "destructive"
     message = result["dialog"]["message"]
     assert "bash" in result["dialog"]["title"]
-    assert str(project / "build") in message
-    assert "rm -rf build" in message
+    assert f"Scope:    {project}" in message
+    assert "Preview:  rm -rf build" in message
     assert evaluation["fingerprint"]["payloadHash"][:23] in message
     assert "20 s" in message
     assert "45 s" in message
@@ -171,7 +172,7 @@ def test_tool_executed_is_audited_with_the_executed_input(home: Path, project: P
     last = audit_events(home)[-1]
     assert last["event"] == "tool.executed"
     assert last["data"]["toolCallId"] == "call-9"
-    assert last["data"]["path"] == str(project / "dist")
+    assert last["data"]["payloadHash"] == payload_hash({"command": "rm -rf dist"})
 
 
 def test_status_and_verify(home: Path, project: Path) -> None:
@@ -207,15 +208,20 @@ def test_a_10_mb_line_is_refused_and_serving_continues(home: Path) -> None:
 
 
 def test_crlf_and_a_last_line_without_lf(home: Path) -> None:
-    first, second = run(home, rpc("health", request_id=1)[:-1] + b"\r\n", rpc("health", None, 2)[:-1])
+    crlf = rpc("health", request_id=1)[:-1] + b"\r\n"
+    first, second = run(home, crlf, rpc("health", None, 2)[:-1])
     assert first["id"] == 1
     assert second["id"] == 2
 
 
 def test_unicode_separators_inside_params_are_data(home: Path, project: Path) -> None:
     params = call(project, "echo 'a\u2028b\u2029c'")
-    line = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "evaluate", "params": params},
-                      ensure_ascii=False).encode() + b"\n"
+    line = (
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 3, "method": "evaluate", "params": params}, ensure_ascii=False
+        ).encode()
+        + b"\n"
+    )
     (reply,) = run(home, line)
     assert reply["id"] == 3
     assert "result" in reply
@@ -230,8 +236,11 @@ def test_unicode_separators_inside_params_are_data(home: Path, project: Path) ->
         (rpc("health", {"surprise": 1}), RpcCode.INVALID_PARAMS, "invalid-params"),
         (b'{"id":5,"method":"health"}\n', RpcCode.INVALID_REQUEST, "jsonrpc-version"),
         (b'{"jsonrpc":"2.0","id":5}\n', RpcCode.INVALID_REQUEST, "method-missing"),
-        (b'{"jsonrpc":"2.0","id":5,"method":"health","x":1}\n', RpcCode.INVALID_REQUEST,
-         "unknown-member"),
+        (
+            b'{"jsonrpc":"2.0","id":5,"method":"health","x":1}\n',
+            RpcCode.INVALID_REQUEST,
+            "unknown-member",
+        ),
         (b'{"jsonrpc":"2.0","id":[1],"method":"health"}\n', RpcCode.INVALID_REQUEST, "invalid-id"),
         (b"[]\n", RpcCode.INVALID_REQUEST, "empty-batch"),
         (b"42\n", RpcCode.INVALID_REQUEST, "not-an-object"),
@@ -250,7 +259,7 @@ def test_invalid_params_carry_the_validation_details(home: Path, project: Path) 
     params = {**call(project), "input": "rm -rf build", "extra": True}
     (reply,) = run(home, rpc("evaluate", params))
     errors = reply["error"]["data"]["errors"]
-    assert {tuple(e["loc"])[0] for e in errors} == {"input", "extra"}
+    assert {e["loc"][0] for e in errors} == {"input", "extra"}
     assert all(e["msg"] and e["type"] for e in errors)
 
 
@@ -272,8 +281,15 @@ def test_bad_planner_params_become_a_plan_input_error(home: Path) -> None:
 
 def test_notifications_get_no_reply_and_batches_get_a_list(home: Path) -> None:
     note = b'{"jsonrpc":"2.0","method":"health"}\n'
-    batch = (b"[" + rpc("health", None, 1)[:-1] + b"," + note[:-1] + b","
-             + rpc("nope", None, 2)[:-1] + b"]\n")
+    batch = (
+        b"["
+        + rpc("health", None, 1)[:-1]
+        + b","
+        + note[:-1]
+        + b","
+        + rpc("nope", None, 2)[:-1]
+        + b"]\n"
+    )
     replies = run(home, note, batch)
     assert len(replies) == 1
     (batch_reply,) = replies
@@ -285,9 +301,7 @@ def test_notifications_get_no_reply_and_batches_get_a_list(home: Path) -> None:
 def test_a_home_that_cannot_be_opened_answers_every_call_with_an_error(tmp_path: Path) -> None:
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
-    health, evaluate = run(
-        not_a_dir, rpc("health", None, 1), rpc("evaluate", call(tmp_path), 2)
-    )
+    health, evaluate = run(not_a_dir, rpc("health", None, 1), rpc("evaluate", call(tmp_path), 2))
     assert health["result"]["ok"] is False
     assert health["result"]["error"]
     assert error_of(evaluate) == (RpcCode.GUARD_UNAVAILABLE, "guard-open-failed")
@@ -321,7 +335,9 @@ def test_verify_only_consumes_with_the_public_keyring(
 
 def test_verify_only_without_a_keyring_keeps_serving_errors(tmp_path: Path, project: Path) -> None:
     health, consume = run(
-        tmp_path / "empty", rpc("health", None, 1), rpc("consume", call(project, envelope={}), 2),
+        tmp_path / "empty",
+        rpc("health", None, 1),
+        rpc("consume", call(project, envelope={}), 2),
         verify_only=True,
     )
     assert health["result"]["ok"] is False
@@ -331,15 +347,22 @@ def test_verify_only_without_a_keyring_keeps_serving_errors(tmp_path: Path, proj
 # -- a real process on real pipes -----------------------------------------------------------------
 
 
-SERVE = "import sys; from guard._sidecar import serve; sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=__import__('pathlib').Path(sys.argv[1])))"  # noqa: E501
+SERVE = """
+import pathlib, sys
+from guard._sidecar import serve
+sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=pathlib.Path(sys.argv[1])))
+"""
 
 
 def test_real_process_answers_line_by_line_and_stops_on_sigterm(home: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-c", SERVE, str(home)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     try:
         for n in range(3):
             proc.stdin.write(rpc("health", None, n))
@@ -356,3 +379,66 @@ def test_real_process_answers_line_by_line_and_stops_on_sigterm(home: Path) -> N
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+# -- the monitor consumer's path: the envelope comes from pi's session file ---------------------
+
+
+def write_session(path: Path, envelopes: list[dict[str, Any]]) -> Path:
+    lines = [
+        {"type": "session", "version": 3, "id": "s1", "cwd": "/x"},
+        {"type": "message", "id": "m1", "message": {"role": "user", "content": "hi\u2028there"}},
+        {"type": "custom", "customType": "something-else", "data": {"details": {}}},
+        *(
+            {"type": "custom", "customType": "operator-confirmation-evidence", "data": e}
+            for e in envelopes
+        ),
+    ]
+    text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+    path.write_text(text + '{"type":"custom","customType":"operator-conf')  # torn last line
+    return path
+
+
+def test_consume_takes_the_envelope_from_a_pi_session_file(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    build = one(home, "record", call(project, confirmed=True, toolCallId="call-1"))["envelope"]
+    dist = one(home, "record", call(project, "rm -rf dist", confirmed=True, toolCallId="call-2"))
+    session = write_session(tmp_path / "session.jsonl", [build, dist["envelope"]])
+    source = {"sessionFile": str(session)}
+    first, replay, missing = run(
+        home,
+        rpc("consume", call(project, toolCallId="call-1", **source), 1),
+        rpc("consume", call(project, toolCallId="call-1", **source), 2),
+        rpc("consume", call(project, toolCallId="call-404", **source), 3),
+    )
+    assert first["result"]["decision"] == "consumed"
+    assert first["result"]["evidenceId"] == build["details"]["evidenceId"]
+    assert replay["result"]["match"]["decision"] == "consumed"
+    assert missing["result"]["match"]["decision"] == "missing"
+    events = [e["event"] for e in audit_events(home)]
+    assert events[-3:] == ["evidence.consumed", "evidence.rejected", "evidence.rejected"]
+
+
+def test_session_envelopes_filters_by_tool_call_id(tmp_path: Path) -> None:
+    a = {"details": {"toolCallId": "a"}}
+    b = {"details": {"toolCallId": "b"}}
+    session = write_session(tmp_path / "s.jsonl", [a, b, {"details": "odd"}])
+    assert session_envelopes(session, tool_call_id="b") == [b]
+    assert session_envelopes(session) == [a, b, {"details": "odd"}]
+
+
+@pytest.mark.parametrize("sources", [{}, {"envelope": {}, "sessionFile": "x.jsonl"}])
+def test_consume_needs_exactly_one_source(home: Path, project: Path, sources: dict) -> None:
+    (reply,) = run(home, rpc("consume", call(project, **sources)))
+    assert error_of(reply) == (RpcCode.INVALID_PARAMS, "invalid-params")
+
+
+def test_an_unreadable_session_file_is_bad_input(home: Path, project: Path, tmp_path: Path) -> None:
+    params = call(project, sessionFile=str(tmp_path / "missing.jsonl"))
+    (reply,) = run(home, rpc("consume", params))
+    assert error_of(reply) == (RpcCode.BAD_INPUT, "session-file-unreadable")
+
+
+def test_ping_is_a_bare_round_trip(home: Path) -> None:
+    assert one(home, "ping") == {"pong": True}

@@ -35,6 +35,4 @@ def test_signing_message_and_signature_known_answer() -> None:
     assert message.startswith(b"pi-operator-guard/evidence/v1\n{")
     private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(VECTOR["seedHex"]))
     assert b64url_encode(private.sign(message)) == VECTOR["signature"]
-    private.public_key().verify(
-        private.sign(message), bytes.fromhex(VECTOR["signingMessageHex"])
-    )
+    private.public_key().verify(private.sign(message), bytes.fromhex(VECTOR["signingMessageHex"]))

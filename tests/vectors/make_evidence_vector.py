@@ -23,7 +23,7 @@ def main() -> None:
         "trusted": True,
         "actionKind": "destructive",
         "toolName": "bash",
-        "scope": "/work/project",
+        "scope": "/srv/project",
         "payloadHash": sha256_prefixed(canonical_json(TOOL_INPUT)),
         "toolCallId": "call_1",
         "createdAtIso": "2026-11-22T01:00:00.000Z",

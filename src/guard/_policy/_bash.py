@@ -31,7 +31,7 @@ _PARSER: Parser | None = None
 
 
 def _parser() -> Parser:
-    global _PARSER  # noqa: PLW0603 - one parser per process, built on first use
+    global _PARSER
     if _PARSER is None:
         _PARSER = Parser(Language(tree_sitter_bash.language()))
     return _PARSER
@@ -63,10 +63,12 @@ class Command:
     redirect_writes: list[Word] = field(default_factory=list)
     redirect_reads: list[Word] = field(default_factory=list)
     code_strings: tuple[str, ...] = ()
+    program: str | None = field(init=False, default=None)
+    leading: tuple[tuple[Word, ...], bool] | None = field(init=False, default=None)
+    """Cache for rule matching: positionals after global options, and whether that is ambiguous."""
 
-    @property
-    def program(self) -> str | None:
-        return program_name(self.argv[0]) if self.argv else None
+    def __post_init__(self) -> None:
+        self.program = program_name(self.argv[0]) if self.argv else None
 
     @property
     def args(self) -> tuple[Word, ...]:
@@ -95,14 +97,17 @@ def program_name(word: Word) -> str | None:
     return posixpath.basename(word.value.rstrip("/")) or word.value
 
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "rbash"})
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SHELLS = _set("sh bash zsh dash ksh mksh ash yash fish rbash")
 _PYTHON = re.compile(r"^(?:python(?:[23](?:\.\d+)?)?|pypy3?)$")
-_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "http", "https", "xh", "aria2c", "lwp-request"})
+_DOWNLOADERS = _set("curl wget fetch http https xh aria2c lwp-request")
 _ECHOERS = frozenset({"echo", "printf"})
 _INLINE_FLAGS: dict[str, frozenset[str]] = {
     "node": frozenset({"-e", "--eval", "-p", "--print"}),
     "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
-    "bun": frozenset({"-e", "--eval", "-p", "--print"}),
     "deno": frozenset({"eval"}),
     "perl": frozenset({"-e", "-E"}),
     "ruby": frozenset({"-e"}),
@@ -120,59 +125,83 @@ _CODE_STRING = re.compile(r"'([^'\\\n]{1,512})'|\"([^\"\\\n]{1,512})\"")
 _GLOB_CHARS = re.compile(r"(?<!\\)[*?\[]")
 _BACKSLASH = re.compile(r"\\(.)", re.DOTALL)
 _DQ_BACKSLASH = re.compile(r"\\([$`\"\\\n])")
-_ANSI_SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
-                "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+_ANSI_SIMPLE = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
 
 # Short options taking a value (as letters) and long ones, per wrapper.
 _OPTS: dict[str, tuple[str, frozenset[str]]] = {
-    "sudo": ("ugpCDhrtTU", frozenset({"--user", "--group", "--prompt", "--chdir", "--close-from",
-                                      "--role", "--type", "--command-timeout", "--other-user",
-                                      "--host"})),
+    "sudo": (
+        "ugpCDhrtTU",
+        _set("""
+        --user --group --prompt --chdir --close-from --role --type --command-timeout
+        --other-user --host
+    """),
+    ),
     "doas": ("uC", frozenset()),
-    "nice": ("n", frozenset({"--adjustment"})),
-    "ionice": ("cnt", frozenset({"--class", "--classdata"})),
+    "nice": ("n", _set("--adjustment")),
+    "ionice": ("cnt", _set("--class --classdata")),
     "nohup": ("", frozenset()),
     "setsid": ("", frozenset()),
-    "time": ("fo", frozenset({"--format", "--output"})),
-    "stdbuf": ("ioe", frozenset({"--input", "--output", "--error"})),
+    "time": ("fo", _set("--format --output")),
+    "stdbuf": ("ioe", _set("--input --output --error")),
     "unbuffer": ("", frozenset()),
     "chronic": ("", frozenset()),
     "coproc": ("", frozenset()),
     "builtin": ("", frozenset()),
     "exec": ("a", frozenset()),
     "command": ("", frozenset()),
-    "timeout": ("sk", frozenset({"--signal", "--kill-after"})),
+    "timeout": ("sk", _set("--signal --kill-after")),
     "chrt": ("", frozenset()),
     "taskset": ("", frozenset()),
-    "flock": ("wEn", frozenset({"--timeout", "--conflict-exit-code"})),
-    "npx": ("pc", frozenset({"--package", "--call"})),
-    "bunx": ("p", frozenset({"--package"})),
-    "uvx": ("p", frozenset({"--from", "--with", "--python", "--with-requirements", "--index"})),
+    "flock": ("wEn", _set("--timeout --conflict-exit-code")),
+    "npx": ("pc", _set("--package --call")),
+    "bunx": ("p", _set("--package")),
+    "uvx": ("p", _set("--from --with --python --with-requirements --index")),
     "busybox": ("", frozenset()),
 }
 _XARGS_SHORT = "adEILnPs"
-_XARGS_LONG = frozenset({"--arg-file", "--delimiter", "--eof", "--replace", "--max-lines",
-                         "--max-args", "--max-procs", "--max-chars", "--process-slot-var"})
+_XARGS_LONG = _set("""
+    --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars
+    --process-slot-var
+""")
 _SSH_SHORT = "bcDEeFIiJLlmOoPpQRSWw"
 _SHELL_SHORT_VALUE = "oO"
-_SHELL_LONG_VALUE = frozenset({"--rcfile", "--init-file"})
+_SHELL_LONG_VALUE = _set("--rcfile --init-file")
 _PY_SHORT_VALUE = "WX"
+# program: (subcommands that run a command, short value options, long value options)
 _RUNNERS: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = {
-    # program: (subcommand words that run a command, short value opts, long value opts)
-    "uv": (("run",), "p", frozenset({"--with", "--python", "--project", "--directory", "--env-file",
-                                     "--extra", "--group", "--package", "--index", "--from",
-                                     "--with-requirements", "--with-editable", "--only-group"})),
-    "poetry": (("run",), "C", frozenset({"--directory", "--project"})),
+    "uv": (
+        ("run",),
+        "p",
+        _set("""
+        --with --python --project --directory --env-file --extra --group --package --index
+        --from --with-requirements --with-editable --only-group
+    """),
+    ),
+    "poetry": (("run",), "C", _set("--directory --project")),
     "pipenv": (("run",), "", frozenset()),
-    "pdm": (("run",), "p", frozenset({"--project"})),
-    "hatch": (("run",), "e", frozenset({"--env"})),
+    "pdm": (("run",), "p", _set("--project")),
+    "hatch": (("run",), "e", _set("--env")),
     "rye": (("run",), "", frozenset()),
-    "conda": (("run",), "np", frozenset({"--name", "--prefix", "--cwd"})),
-    "mamba": (("run",), "np", frozenset({"--name", "--prefix", "--cwd"})),
-    "pnpm": (("exec", "dlx"), "C", frozenset({"--dir", "--filter"})),
+    "conda": (("run",), "np", _set("--name --prefix --cwd")),
+    "mamba": (("run",), "np", _set("--name --prefix --cwd")),
+    "pnpm": (("exec", "dlx"), "C", _set("--dir --filter")),
     "yarn": (("exec", "dlx"), "", frozenset()),
     "bun": (("x",), "", frozenset()),
-    "pipx": (("run",), "", frozenset({"--spec", "--python"})),
+    "pipx": (("run",), "", _set("--spec --python")),
 }
 
 
@@ -281,7 +310,7 @@ class _Walker:
     def walk(self, node: Node, stdin: list[Command] | None) -> list[Command]:
         kind = node.type
         if kind == "command":
-            return self.command(node, stdin, [])
+            return self.command(node, stdin)
         if kind == "redirected_statement":
             return self.redirected(node, stdin)
         if kind == "pipeline":
@@ -306,8 +335,16 @@ class _Walker:
             return []
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return []
-        if kind in ("word", "string", "raw_string", "concatenation", "simple_expansion",
-                    "expansion", "number", "ansi_c_string"):
+        if kind in (
+            "word",
+            "string",
+            "raw_string",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+            "number",
+            "ansi_c_string",
+        ):
             self.word(node)
             return []
         return self.children(node, stdin)
@@ -331,24 +368,27 @@ class _Walker:
 
     def redirected(self, node: Node, stdin: list[Command] | None) -> list[Command]:
         body = node.child_by_field_name("body")
-        redirects = [c for c in node.named_children if c is not body]
-        heredocs = [r for r in redirects if r.type == "heredoc_redirect"]
+        redirects = [c for c in node.named_children if c != body]
         texts: list[str] = []
-        for heredoc in heredocs:
-            for part in heredoc.named_children:
-                if part.type == "heredoc_body":
-                    texts.append(_text(part))
-                    for sub in part.named_children:
-                        if sub.type in ("command_substitution", "expansion"):
-                            self.walk(sub, None)
-        herestrings = [r for r in redirects if r.type == "herestring_redirect"]
-        for here in herestrings:
-            texts.extend(self.herestring(here))
-        commands = self.walk(body, stdin) if body is not None else []
-        if commands and texts:
-            for command in commands:
+        for redirect in redirects:
+            if redirect.type == "heredoc_redirect":
+                for part in redirect.named_children:
+                    if part.type == "heredoc_body":
+                        texts.append(_text(part))
+                        for sub in part.named_children:
+                            if sub.type in ("command_substitution", "expansion"):
+                                self.walk(sub, None)
+            elif redirect.type == "herestring_redirect":
+                texts.extend(self.herestring(redirect))
+        if body is None:
+            commands: list[Command] = []
+        elif body.type == "command":
+            commands = self.command(body, stdin, texts)
+        else:
+            commands = self.walk(body, stdin)
+            for command in commands if texts else ():
                 command.stdin_texts.extend(texts)
-                self.on_stdin(command)
+                self.on_stdin(command, texts_only=True)
         writes: list[Word] = []
         reads: list[Word] = []
         for redirect in redirects:
@@ -379,8 +419,11 @@ class _Walker:
                 operator = _text(child)
                 break
         dest = node.child_by_field_name("destination")
-        targets = [dest] if dest is not None else [c for c in node.named_children
-                                                   if c.type != "file_descriptor"]
+        targets = (
+            [dest]
+            if dest is not None
+            else [c for c in node.named_children if c.type != "file_descriptor"]
+        )
         for target in targets:
             word = self.word(target)
             if operator in (">&", "<&", ">&-", "<&-") and (
@@ -393,9 +436,11 @@ class _Walker:
                 writes.append(word)
 
     # -- simple commands ---------------------------------------------------------------
-    def command(self, node: Node, stdin: list[Command] | None, extra: list[Word]) -> list[Command]:
+    def command(
+        self, node: Node, stdin: list[Command] | None, texts: Sequence[str] = ()
+    ) -> list[Command]:
         argv: list[Word] = []
-        texts: list[str] = []
+        texts = list(texts)
         writes: list[Word] = []
         reads: list[Word] = []
         for child in node.named_children:
@@ -418,7 +463,7 @@ class _Walker:
         if not argv:
             return []
         before = len(self.out.commands)
-        self.run(argv + extra, via=(), producers=list(stdin or ()), texts=texts)
+        self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
         return self.out.commands[before:]
 
     def add(self, command: Command) -> None:
@@ -459,6 +504,8 @@ class _Walker:
             step = handler(self, argv, via, producers, texts)
             if step is None:
                 return
+            if isinstance(step, _Plain):
+                break
             argv, via = step
         if not argv:
             return
@@ -475,8 +522,6 @@ class _Walker:
             self.source(command)
         elif program == "trap" and len(argv) > 1 and argv[1].value is not None:
             self.nested(argv[1].value, "trap handler")
-        elif program in _DOWNLOADERS or program in _ECHOERS:
-            pass
         if texts or producers:
             self.on_stdin(command)
 
@@ -529,8 +574,8 @@ class _Walker:
             return
         self.finding("shell-stdin", f"{why}: a shell runs code produced at runtime")
 
-    def on_stdin(self, command: Command) -> None:
-        """Commands that interpret their stdin as code or SQL get the text checked."""
+    def on_stdin(self, command: Command, *, texts_only: bool = False) -> None:
+        """Shells and interpreters that read code on stdin get that code checked."""
         program = command.program
         if program is None:
             return
@@ -542,9 +587,11 @@ class _Walker:
             if reads_code:
                 for text in command.stdin_texts:
                     self.code(command, text)
-                if command.producers:
+                if command.producers and not texts_only:
                     if _from_downloader(command.producers):
-                        self.finding("download-exec", "python runs code downloaded from the network")
+                        self.finding(
+                            "download-exec", "python runs code downloaded from the network"
+                        )
                     elif _static_output(command.producers) is None:
                         self.finding("shell-stdin", "python runs code produced at runtime")
                 return
@@ -552,7 +599,7 @@ class _Walker:
             return
         for text in command.stdin_texts:
             self.nested(text, f"{program} reads a script on stdin")
-        if command.producers:
+        if command.producers and not texts_only:
             self.generated_code(command.producers, f"{program} reads commands from a pipe")
 
     def code(self, command: Command, text: str) -> None:
@@ -560,7 +607,9 @@ class _Walker:
         if _GUARD_IMPORT.search(text):
             self.finding("guard-self", "inline code imports the guard package: " + _preview(text))
         if _CODE_DELETE.search(text):
-            self.finding("inline-code", "inline code deletes files or runs commands: " + _preview(text))
+            self.finding(
+                "inline-code", "inline code deletes files or runs commands: " + _preview(text)
+            )
         strings = tuple(a or b for a, b in _CODE_STRING.findall(text))
         if strings:
             command.code_strings = command.code_strings + strings
@@ -604,9 +653,7 @@ class _Walker:
                     self._word_into(child, parts, top=False)
                 else:
                     parts.pieces.append(_text(child))
-        elif kind in ("number", "string_content", "heredoc_content"):
-            parts.pieces.append(_text(node))
-        elif kind == "brace_expression":
+        elif kind in ("number", "string_content", "heredoc_content") or kind == "brace_expression":
             parts.pieces.append(_text(node))
         else:
             # arithmetic, translated strings, anything exotic: walk it for substitutions.
@@ -618,7 +665,9 @@ class _Walker:
             parts.dynamic = True
 
     def _expansion(self, node: Node, parts: _Parts) -> None:
-        names = [c for c in node.named_children if c.type in ("variable_name", "special_variable_name")]
+        names = [
+            c for c in node.named_children if c.type in ("variable_name", "special_variable_name")
+        ]
         plain = len(node.named_children) == 1 and len(names) == 1
         name = _text(names[0]) if names else ""
         if plain and name == "HOME":
@@ -713,8 +762,14 @@ def _python_has_source(args: Sequence[Word]) -> bool:
     return False
 
 
-# -- wrapper handlers: return the inner argv (and the wrapper chain) or None when done ----
-_Step = tuple[list[Word], tuple[str, ...]] | None
+# -- wrapper handlers: return the inner argv (and the wrapper chain), None when done, or
+# _PLAIN when the program is not acting as a wrapper this time.
+class _Plain:
+    pass
+
+
+_PLAIN = _Plain()
+_Step = tuple[list[Word], tuple[str, ...]] | _Plain | None
 _Handler = Callable[[_Walker, list[Word], tuple[str, ...], list[Command], list[str]], _Step]
 
 
@@ -732,7 +787,9 @@ def _generic(w: _Walker, argv: list[Word], via: tuple[str, ...], *_: object) -> 
         rest = rest[1:]
         if rest and rest[0].value in ("-c", "--command") and len(rest) > 1:
             if rest[1].value is None:
-                w.finding("dynamic-script", "flock -c runs a string built at runtime: " + rest[1].raw)
+                w.finding(
+                    "dynamic-script", "flock -c runs a string built at runtime: " + rest[1].raw
+                )
                 return None
             w.nested(rest[1].value, "flock -c")
             return None
@@ -836,8 +893,9 @@ def _run_string(w: _Walker, words: Sequence[Word], why: str) -> _Step:
     return None
 
 
-def _shell(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command],
-           texts: list[str]) -> _Step:
+def _shell(
+    w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command], texts: list[str]
+) -> _Step:
     program = program_name(argv[0]) or "sh"
     args = argv[1:]
     i = 0
@@ -865,8 +923,10 @@ def _shell(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[C
             if script.inner and _from_downloader(script.inner):
                 w.finding("download-exec", f"{program} -c runs code downloaded from the network")
             else:
-                w.finding("dynamic-script", f"{program} -c runs a string built at runtime: "
-                          + _preview(script.raw))
+                w.finding(
+                    "dynamic-script",
+                    f"{program} -c runs a string built at runtime: " + _preview(script.raw),
+                )
             return None
         w.nested(script.value, f"{program} -c")
         return None
@@ -880,8 +940,9 @@ def _shell(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[C
     return None
 
 
-def _python(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command],
-            texts: list[str]) -> _Step:
+def _python(
+    w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command], texts: list[str]
+) -> _Step:
     args = argv[1:]
     i = 0
     while i < len(args):
@@ -917,8 +978,9 @@ def _python(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[
     return None
 
 
-def _inline(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command],
-            texts: list[str]) -> _Step:
+def _inline(
+    w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[Command], texts: list[str]
+) -> _Step:
     program = program_name(argv[0]) or ""
     flags = _INLINE_FLAGS[program]
     command = Command(tuple(argv), w.cwd, via, producers, texts)
@@ -928,9 +990,12 @@ def _inline(w: _Walker, argv: list[Word], via: tuple[str, ...], producers: list[
         value = arg.value
         if value is None:
             continue
-        if value in flags or (value.startswith("-") and not value.startswith("--")
-                              and any(f"-{ch}" in flags for ch in value[1:])
-                              and program in ("perl", "ruby")):
+        if value in flags or (
+            value.startswith("-")
+            and not value.startswith("--")
+            and any(f"-{ch}" in flags for ch in value[1:])
+            and program in ("perl", "ruby")
+        ):
             code = args[i + 1] if i + 1 < len(args) else None
             if code is None:
                 continue
@@ -947,7 +1012,7 @@ def _runner(w: _Walker, argv: list[Word], via: tuple[str, ...], *_: object) -> _
     args = argv[1:]
     start = _skip_options(args, short, long)
     if start >= len(args) or args[start].value not in subcommands:
-        return argv, via if False else None  # type: ignore[return-value]
+        return _PLAIN
     rest = args[start + 1 :]
     inner = _skip_options(rest, short, long)
     return rest[inner:], (*via, f"{program} {args[start].value}")
@@ -963,15 +1028,17 @@ def _shell_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-_HANDLERS: dict[str, _Handler] = {name: _generic for name in _OPTS}
-_HANDLERS.update({
-    "env": _env,
-    "xargs": _xargs,
-    "watch": _watch,
-    "su": _su,
-    "ssh": _ssh,
-    "busybox": _busybox,
-})
+_HANDLERS: dict[str, _Handler] = dict.fromkeys(_OPTS, _generic)
+_HANDLERS.update(
+    {
+        "env": _env,
+        "xargs": _xargs,
+        "watch": _watch,
+        "su": _su,
+        "ssh": _ssh,
+        "busybox": _busybox,
+    }
+)
 
 
 def analyze(command: str, *, cwd: str, home: str | None = None) -> Script:

@@ -23,6 +23,7 @@ __all__ = [
     "LayerName",
     "PolicyDescription",
     "Rule",
+    "RuleKind",
     "Settings",
     "Verdict",
     "VerdictName",
@@ -137,7 +138,9 @@ class Rule(BaseModel):
             except re.error as exc:
                 raise ValueError(f"'arg_regex' is not a valid regular expression: {exc}") from None
         if self.verdict == "allow" and not self.relaxes:
-            raise ValueError("an allow rule must list the built-in rule ids it relaxes in 'relaxes'")
+            raise ValueError(
+                "an allow rule must list the built-in rule ids it relaxes in 'relaxes'"
+            )
         if self.verdict != "allow" and self.relaxes:
             raise ValueError("'relaxes' only makes sense with verdict = \"allow\"")
         if any(not item for item in (*self.tools, *self.paths, *self.program, *self.flags)):
@@ -233,6 +236,7 @@ class PolicyDescription(BaseModel):
 
     precedence: str
     layers: tuple[DescribedLayer, ...]
+    placeholders: dict[str, str]
     settings: dict[str, bool | list[str]]
     settings_from: dict[str, LayerName]
     rules: tuple[DescribedRule, ...]

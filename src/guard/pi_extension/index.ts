@@ -55,6 +55,7 @@ class Sidecar {
 	private crashed: string | undefined;
 	private stderrTail: string[] = [];
 	private readonly expected = new WeakSet<object>();
+	private readonly inflight = new Set<Promise<unknown>>();
 	private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 
 	constructor(private readonly cfg: GuardConfig) {}
@@ -133,7 +134,7 @@ class Sidecar {
 		const child = this.child!;
 		const id = this.nextId++;
 		const timeoutMs = this.ready ? this.cfg.requestTimeoutMs : this.cfg.startTimeoutMs;
-		return new Promise<T>((resolve, reject) => {
+		const answered = new Promise<T>((resolve, reject) => {
 			const timer = setTimeout(() => {
 				this.pending.delete(id);
 				reject(new Error(`sidecar gave no answer to ${method} within ${timeoutMs} ms`));
@@ -143,18 +144,25 @@ class Sidecar {
 			this.pending.set(id, { resolve, reject, timer });
 			child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
 		});
+		this.inflight.add(answered);
+		const done = () => this.inflight.delete(answered);
+		answered.then(done, done);
+		return answered;
 	}
 
 	async stop(): Promise<void> {
 		const child = this.child;
 		if (!child) return;
+		// Let fire-and-forget audits already sent be answered (bounded), then stop.
+		await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 2_000))]);
 		this.expected.add(child);
 		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-		child.stdin.end();
-		child.kill("SIGTERM");
-		const timer = setTimeout(() => child.kill("SIGKILL"), 2_000);
+		child.stdin.end(); // EOF: the sidecar finishes queued requests and exits on its own
+		const term = setTimeout(() => child.kill("SIGTERM"), 1_000);
+		const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
 		await gone;
-		clearTimeout(timer);
+		clearTimeout(term);
+		clearTimeout(kill);
 	}
 }
 
@@ -206,14 +214,18 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 	};
 
+	const loadTools = async () => {
+		const description = await sidecar!.call("describe", {});
+		registerTools(description.tools ?? []);
+	};
+
 	pi.on("session_start", async (_event, ctx) => {
 		if (!sidecar) {
 			ctx.ui.notify(configError, "error");
 			return;
 		}
 		try {
-			const description = await sidecar.call("describe", {});
-			registerTools(description.tools ?? []);
+			await loadTools();
 			ctx.ui.setStatus(STATUS_KEY, `operator-guard on (sidecar pid ${sidecar.pid})`);
 		} catch (err) {
 			ctx.ui.notify(`operator-guard: sidecar unavailable (${message(err)}); risky tool calls will be blocked`, "error");
@@ -239,6 +251,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			return failClosed(call, err);
 		}
 		if (missedAudits.length) flushMissedAudits();
+		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
 		if (reply.action === "allow") return undefined;
 		if (reply.action !== "confirm") return { block: true, reason: String(reply.blockReason) };
 
@@ -271,7 +284,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const evidenceId = evidenceByCall.get(event.toolCallId);
 		evidenceByCall.delete(event.toolCallId);
 		// event.input is the input as executed: a later extension may have changed it.
-		await sidecar
+		// Not awaited: auditing (an fsync) must not slow the tool loop; stop() drains it.
+		void sidecar
 			?.call(
 				"audit.toolExecuted",
 				{ toolCallId: event.toolCallId, toolName: event.toolName, input: event.input, cwd: ctx.cwd, isError: event.isError, evidenceId },

@@ -1,0 +1,165 @@
+"""Helpers for the end-to-end tests: a world (project, agent dir, guard home) and pi events."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from guard._install import install
+from guard._pi_demo import PiRpc, read_session_entries
+from guard._scripted_model import ToolCall, Turn
+from guard._sidecar import PLANNER_TOOL_NAME
+
+REPO = Path(__file__).resolve().parents[2]
+EVIDENCE = "operator-confirmation-evidence"
+
+
+def bash(command: str) -> ToolCall:
+    return ToolCall("bash", {"command": command})
+
+
+def turns(*calls: ToolCall) -> list[Turn]:
+    return [Turn(tool_calls=calls), Turn(text="done")]
+
+
+SCENARIOS: dict[str, list[Turn]] = {
+    "rm-build": turns(bash("rm -rf build")),
+    "rm-a": turns(bash("rm -rf a")),
+    "rm-b": turns(bash("rm -rf b")),
+    "rm-c": turns(bash("rm -rf c")),
+    "two-rms": turns(bash("rm -rf build"), bash("rm -rf dist")),
+    "read-then-env": [
+        Turn(tool_calls=(ToolCall("read", {"path": "README.md"}),)),
+        Turn(tool_calls=(ToolCall("write", {"path": ".env", "content": "TOKEN=stolen\n"}),)),
+        Turn(text="done"),
+    ],
+    "plan": turns(ToolCall(PLANNER_TOOL_NAME, {"guardCanOwnDialog": True})),
+}
+
+
+@dataclass
+class World:
+    """A temporary project with the guard installed, its pi agent dir and guard home."""
+
+    tmp: Path
+    project: Path
+    agent_dir: Path
+    home: Path
+    sessions: Path
+    pi: Path
+
+    def install(self, **options: Any) -> None:
+        install("project", self.project, force=True, uninstall=False, home=self.home, **options)
+        cfgp = self.project / ".pi/extensions/operator-guard/guard.json"  # TEMP HACK
+        cfg = json.loads(cfgp.read_text())
+        cfg["args"] = [
+            "-c",
+            "import sys; from guard._sidecar import serve; sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=None))",
+        ]
+        cfgp.write_text(json.dumps(cfg))
+
+    def rpc(self, *extra_args: str) -> PiRpc:
+        return PiRpc(
+            self.pi,
+            self.project,
+            self.agent_dir,
+            session_dir=self.sessions,
+            extra_args=extra_args,
+            stderr_path=self.tmp / f"pi-stderr-{time.monotonic_ns()}.log",
+        )
+
+    def envelopes(self) -> list[dict[str, Any]]:
+        return [
+            e["data"]
+            for e in read_session_entries(self.sessions)
+            if e.get("type") == "custom" and e.get("customType") == EVIDENCE
+        ]
+
+    def audit(self, event: str | None = None) -> list[dict[str, Any]]:
+        lines = (self.home / "audit.jsonl").read_text().splitlines()
+        records = [json.loads(line) for line in lines]
+        return [r for r in records if event is None or r["event"] == event]
+
+    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "guard", "--home", str(self.home), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+    def consume(
+        self, envelope: Mapping[str, Any], command: str
+    ) -> subprocess.CompletedProcess[str]:
+        return self.cli(
+            "consume",
+            "--envelope",
+            "-",
+            "--tool",
+            "bash",
+            "--input",
+            json.dumps({"command": command}),
+            "--cwd",
+            str(self.project),
+            stdin=json.dumps(envelope),
+        )
+
+
+def tool_ends(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [e for e in events if e.get("type") == "tool_execution_end"]
+
+
+def confirms(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    return [
+        e
+        for e in events
+        if e.get("type") == "extension_ui_request" and e.get("method") == "confirm"
+    ]
+
+
+def result_text(end: Mapping[str, Any]) -> str:
+    return "".join(p.get("text", "") for p in end["result"].get("content", []))
+
+
+def sidecar_pids(parent: int) -> list[int]:
+    """Live child processes of ``parent`` running ``guard serve`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == parent and fields[0] != "Z" and any(b"guard" in a for a in cmdline):
+            found.append(int(entry.name))
+    return found
+
+
+def wait_gone(pid: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return
+        if state == "Z":
+            time.sleep(0.05)  # let pi reap it and notice
+            continue
+        time.sleep(0.02)
+    raise AssertionError(f"process {pid} still alive")
+
+
+def env_without_pi() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PI_")}

@@ -1,0 +1,170 @@
+"""``pi-guard install``: where the shim goes, idempotence, and never clobbering edits."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from guard._errors import BadInputError
+from guard._install import (
+    CONFIG_FILE,
+    MANIFEST_FILE,
+    InstallTargetError,
+    ModifiedInstallError,
+    extension_dir,
+    install,
+    shim_source,
+)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def shim_dir(project: Path) -> Path:
+    return project / ".pi" / "extensions" / "operator-guard"
+
+
+def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
+    result = install("project", project, force=False, uninstall=False)
+    target = shim_dir(project)
+    assert result.action == "installed"
+    assert result.directory == str(target)
+    assert (target / "index.ts").read_bytes() == shim_source()
+    config = json.loads((target / CONFIG_FILE).read_text())
+    assert config["python"] == str(Path(sys.executable).absolute())
+    assert config["args"] == ["-m", "guard", "serve"]
+    assert config["home"] is None
+    assert config["confirmTimeoutMs"] == 60_000
+    manifest = json.loads((target / MANIFEST_FILE).read_text())
+    assert set(manifest["files"]) == {"index.ts", CONFIG_FILE}
+    text = result.render()
+    assert str(target) in text
+    assert "/guard" in text
+    assert "--uninstall" in text
+
+
+def test_shim_is_small_and_imports_only_types_from_pi() -> None:
+    source = shim_source().decode()
+    assert source.count("\n") < 350
+    pi_imports = [line for line in source.splitlines() if "@mariozechner/pi-coding-agent" in line]
+    assert pi_imports
+    assert all(line.startswith("import type ") for line in pi_imports)
+    assert source.count("export default function") == 1
+
+
+def test_global_install_follows_pi_coding_agent_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    result = install("global", None, force=False, uninstall=False)
+    expected = tmp_path / "agent" / "extensions" / "operator-guard"
+    assert result.directory == str(expected)
+    assert (expected / "index.ts").is_file()
+    assert extension_dir("global", None) == expected
+
+
+def test_second_install_is_unchanged(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    before = {p.name: p.stat().st_mtime_ns for p in shim_dir(project).iterdir()}
+    again = install("project", project, force=False, uninstall=False)
+    assert again.action == "unchanged"
+    assert {p.name: p.stat().st_mtime_ns for p in shim_dir(project).iterdir()} == before
+
+
+def test_options_are_written_and_user_settings_survive_a_reinstall(
+    project: Path, tmp_path: Path
+) -> None:
+    install(
+        "project",
+        project,
+        force=False,
+        uninstall=False,
+        home=tmp_path / "home",
+        confirm_timeout_ms=5000,
+    )
+    config_path = shim_dir(project) / CONFIG_FILE
+    config = json.loads(config_path.read_text())
+    assert config["home"] == str(tmp_path / "home")
+    assert config["confirmTimeoutMs"] == 5000
+    config["ttlSeconds"] = 90
+    config_path.write_text(json.dumps(config))
+    again = install("project", project, force=False, uninstall=False)
+    assert again.action == "updated"
+    kept = json.loads(config_path.read_text())
+    assert kept["ttlSeconds"] == 90
+    assert kept["confirmTimeoutMs"] == 5000
+    assert kept["home"] == str(tmp_path / "home")
+
+
+def test_a_modified_shim_is_not_overwritten_without_force(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    shim = shim_dir(project) / "index.ts"
+    shim.write_text("// my local patch\n")
+    with pytest.raises(ModifiedInstallError) as caught:
+        install("project", project, force=False, uninstall=False)
+    assert caught.value.exit_code == 2
+    assert str(shim) in str(caught.value)
+    assert shim.read_text() == "// my local patch\n"
+    forced = install("project", project, force=True, uninstall=False)
+    assert forced.action == "updated"
+    assert shim.read_bytes() == shim_source()
+
+
+def test_a_foreign_directory_of_the_same_name_is_not_overwritten(project: Path) -> None:
+    target = shim_dir(project)
+    target.mkdir(parents=True)
+    (target / "index.ts").write_text("export default function () {}\n")
+    with pytest.raises(ModifiedInstallError):
+        install("project", project, force=False, uninstall=False)
+
+
+def test_a_corrupt_config_counts_as_modified(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    (shim_dir(project) / CONFIG_FILE).write_text("{not json")
+    with pytest.raises(ModifiedInstallError):
+        install("project", project, force=False, uninstall=False)
+
+
+def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    (shim_dir(project) / "notes.txt").write_text("mine")
+    result = install("project", project, force=False, uninstall=True)
+    assert result.action == "uninstalled"
+    assert set(result.files) == {"index.ts", CONFIG_FILE, MANIFEST_FILE}
+    assert result.left_in_place == ("notes.txt",)
+    assert sorted(p.name for p in shim_dir(project).iterdir()) == ["notes.txt"]
+
+
+def test_uninstall_of_a_clean_install_removes_the_directory(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    assert install("project", project, force=False, uninstall=True).action == "uninstalled"
+    assert not shim_dir(project).exists()
+    assert install("project", project, force=False, uninstall=True).action == "not-installed"
+
+
+def test_uninstall_refuses_a_modified_shim_without_force(project: Path) -> None:
+    install("project", project, force=False, uninstall=False)
+    (shim_dir(project) / "index.ts").write_text("// edited")
+    with pytest.raises(ModifiedInstallError):
+        install("project", project, force=False, uninstall=True)
+    assert install("project", project, force=True, uninstall=True).action == "uninstalled"
+
+
+def test_a_missing_project_directory_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InstallTargetError) as caught:
+        install("project", tmp_path / "nope", force=False, uninstall=False)
+    assert "does not exist" in str(caught.value)
+
+
+def test_an_out_of_range_timeout_is_bad_input(project: Path) -> None:
+    with pytest.raises(BadInputError) as caught:
+        install("project", project, force=False, uninstall=False, confirm_timeout_ms=5)
+    assert "confirm_timeout_ms" in str(caught.value)
+    assert not shim_dir(project).exists()
