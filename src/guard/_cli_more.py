@@ -34,11 +34,20 @@ def _log_path(args: argparse.Namespace) -> Path:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from guard._guard import Guard
+    """Print a plan; audit ``planner.reported`` only when the home's audit log exists.
+
+    Planning is read-only: it never creates a home, a key or a log as a side effect.
+    """
+    from guard._guard import AUDIT_LOG_FILE, Guard
+    from planning import PLANNERS, parse_plan_input
 
     raw = read_text_arg(args.input, "--input") if args.input is not None else "{}"
-    with Guard.open(args.home) as guard:
-        emit(guard.plan(args.planner, raw))
+    home = resolve_home(args.home)
+    if (home / AUDIT_LOG_FILE).exists():
+        with Guard.open(home) as guard:
+            emit(guard.plan(args.planner, raw))
+    else:
+        emit(PLANNERS[args.planner].run(parse_plan_input(args.planner, raw)))
     return EXIT_OK
 
 

@@ -290,7 +290,7 @@ def test_internal_error_is_exit_1_without_traceback(home: Path) -> None:
     assert one_line_error(proc) == "pi-guard: internal error: RuntimeError: disk on fire"
 
 
-def test_plan_prints_report_only_json(home: Path) -> None:
+def test_plan_prints_report_only_json_and_creates_nothing(home: Path) -> None:
     proc = run(
         home,
         "plan",
@@ -301,6 +301,17 @@ def test_plan_prints_report_only_json(home: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["dispatchAllowed"] is False and plan["authorization"] == "none"
+    assert plan["channel"] == "guard-owned-report-only"
+    assert not home.exists()
+
+
+def test_plan_is_audited_when_the_log_exists(home: Path) -> None:
+    assert run(home, "keygen").returncode == 0
+    assert run(home, "plan", "signal-source", "--input", "-", stdin="{}").returncode == 0
+    shown = run(home, "audit", "show", "--json", "--event", "planner.reported")
+    assert shown.returncode == 0, shown.stderr
+    records = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [r["data"]["planner"] for r in records] == ["signal-source"]
 
 
 def test_help_exits_0(home: Path) -> None:
