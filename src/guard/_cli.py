@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from audit import AuditError
+from audit import AuditError, LogFormatError, LogIntegrityError
 from guard._cli_io import emit, load_json_object, read_file_arg, read_text_arg
 from guard._errors import BadInputError, GuardError
 from guard._guard import Guard
@@ -196,6 +196,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PlanningError as exc:
         sys.stderr.write(f"pi-guard: error: {exc}\n")
         return EXIT_BAD_INPUT
+    except (LogFormatError, LogIntegrityError) as exc:
+        sys.stderr.write(f"pi-guard: audit integrity failure: {exc}\n")
+        return EXIT_TAMPERED
     except AuditError as exc:
         sys.stderr.write(f"pi-guard: audit error: {exc}\n")
         return EXIT_BAD_INPUT

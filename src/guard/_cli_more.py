@@ -94,7 +94,7 @@ def cmd_audit_show(args: argparse.Namespace) -> int:
         for record in records:
             sys.stdout.write(json.dumps(record.model_dump(mode="json"), ensure_ascii=False) + "\n")
     else:
-        sys.stdout.write(render_records(records) + "\n")
+        sys.stdout.write(render_records(records))
     return EXIT_OK
 
 

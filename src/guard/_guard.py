@@ -123,6 +123,8 @@ class Guard:
             self._keyring = self._keys.public_keyring()
             self._signer = self._keys.load_signer()
             self._keyring_stamp = stamp
+            # Heads must be signed by the active key, not one that was just retired.
+            self.audit.use_signer(self._signer)
 
     def _current_signer(self) -> Signer:
         self._refresh_keys()
@@ -152,6 +154,7 @@ class Guard:
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
     ) -> Evaluation:
         """Classify a pending call and, unless it is local-safe, compute its fingerprint."""
+        self._refresh_keys()
         name = normalize_tool_name(tool_name)
         tool_input = _check_input(tool_input)
         workdir = Path(cwd)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -64,6 +65,11 @@ PROTOCOL = "pi-operator-guard/sidecar/v1"
 MAX_LINE_BYTES = 1 << 20
 READ_CHUNK = 64 * 1024
 PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
+_HEAD_BYTES = 256
+# Only an id that opens the object (optionally after "jsonrpc") counts: never a nested one.
+_HEAD_ID = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,15}|"[^"\\]{0,128}")\s*,'
+)
 _log = get_logger("guard.sidecar")
 
 
@@ -75,11 +81,13 @@ class Frame:
     """One record: ``data`` is the line without LF and trailing CR.
 
     ``oversize`` > 0 means the line was longer than the limit and was discarded
-    (``data`` is then empty and ``oversize`` is its length in bytes).
+    (``data`` is then empty, ``oversize`` is its length in bytes and ``head`` keeps its
+    first bytes, enough to name the request id in the error).
     """
 
     data: bytes
     oversize: int = 0
+    head: bytes = field(default=b"", compare=False)
 
 
 @dataclass(slots=True)
@@ -89,6 +97,7 @@ class LineSplitter:
     max_line: int = MAX_LINE_BYTES
     _buffer: bytearray = field(default_factory=bytearray)
     _discarding: int = 0
+    _head: bytes = b""
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Add bytes; return every record completed by them."""
@@ -118,18 +127,19 @@ class LineSplitter:
         # One extra byte for a CR that CRLF input puts before the LF.
         if len(self._buffer) > self.max_line + 1:
             self._discarding = len(self._buffer)
+            self._head = bytes(self._buffer[:_HEAD_BYTES])
             self._buffer = bytearray()
 
     def _close(self) -> Frame:
         if self._discarding:
             size, self._discarding = self._discarding, 0
-            return Frame(b"", oversize=size)
+            return Frame(b"", oversize=size, head=self._head)
         data = bytes(self._buffer)
         self._buffer = bytearray()
         if data.endswith(b"\r"):
             data = data[:-1]
         if len(data) > self.max_line:
-            return Frame(b"", oversize=len(data))
+            return Frame(b"", oversize=len(data), head=data[:_HEAD_BYTES])
         return Frame(data)
 
 
@@ -203,6 +213,18 @@ def decode_request(frame: Frame) -> Any:
         if isinstance(exc, json.JSONDecodeError):
             detail = {"detail": exc.msg, "offset": exc.pos}
         raise _Fault(RpcCode.PARSE_ERROR, "Parse error", "invalid-json", **detail) from None
+
+
+def _recover_id(head: bytes) -> RequestId:
+    """The id of a discarded oversize request, when it opens the object; else ``None``.
+
+    Lets a client waiting on that id get its error at once instead of timing out.
+    """
+    found = _HEAD_ID.match(head)
+    if found is None:
+        return None
+    value = json.loads(found.group(1))
+    return value if isinstance(value, str | int) else None
 
 
 def encode_message(message: Mapping[str, Any] | list[Any]) -> bytes:
@@ -568,7 +590,8 @@ class Sidecar:
             message = decode_request(frame)
         except _Fault as fault:
             _log.warning("bad-frame", reason=fault.data["reason"])
-            return encode_message(error_response(None, fault.code, fault.message, fault.data))
+            request_id = _recover_id(frame.head) if frame.oversize else None
+            return encode_message(error_response(request_id, fault.code, fault.message, fault.data))
         if isinstance(message, list):
             if not message:
                 return encode_message(

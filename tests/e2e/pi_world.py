@@ -41,6 +41,11 @@ SCENARIOS: dict[str, list[Turn]] = {
         Turn(text="done"),
     ],
     "plan": turns(ToolCall(PLANNER_TOOL_NAME, {"guardCanOwnDialog": True})),
+    "big-write-then-rm": [
+        Turn(tool_calls=(ToolCall("write", {"path": "big.txt", "content": "x" * (3 << 19)}),)),
+        Turn(tool_calls=(bash("rm -rf build"),)),
+        Turn(text="done"),
+    ],
 }
 
 

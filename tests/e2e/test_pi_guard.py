@@ -229,3 +229,18 @@ def test_the_model_can_call_the_read_only_planner_tool(world: World) -> None:
     assert "operator-guard status" in notify["message"]
     assert "audit verify: intact" in notify["message"]
     assert str(world.home) in notify["message"]
+
+
+def test_an_input_too_big_to_fingerprint_is_refused_and_the_guard_keeps_working(
+    world: World,
+) -> None:
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:big-write-then-rm", lambda _request: False)
+    big, rm = tool_ends(events)
+    assert big["isError"] is True
+    assert "refused to evaluate" in result_text(big)
+    assert "line-too-long" in result_text(big)
+    assert not (world.project / "big.txt").exists()
+    assert len(confirms(events)) == 1
+    assert "declined" in result_text(rm)
+    assert (world.project / "build").exists()

@@ -244,3 +244,12 @@ def test_audit_verifies_after_a_session(g: Guard, tmp_path: Path) -> None:
     assert rec.envelope is not None
     g.consume(rec.envelope.model_dump(mode="json"), "bash", RM, tmp_path)
     assert g.verify_audit().decision == "intact"
+
+
+def test_heads_are_signed_by_the_active_key_after_rotation(tmp_path: Path) -> None:
+    with Guard.open(tmp_path / "h") as a, Guard.open(tmp_path / "h") as b:
+        _, new = b.rotate_key()
+        a.tool_executed("call_9", "bash", {"command": "ls"}, tmp_path, is_error=False)
+        head = json.loads(a.audit.head_path.read_text())
+        assert head["keyId"] == new
+        assert a.verify_audit().decision == "intact"

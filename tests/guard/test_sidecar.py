@@ -204,7 +204,26 @@ def test_a_10_mb_line_is_refused_and_serving_continues(home: Path) -> None:
     bad, good = run(home, huge + b'"}}\n', rpc("health", request_id=2))
     assert error_of(bad) == (RpcCode.INVALID_REQUEST, "line-too-long")
     assert bad["error"]["data"]["limitBytes"] == MAX_LINE_BYTES
+    assert bad["id"] == 1  # recovered from the head of the line, so the caller is not left waiting
     assert good["id"] == 2
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":"req-9","method":"evaluate","params":{"x":"', "req-9"),
+        (b'{"id":-4,"jsonrpc":"2.0","method":"evaluate","params":{"x":"', -4),
+        (b'{"jsonrpc":"2.0","method":"evaluate","params":{"id":7,"x":"', None),
+        (b'[{"jsonrpc":"2.0","id":3,"method":"evaluate","params":{"x":"', None),
+        (b'{"jsonrpc":"2.0","id":true,"method":"evaluate","params":{"x":"', None),
+    ],
+)
+def test_an_oversize_request_keeps_its_id_only_when_it_opens_the_object(
+    home: Path, head: bytes, expected: object
+) -> None:
+    (bad,) = run(home, head + b"y" * (MAX_LINE_BYTES + 10) + b'"}}\n')
+    assert error_of(bad) == (RpcCode.INVALID_REQUEST, "line-too-long")
+    assert bad["id"] == expected
 
 
 def test_crlf_and_a_last_line_without_lf(home: Path) -> None:

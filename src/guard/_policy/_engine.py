@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import unicodedata
@@ -234,6 +235,11 @@ class Policy:
         self._by_sub = {k: tuple(v) for k, v in by_sub.items()}
         self._sub_programs = frozenset(program for program, _ in by_sub)
         self._globbed = tuple(globbed)
+        self._globbed_any = (
+            re.compile("|".join(fnmatch.translate(p) for r in globbed for p in r.rule.program))
+            if globbed
+            else None
+        )
 
     # -- loading -----------------------------------------------------------------------------
     @classmethod
@@ -414,9 +420,9 @@ class Policy:
         return matches
 
     def _candidates(self, command: Command, program: str) -> tuple[CompiledRule, ...]:
-        rules = self._by_program.get(program, ()) + tuple(
-            r for r in self._globbed if r.program_matches(program)
-        )
+        rules = self._by_program.get(program, ())
+        if self._globbed_any is not None and self._globbed_any.match(program):
+            rules += tuple(r for r in self._globbed if r.program_matches(program))
         if program not in self._sub_programs:
             return rules
         positionals, ambiguous = leading_positionals(command, program)

@@ -46,6 +46,16 @@ function loadConfig(): GuardConfig {
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
+/** The sidecar answered with a JSON-RPC error: it is alive but refused this request. */
+class RpcError extends Error {
+	constructor(
+		msg: string,
+		readonly reason: string,
+	) {
+		super(msg);
+	}
+}
+
 /** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts. */
 class Sidecar {
 	private child: ChildProcessWithoutNullStreams | undefined;
@@ -113,8 +123,8 @@ class Sidecar {
 			this.pending.delete(reply.id);
 			clearTimeout(waiter.timer);
 			if (reply.error) {
-				const reason = reply.error.data?.reason ? ` [${reply.error.data.reason}]` : "";
-				waiter.reject(new Error(`${reply.error.message}${reason}`));
+				const reason = String(reply.error.data?.reason ?? "error");
+				waiter.reject(new RpcError(`${reply.error.message} [${reason}]`, reason));
 			} else waiter.resolve(reply.result);
 		}
 	}
@@ -180,6 +190,12 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	const registered = new Set<string>();
 
 	const failClosed = (call: Call, err: unknown) => {
+		if (err instanceof RpcError) {
+			return {
+				block: true,
+				reason: `operator-guard blocked this ${call.toolName} call: the guard refused to evaluate it (${err.message}). Nothing was run. [reason: ${err.reason}]`,
+			};
+		}
 		if (missedAudits.length < MAX_MISSED_AUDITS) missedAudits.push(call);
 		return {
 			block: true,
