@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from audit import EVENT_MODELS, AuditHead, AuditRecord
 from guard._keys import Keyring
 from guard._models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from planning import PLANNERS
@@ -36,6 +37,10 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         )
         for name, model in models.items()
     }
+    out["audit-record.schema.json"] = AuditRecord.model_json_schema()
+    out["audit-head.schema.json"] = AuditHead.model_json_schema()
+    for event, model in sorted(EVENT_MODELS.items()):
+        out[f"audit-event-{event}.schema.json"] = model.model_json_schema()
     for planner in PLANNERS.values():
         out[f"plan-{planner.name}-input.schema.json"] = planner.input_model.model_json_schema()
         out[f"plan-{planner.name}-result.schema.json"] = planner.result_model.model_json_schema(
