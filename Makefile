@@ -21,7 +21,7 @@ test: lint
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)
-	$(BIN)/pi-guard demo
+	$(BIN)/pi-guard demo --real-pi
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

@@ -49,7 +49,7 @@ DESTRUCTIVE = (
 )
 WRAPPED = (
     "sudo -u deploy timeout 30 nice -n 5 rm -rf /srv/app/cache",
-    "bash -c 'cd /tmp && rm -rf scratch && echo done'",
+    "bash -c 'cd /var/scratch && rm -rf scratch && echo done'",
     'for f in *.log; do gzip "$f"; done && echo $(date) >> rotate.log',
     "find . -name '*.orig' -print0 | xargs -0 -n 10 rm -f",
     "git fetch origin && git rebase origin/main || (git rebase --abort; exit 1)",

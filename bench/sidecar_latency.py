@@ -73,16 +73,11 @@ def timed(pipe: Pipe, calls: list[tuple[str, dict[str, Any]]]) -> float:
     return (time.perf_counter_ns() - started) / 1e6
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=3000, help="safe/bare samples")
-    parser.add_argument("--confirmed-samples", type=int, default=300)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-
+def measure(samples: int, confirmed_samples: int) -> dict[str, Any]:
+    """Run one sidecar in a temporary home and return the latency summary (milliseconds)."""
     with tempfile.TemporaryDirectory(prefix="pi-guard-bench-") as tmp:
         project = Path(tmp) / "project"
-        project.mkdir()
+        (project / "build").mkdir(parents=True)
         (project / "README.md").write_text("bench\n")
         pipe = Pipe(Path(tmp) / "home")
         cwd = str(project)
@@ -94,24 +89,24 @@ def main() -> int:
                 pipe.call("evaluate", safe)
             bare: list[float] = []
             evaluate: list[float] = []
-            for _ in range(args.samples):
+            for _ in range(samples):
                 bare.append(timed(pipe, [("ping", {})]))
                 evaluate.append(timed(pipe, [("evaluate", safe)]))
             confirmed: list[float] = []
-            for _ in range(args.confirmed_samples):
+            for _ in range(confirmed_samples):
                 confirmed.append(
                     timed(pipe, [("evaluate", risky), ("record", {**risky, "confirmed": True})])
                 )
         finally:
             pipe.close()
 
-    def row(samples: list[float]) -> dict[str, float]:
+    def row(values: list[float]) -> dict[str, float]:
         return {
-            "p50": round(statistics.median(samples), 4),
-            "p99": round(percentile(samples, 0.99), 4),
+            "p50": round(statistics.median(values), 4),
+            "p99": round(percentile(values, 0.99), 4),
         }
 
-    result = {
+    result: dict[str, Any] = {
         "unitMs": True,
         "bare": row(bare),
         "safe": row(evaluate),
@@ -121,16 +116,27 @@ def main() -> int:
             "p99": round(percentile(evaluate, 0.99) - percentile(bare, 0.99), 4),
         },
         "confirmedOverhead": {
-            "p50": round(statistics.median(confirmed) - statistics.median(bare), 4),
-            "p99": round(percentile(confirmed, 0.99) - percentile(bare, 0.99), 4),
+            # Two round trips: subtract two bare ones.
+            "p50": round(statistics.median(confirmed) - 2 * statistics.median(bare), 4),
+            "p99": round(percentile(confirmed, 0.99) - 2 * percentile(bare, 0.99), 4),
         },
         "ratio": {
             "safeP50": round(statistics.median(evaluate) / statistics.median(bare), 2),
             "safeP99": round(percentile(evaluate, 0.99) / percentile(bare, 0.99), 2),
         },
-        "samples": {"safe": len(evaluate), "confirmed": len(confirmed)},
+        "samples": {"bare": len(bare), "safe": len(evaluate), "confirmed": len(confirmed)},
     }
     result["goalSafeOverheadP99Under1ms"] = result["safeOverhead"]["p99"] < 1.0
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--samples", type=int, default=3000, help="safe/bare samples")
+    parser.add_argument("--confirmed-samples", type=int, default=300)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = measure(args.samples, args.confirmed_samples)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

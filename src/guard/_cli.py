@@ -104,6 +104,10 @@ def cmd_consume(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.real_pi:
+        from guard._pi_demo import run_pi_demo
+
+        return run_pi_demo(sys.stdout)
     from guard._demo import run_demo
 
     return run_demo(sys.stdout)
@@ -127,7 +131,11 @@ def _ttl(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pi-guard", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(
+        prog="pi-guard",
+        description="Signed, single-use operator confirmation evidence and a tamper-evident "
+        "audit log for the pi coding agent. Report-only: nothing here authorizes a tool call.",
+    )
     parser.add_argument(
         "--home",
         type=Path,
@@ -167,6 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_consume)
 
     p = sub.add_parser("demo", help="a short demonstration in a temporary home")
+    p.add_argument(
+        "--real-pi",
+        action="store_true",
+        help="run the real pi (installed into .cache/pi) against a scripted model",
+    )
     p.set_defaults(func=cmd_demo)
 
     for register in _extensions():

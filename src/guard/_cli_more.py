@@ -147,14 +147,7 @@ def _plan(sub: Sub) -> None:
 
 
 def register_all() -> list[Callable[[Sub], None]]:
-    registered: list[Callable[[Sub], None]] = [_plan, _audit]
-    for module, name in (
-        ("guard._cli_serve", "add_serve_parsers"),
-        ("guard._cli_policy", "add_policy_parser"),
-    ):
-        try:
-            mod = __import__(module, fromlist=[name])
-        except ModuleNotFoundError:
-            continue
-        registered.append(getattr(mod, name))
-    return registered
+    from guard._cli_policy import add_policy_parser
+    from guard._cli_serve import add_serve_parsers
+
+    return [_plan, _audit, add_serve_parsers, add_policy_parser]

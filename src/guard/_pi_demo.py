@@ -396,12 +396,12 @@ def run_pi_demo(out: TextIO) -> int:
                     f"{str(details['dispatchAllowed']).lower()}\n"
                 )
                 call = ("bash", {"command": "rm -rf build"}, project)
+                out.write("  a monitor consumes it against bash {command: rm -rf build}:\n")
                 for attempt in ("first", "replay"):
                     consumed = guard.consume(envelope, *call)
-                    out.write(
-                        f"  monitor consume ({attempt}): {consumed.decision}"
-                        f" ({consumed.match.decision}) {', '.join(consumed.reasons)}\n"
-                    )
+                    why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
+                    match = consumed.match.decision
+                    out.write(f"    {attempt}: {consumed.decision} (match: {match}{why})\n")
             out.write("\n")
             verify = guard.verify_audit()
         out.write(_render_audit(home, verify))

@@ -399,7 +399,7 @@ def _action_lines(evaluation: Evaluation, tool_name: str) -> list[str]:
         lines.append(f"Scope:    {fp.scope}")
     if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
         lines.append("Targets:  " + ", ".join(evaluation.targets))
-    if evaluation.preview:
+    if evaluation.preview and (fp is None or evaluation.preview != fp.path):
         lines.append(f"Preview:  {evaluation.preview}")
     if fp is not None:
         lines.append(f"Payload:  {fp.payload_hash[:23]}… (hash of the exact tool input)")
@@ -441,7 +441,8 @@ def block_reason_for(
     }[reason]
     target = evaluation.fingerprint.path if evaluation.fingerprint else None
     detail = f" Target: {target}." if target else ""
-    preview = f" Preview: {evaluation.preview}." if evaluation.preview else ""
+    shown = evaluation.preview and evaluation.preview != target
+    preview = f" Preview: {evaluation.preview}." if shown else ""
     return (
         f"operator-guard blocked this {evaluation.action_kind} {tool_name} call: {what}."
         f" Nothing was run.{detail}{preview} [reason: {reason}]"

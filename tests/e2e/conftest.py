@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,13 +23,34 @@ def pi_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
+def sidecar_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The command the installed shim runs; fail early and clearly if it does not serve."""
+    command = [sys.executable, "-m", "guard", "serve"]
+    done = subprocess.run(
+        command,
+        input=b'{"jsonrpc":"2.0","id":1,"method":"health"}\n',
+        capture_output=True,
+        env={**os.environ, "PI_OPERATOR_GUARD_HOME": str(tmp_path_factory.mktemp("probe"))},
+        timeout=60,
+        check=False,
+    )
+    first = done.stdout.split(b"\n", 1)[0]
+    assert first.startswith(b'{"jsonrpc":"2.0","id":1,"result"'), (
+        f"`python -m guard serve` does not answer JSON-RPC: {done.stderr.decode()[-300:]}"
+    )
+    return command
+
+
+@pytest.fixture(scope="session")
 def model_server() -> Iterator[ScriptedModelServer]:
     with ScriptedModelServer(SCENARIOS) as server:
         yield server
 
 
 @pytest.fixture
-def world(tmp_path: Path, pi_bin: Path, model_server: ScriptedModelServer) -> World:
+def world(
+    tmp_path: Path, pi_bin: Path, model_server: ScriptedModelServer, sidecar_command: list[str]
+) -> World:
     project = tmp_path / "project"
     for name in ("build", "dist", "a", "b", "c"):
         (project / name).mkdir(parents=True)

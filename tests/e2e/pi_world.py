@@ -62,13 +62,6 @@ class World:
 
     def install(self, **options: Any) -> None:
         install("project", self.project, force=True, uninstall=False, home=self.home, **options)
-        cfgp = self.project / ".pi/extensions/operator-guard/guard.json"  # TEMP HACK
-        cfg = json.loads(cfgp.read_text())
-        cfg["args"] = [
-            "-c",
-            "import sys; from guard._sidecar import serve; sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=None))",
-        ]
-        cfgp.write_text(json.dumps(cfg))
 
     def rpc(self, *extra_args: str) -> PiRpc:
         return PiRpc(

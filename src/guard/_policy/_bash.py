@@ -62,6 +62,7 @@ class Command:
     stdin_texts: list[str] = field(default_factory=list)
     redirect_writes: list[Word] = field(default_factory=list)
     redirect_reads: list[Word] = field(default_factory=list)
+    named: list[Word] = field(default_factory=list)
     code_strings: tuple[str, ...] = ()
     program: str | None = field(init=False, default=None)
     leading: tuple[tuple[Word, ...], bool] | None = field(init=False, default=None)
@@ -265,7 +266,12 @@ def _decode_ansi(body: str) -> str:
 
 def _text(node: Node) -> str:
     data = node.text
-    return data.decode("utf-8", "surrogateescape") if data is not None else ""
+    if data is None:
+        return ""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # a token boundary inside a broken sequence
+        return data.decode("utf-8", "replace")
 
 
 @dataclass(slots=True)
@@ -300,7 +306,7 @@ class _Walker:
         return walker.script(text, stdin=list(producers))
 
     def script(self, text: str, *, stdin: list[Command] | None = None) -> list[Command]:
-        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
         root = tree.root_node
         if root.has_error:
             self.finding("parse-error", "the command does not parse as bash: " + _preview(text))
@@ -331,7 +337,10 @@ class _Walker:
         if kind == "variable_assignment":
             value = node.child_by_field_name("value")
             if value is not None:
-                self.word(value)
+                word = self.word(value)
+                if word.value:
+                    # The value may name a path used later through the variable.
+                    self.add(Command((), self.cwd, named=[word]))
             return []
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return []
@@ -1045,5 +1054,9 @@ def analyze(command: str, *, cwd: str, home: str | None = None) -> Script:
     """Parse ``command`` and return every simple command it would run, plus findings."""
     script = Script([], [])
     walker = _Walker(home=home or os.path.expanduser("~"), cwd=cwd, depth=0, out=script)
-    walker.script(command)
+    try:
+        walker.script(command)
+    except RecursionError:
+        # Pathologically deep nesting: what was collected so far stays, plus a finding.
+        walker.finding("too-complex", "the command is nested too deeply to analyze")
     return script

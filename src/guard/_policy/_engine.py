@@ -173,6 +173,10 @@ def _check(check: str, detail: str = "") -> _Match:
     return _Match(rule_id, "builtin", verdict, kind, detail or reason)
 
 
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
@@ -313,7 +317,9 @@ class Policy:
             raw = tool_input["path"]
             path_out, unit = self._file_unit(tool_name, raw, cwd_text)
             if unit is None:
-                matches.append(_check("invalid-input", f"the path input is not usable: {raw!r}"))
+                matches.append(
+                    _check("invalid-input", "the path input is not usable: " + _short(repr(raw)))
+                )
             else:
                 units.append(unit)
         matches.extend(self._match_units(tool_name, units, home))
@@ -337,13 +343,16 @@ class Policy:
             return None, None
         read = tool_name not in _WRITE_TOOLS
         write = tool_name not in _READ_TOOLS
-        mentions = [Mention(path, raw, read, write, target=write)]
+        recursive = tool_name == "grep"  # searches file contents beneath the path
+        mentions = [Mention(path, raw, read, write, target=write, recursive=recursive)]
         # pi strips a leading "@" and normalizes unicode spaces before opening a path.
         variants = {raw[1:] if raw.startswith("@") else raw, _UNICODE_SPACES.sub(" ", raw)}
         for variant in variants - {raw}:
             other = self._normalize(variant, cwd) if variant else None
             if other is not None and other != path:
-                mentions.append(Mention(other, variant, read, write, target=write))
+                mentions.append(
+                    Mention(other, variant, read, write, target=write, recursive=recursive)
+                )
         return path, _Unit(None, mentions)
 
     def _resolved(self, units: Sequence[_Unit]) -> dict[str, str]:
@@ -571,6 +580,13 @@ class Policy:
         return description.model_dump(mode="json")
 
 
+def _slow_realpath(path: str) -> str:
+    try:
+        return unicodedata.normalize("NFC", os.path.realpath(path))
+    except (OSError, ValueError):
+        return path
+
+
 _O_PATH: int | None = getattr(os, "O_PATH", None) if os.path.isdir("/proc/self/fd") else None
 
 
@@ -582,7 +598,7 @@ def _realpath(path: str) -> str:
     """
     o_path = _O_PATH
     if o_path is None:
-        return unicodedata.normalize("NFC", os.path.realpath(path))
+        return _slow_realpath(path)
     suffix: list[str] = []
     current = path
     for _ in range(64):
@@ -596,16 +612,16 @@ def _realpath(path: str) -> str:
             current = parent
             continue
         except (OSError, ValueError):
-            return unicodedata.normalize("NFC", os.path.realpath(path))
+            return _slow_realpath(path)
         try:
             real = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
-            return unicodedata.normalize("NFC", os.path.realpath(path))
+            return _slow_realpath(path)
         finally:
             os.close(fd)
         joined = "/".join([real.rstrip("/"), *reversed(suffix)]) if suffix else real
         return unicodedata.normalize("NFC", joined or "/")
-    return unicodedata.normalize("NFC", os.path.realpath(path))
+    return _slow_realpath(path)
 
 
 def _is_catastrophic(path: str, home: str) -> bool:

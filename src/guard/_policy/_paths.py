@@ -38,19 +38,19 @@ def _set(text: str) -> frozenset[str]:
 
 
 _NO_FILES = _set("""
-    echo printf true false : test [ [[ export set unset exit return sleep date seq expr read
+    true false : test [ [[ export set unset exit return sleep date seq expr read
     wait kill jobs type which hash alias unalias shift local declare typeset readonly let pwd
     whoami id uname hostname env printenv history clear yes break continue getopts ulimit umask
     shopt bg fg disown eval trap nproc uptime ps pgrep pkill killall
 """)
 _READERS = _set("""
-    cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum sha512sum b2sum
-    cksum bat jq yq xxd od hexdump strings base64 grep egrep fgrep rg ag ack cd pushd popd source
-    . realpath readlink basename dirname uniq cut awk gawk column nl tac rev fold fmt paste join
-    comm tree find fd fdfind locate pytest mypy ruff black flake8 pylint shellcheck eslint tsc
-    node python python3 bash sh zsh make go cargo npm pnpm yarn npx git docker kubectl man info
-    tldr sqlite3 psql mysql curl wget ssh scp tr xargs watch time timeout nice nohup sudo open
-    xdg-open code
+    echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
+    sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64 grep egrep fgrep rg ag ack cd
+    pushd popd source . realpath readlink basename dirname uniq cut awk gawk column nl tac rev
+    fold fmt paste join comm tree find fd fdfind locate pytest mypy ruff black flake8 pylint
+    shellcheck eslint tsc node python python3 bash sh zsh make go cargo npm pnpm yarn npx git
+    docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr xargs watch time
+    timeout nice nohup sudo open xdg-open code
 """)
 _DELETERS = _set("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
 _ALWAYS_RECURSIVE = _set("rimraf trash trash-put rsync rg ag ack")
@@ -214,7 +214,7 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
         if word.value in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
             continue
         add(word, read=False, write=True, target=True)
-    for word in command.redirect_reads:
+    for word in (*command.redirect_reads, *command.named):
         add(word, read=True, write=False)
     for text in command.code_strings:
         add(Word.literal(text), read=True, write=True)

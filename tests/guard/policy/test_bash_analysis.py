@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from guard._policy import Verdict
+from guard._policy import Policy, Verdict
 from guard._policy._bash import MAX_DEPTH, analyze
+
+_FUZZ_CWD = Path(tempfile.gettempdir())
 
 
 def argvs(command: str, cwd: str = "/w") -> list[list[str | None]]:
@@ -29,7 +35,7 @@ def checks(command: str) -> list[str]:
         ("xargs -0 -n 1 rm -f", [["rm", "-f", None]]),
         ("xargs -I{} rm {}", [["rm", "{}"]]),
         ("bash -c 'rm -rf a'", [["rm", "-rf", "a"]]),
-        ("sh -ec \"git reset --hard\"", [["git", "reset", "--hard"]]),
+        ('sh -ec "git reset --hard"', [["git", "reset", "--hard"]]),
         ("python3 -m pip uninstall x", [["pip", "uninstall", "x"]]),
         ("uv run --with rich pytest -x", [["pytest", "-x"]]),
         ("npx -y rimraf dist", [["rimraf", "dist"]]),
@@ -64,9 +70,9 @@ def test_heredoc_to_a_shell_is_parsed() -> None:
 
 
 def test_cd_changes_where_relative_paths_point() -> None:
-    script = analyze("cd sub && rm a; (cd /tmp; rm b); rm c", cwd="/w", home="/h")
+    script = analyze("cd sub && rm a; (cd /var/scratch; rm b); rm c", cwd="/w", home="/h")
     cwds = {c.argv[-1].value: c.cwd for c in script.commands if c.program == "rm"}
-    assert cwds == {"a": "/w/sub", "b": "/tmp", "c": "/w/sub"}
+    assert cwds == {"a": "/w/sub", "b": "/var/scratch", "c": "/w/sub"}
 
 
 def test_redirections_are_recorded() -> None:
@@ -113,7 +119,7 @@ def test_nesting_is_bounded_and_fails_closed(bash: Callable[[str], Verdict]) -> 
         "rm -rf /",
         "echo $(sudo bash -c 'rm -rf /')",
         "ls | xargs sh -c 'rm -rf ~'",
-        "timeout 5 env A=1 bash -c \"find / -delete\"",
+        'timeout 5 env A=1 bash -c "find / -delete"',
     ],
 )
 def test_catastrophic_targets_are_blocked_through_wrappers(
@@ -153,3 +159,27 @@ def test_input_without_a_command_string_fails_closed(world: object) -> None:
     verdict = policy.classify("bash", {"command": ["rm", "-rf", "x"]}, world.project)
     assert verdict.verdict == "confirm"
     assert verdict.rule_ids[0] == "builtin.invalid-input"
+
+
+BASHY = st.text(
+    alphabet=st.sampled_from([*"ab rm-f/~.$(){}[]<>|&;'\"`\\\n*?=#!", "\ud800", "é"]),
+    max_size=80,
+)
+
+
+@pytest.fixture(scope="module")
+def fuzz_policy(tmp_path_factory: pytest.TempPathFactory) -> Policy:
+    return Policy.load(tmp_path_factory.mktemp("fuzz") / "guard-home", None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(command=st.one_of(BASHY, st.text(max_size=60)))
+def test_any_text_gets_a_verdict_never_an_exception(command: str, fuzz_policy: Policy) -> None:
+    verdict = fuzz_policy.classify("bash", {"command": command}, _FUZZ_CWD)
+    assert verdict.verdict in ("allow", "confirm", "block")
+
+
+def test_pathological_nesting_fails_closed(bash: Callable[[str], Verdict]) -> None:
+    command = "echo " + "$(" * 3000 + "rm -rf x" + ")" * 3000
+    verdict = bash(command)
+    assert verdict.verdict == "confirm"

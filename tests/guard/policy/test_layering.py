@@ -15,8 +15,7 @@ def classify(policy: Policy, world: World, command: str) -> tuple[str, tuple[str
 
 def test_project_cannot_allow_rm_rf(world: World) -> None:
     path = world.project_config(
-        '[[rule]]\nid = "team.rm-ok"\nverdict = "allow"\nprogram = "rm"\n'
-        'relaxes = ["builtin.rm"]\n'
+        '[[rule]]\nid = "team.rm-ok"\nverdict = "allow"\nprogram = "rm"\nrelaxes = ["builtin.rm"]\n'
     )
     policy = world.policy()
     assert classify(policy, world, "rm -rf build")[0] == "confirm"
@@ -111,7 +110,9 @@ def test_user_cannot_relax_block_rules(world: World) -> None:
     problem = policy.problems[0]
     assert (problem.file, problem.line, problem.key) == (str(path), 1, "rule me.key")
     assert "builtin.guard-home" in problem.message
-    verdict = policy.classify("read", {"path": str(world.guard_home / "signing.key")}, world.project)
+    verdict = policy.classify(
+        "read", {"path": str(world.guard_home / "signing.key")}, world.project
+    )
     assert verdict.verdict == "block"
 
 
@@ -209,7 +210,9 @@ def test_check_config_file(tmp_path: Path) -> None:
     pi_dir = tmp_path / ".pi"
     pi_dir.mkdir()
     project = pi_dir / "operator-guard.toml"
-    project.write_text('[[rule]]\nid = "a.b"\nverdict = "allow"\ntools = ["x"]\nrelaxes = ["builtin.rm"]\n')
+    project.write_text(
+        '[[rule]]\nid = "a.b"\nverdict = "allow"\ntools = ["x"]\nrelaxes = ["builtin.rm"]\n'
+    )
     (problem,) = check_config_file(project)
     assert "never relax" in problem.message
     assert check_config_file(project, layer="user") == ()
@@ -221,3 +224,14 @@ def test_unreadable_config_is_a_problem_not_a_crash(world: World) -> None:
     policy = world.policy()
     assert policy.problems[0].key == "(file)"
     assert policy.classify("bash", {"command": "ls"}, world.project).verdict == "allow"
+
+
+def test_user_can_relax_a_fail_closed_check_for_a_tool(world: World) -> None:
+    world.user_config(
+        '[[rule]]\nid = "me.eval-ok"\nverdict = "allow"\ntools = ["bash"]\n'
+        'relaxes = ["builtin.eval"]\n'
+    )
+    policy = world.policy()
+    assert classify(policy, world, 'eval "$(ssh-agent -s)"') == ("allow", ("me.eval-ok",))
+    # what the evaluated string does is still checked
+    assert classify(policy, world, "eval 'rm -rf build'")[1] == ("builtin.rm", "me.eval-ok")

@@ -84,7 +84,13 @@ def test_globs_in_bash_are_expanded_against_the_file_system(world: World) -> Non
 def test_guard_home_is_blocked_its_config_only_protected(world: World) -> None:
     policy = world.policy()
     home = world.guard_home
-    for name in ("signing.key", "keyring.json", "ledger.sqlite3", "audit.jsonl", "audit.jsonl.head"):
+    for name in (
+        "signing.key",
+        "keyring.json",
+        "ledger.sqlite3",
+        "audit.jsonl",
+        "audit.jsonl.head",
+    ):
         for tool in ("read", "write", "edit"):
             verdict = policy.classify(tool, {"path": str(home / name)}, world.project)
             assert (verdict.verdict, verdict.action_kind) == ("block", "protected"), (tool, name)
@@ -100,7 +106,7 @@ def test_guard_home_from_the_environment(world: World, monkeypatch: pytest.Monke
     custom = world.home / "elsewhere" / "guard"
     policy = Policy.load(custom, world.project)
     assert verdict_of(policy, world, "read", str(custom / "signing.key")) == "block"
-    bash = policy.classify("bash", {"command": f"cp -r {custom.parent} /tmp/x"}, world.project)
+    bash = policy.classify("bash", {"command": f"cp -r {custom.parent} /var/scratch/x"}, world.project)
     assert bash.verdict == "block"
 
 
@@ -156,3 +162,10 @@ def test_bad_glob_is_a_problem(world: World) -> None:
     assert [(p.line, p.key) for p in problems] == [(1, "rule me.x"), (6, "rule me.y")]
     assert "'..'" in problems[0].message
     assert "unknown placeholder" in problems[1].message
+
+
+def test_grep_tool_over_a_directory_holding_the_guard_home_is_blocked(world: World) -> None:
+    policy = world.policy()
+    assert verdict_of(policy, world, "grep", str(world.home)) == "block"
+    assert verdict_of(policy, world, "ls", str(world.home)) == "allow"
+    assert verdict_of(policy, world, "grep", "src") == "allow"

@@ -37,8 +37,18 @@ BASES = (
 
 # A wrapper takes (command, is_simple) and gives the wrapped command and whether the
 # result is still a simple command (prefix wrappers need one, or go through ``sh -c``).
-PREFIXES = ("sudo", "env X=1", "nohup", "timeout 5", "nice -n 5", "time", "command", "exec",
-            "sudo -u root", "stdbuf -oL")
+PREFIXES = (
+    "sudo",
+    "env X=1",
+    "nohup",
+    "timeout 5",
+    "nice -n 5",
+    "time",
+    "command",
+    "exec",
+    "sudo -u root",
+    "stdbuf -oL",
+)
 
 
 def _prefix(prefix: str, command: str, simple: bool) -> tuple[str, bool]:

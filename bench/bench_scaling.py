@@ -1,0 +1,173 @@
+"""Scaling: consume with 1, 2, 4, 8 processes on one ledger and one audit log; audit
+append with 1..8 appenders on one log. Each against the same floor run with as many
+processes (the floor appender takes the same ``flock``).
+
+Workers are spawned, open everything, wait on a barrier, then run; throughput is all
+operations over the span from the first start to the last finish (``CLOCK_MONOTONIC``
+is one clock for every process).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import secrets
+import time
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from queue import Queue
+from typing import Any
+
+from bench_inprocess import COMMAND, floor_payloads
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from floors import RawLog, insert_once, open_ledger
+from harness import Row
+
+from audit import AuditLog
+from guard import Guard, KeyStore
+
+SECTION = "scaling"
+_DATA = {
+    "toolCallId": "call_bench",
+    "toolName": "bash",
+    "isError": False,
+    "actionKind": "destructive",
+    "payloadHash": "sha256:" + "ab" * 32,
+    "path": "/srv/project/build",
+    "scope": "/srv/project",
+}
+
+
+def _now() -> float:
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def _consume_worker(
+    home: str, cwd: str, envelopes: list[dict[str, Any]], barrier: Barrier, out: Queue[Any]
+) -> None:
+    with Guard.open(home) as guard:
+        barrier.wait()
+        started = _now()
+        for envelope in envelopes:
+            result = guard.consume(envelope, "bash", COMMAND, cwd)
+            if result.decision != "consumed":
+                raise AssertionError(result.summary)
+        out.put((started, _now(), len(envelopes)))
+
+
+def _floor_consume_worker(
+    work: str,
+    message: bytes,
+    line: bytes,
+    head: bytes,
+    count: int,
+    barrier: Barrier,
+    out: Queue[Any],
+) -> None:
+    key = Ed25519PrivateKey.generate()
+    public = key.public_key()
+    signature = key.sign(message)
+    db = open_ledger(Path(work) / "floor-ledger.sqlite3")
+    log = RawLog(Path(work) / "floor.jsonl", locked=True)
+    barrier.wait()
+    started = _now()
+    for _ in range(count):
+        public.verify(signature, message)
+        if not insert_once(db, secrets.token_hex(16)):
+            raise AssertionError("fresh id already present")
+        key.sign(head)
+        log.append(line, head)
+    out.put((started, _now(), count))
+    log.close()
+    db.close()
+
+
+def _append_worker(home: str, log_path: str, count: int, barrier: Barrier, out: Queue[Any]) -> None:
+    signer = KeyStore.open(Path(home)).load_signer()
+    with AuditLog.open(log_path, signer) as log:
+        barrier.wait()
+        started = _now()
+        for _ in range(count):
+            log.append("tool.executed", _DATA)
+        out.put((started, _now(), count))
+
+
+def _floor_append_worker(
+    log_path: str, line: bytes, head: bytes, count: int, barrier: Barrier, out: Queue[Any]
+) -> None:
+    key = Ed25519PrivateKey.generate()
+    log = RawLog(Path(log_path), locked=True)
+    barrier.wait()
+    started = _now()
+    for _ in range(count):
+        key.sign(head)
+        log.append(line, head)
+    out.put((started, _now(), count))
+    log.close()
+
+
+def _run_group(target: Any, args_per_worker: list[tuple[Any, ...]]) -> float:
+    """Start one spawned process per args tuple; return the group's operations per second."""
+    ctx = mp.get_context("spawn")
+    barrier = ctx.Barrier(len(args_per_worker))
+    out = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(*args, barrier, out)) for args in args_per_worker]
+    for proc in procs:
+        proc.start()
+    results = [out.get(timeout=600) for _ in procs]
+    for proc in procs:
+        proc.join(timeout=60)
+        if proc.exitcode != 0:
+            raise RuntimeError(f"benchmark worker failed with exit code {proc.exitcode}")
+    start = min(r[0] for r in results)
+    end = max(r[1] for r in results)
+    return sum(r[2] for r in results) / (end - start)
+
+
+def run(work: Path, counts: list[int], per_process: int) -> tuple[list[Row], dict[str, Any]]:
+    project = work / "project"
+    (project / "build").mkdir(parents=True, exist_ok=True)
+    cwd = str(project)
+    home = work / "scaling-home"
+    rows: list[Row] = []
+    detail: dict[str, Any] = {"perProcess": per_process, "consume": {}, "append": {}}
+    with Guard.open(home) as guard:
+        message, line, head = floor_payloads(guard, cwd)
+        batches: dict[int, list[list[dict[str, Any]]]] = {}
+        for n in counts:
+            batches[n] = []
+            for _ in range(n):
+                batch = []
+                for _ in range(per_process):
+                    rec = guard.record("bash", COMMAND, cwd, confirmed=True, ttl_seconds=600)
+                    assert rec.envelope is not None
+                    batch.append(rec.envelope.model_dump(mode="json"))
+                batches[n].append(batch)
+    base: dict[str, float] = {}
+    for n in counts:
+        floor_dir = work / f"floor-consume-{n}"
+        floor_dir.mkdir()
+        floor = _run_group(
+            _floor_consume_worker,
+            [(str(floor_dir), message, line, head, per_process)] * n,
+        )
+        ours = _run_group(_consume_worker, [(str(home), cwd, b) for b in batches[n]])
+        base.setdefault("consume", ours)
+        detail["consume"][str(n)] = {"ours": round(ours, 1), "floor": round(floor, 1)}
+        rows.append(
+            Row(SECTION, f"consume, {n} process(es), one ledger", "ops/s", ours, floor,
+                f"floor consume x{n} procs", "higher", None,
+                note=f"{ours / base['consume']:.2f}x our 1-process throughput")
+        )  # fmt: skip
+    for n in counts:
+        log_path = work / f"append-{n}.jsonl"
+        floor_path = work / f"floor-append-{n}.jsonl"
+        floor = _run_group(_floor_append_worker, [(str(floor_path), line, head, per_process)] * n)
+        ours = _run_group(_append_worker, [(str(home), str(log_path), per_process)] * n)
+        base.setdefault("append", ours)
+        detail["append"][str(n)] = {"ours": round(ours, 1), "floor": round(floor, 1)}
+        rows.append(
+            Row(SECTION, f"audit append, {n} appender(s), one log", "ops/s", ours, floor,
+                f"flock+append+head x{n} procs", "higher", None,
+                note=f"{ours / base['append']:.2f}x our 1-appender throughput; no group commit")
+        )  # fmt: skip
+    return rows, detail

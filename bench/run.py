@@ -1,0 +1,173 @@
+"""``make bench``: every figure as a ratio to a floor measured in the same run.
+
+Sections (all by default):
+
+* ``inprocess``: durable ``record`` and ``consume`` against their floors, and the JWT peer;
+* ``verify``: ``audit verify`` throughput on generated logs (10k, 100k, 1M records) against
+  the read/parse/canonicalize/hash floor loop, and how its cost grows with the log;
+* ``scaling``: consume with 1/2/4/8 processes on one ledger, audit append with 1/2/4/8
+  appenders, each against the same floor run with as many processes;
+* ``sidecar``: added latency of ``evaluate`` and ``evaluate + record`` through the real
+  JSON-RPC pipe against a bare ``ping`` round trip;
+* ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present.
+
+Prints a table and writes the same rows as JSON to ``bench/results.json``. Everything it
+writes besides that lives in a temporary directory that is removed at the end.
+
+    python bench/run.py [--quick] [--sections inprocess,verify,...] [--work-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # run as a script: sibling modules are importable
+    sys.path.insert(0, str(HERE))
+
+from harness import Row, machine, render  # noqa: E402
+
+SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy")
+
+
+def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, Any]]:
+    from sidecar_latency import measure
+
+    result = measure(samples, confirmed)
+    bare, safe, conf = result["bare"], result["safe"], result["confirmed"]
+    over, cover = result["safeOverhead"], result["confirmedOverhead"]
+    section = "sidecar"
+    rows = [
+        Row(section, "safe evaluate, p50", "ms", safe["p50"], bare["p50"],
+            "bare ping round trip p50", "lower"),
+        Row(section, "safe evaluate, p99", "ms", safe["p99"], bare["p99"],
+            "bare ping round trip p99", "lower"),
+        Row(section, "safe-call overhead (evaluate - ping), p99", "ms", over["p99"], bare["p99"],
+            "bare ping round trip p99", "lower", goal_abs=1.0),
+        Row(section, "evaluate + record, p50", "ms", conf["p50"], 2 * bare["p50"],
+            "2 bare round trips p50", "lower",
+            note=f"added latency p50 {cover['p50']:.3f} ms (record fsyncs the audit log)"),
+        Row(section, "evaluate + record, p99", "ms", conf["p99"], 2 * bare["p99"],
+            "2 bare round trips p99", "lower",
+            note=f"added latency p99 {cover['p99']:.3f} ms"),
+    ]  # fmt: skip
+    return rows, result
+
+
+def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
+    """The policy engine's benchmark, run in its own process (it changes ``HOME``)."""
+    script = HERE / "bench_policy.py"
+    if not script.exists():
+        return [], {"skipped": "bench/bench_policy.py not present"}
+    done = subprocess.run(
+        [sys.executable, str(script), "--rounds", str(rounds), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        return [], {"failed": done.stderr.strip().splitlines()[-1:] or ["no output"]}
+    result: dict[str, Any] = json.loads(done.stdout)
+    overall = result["all"]
+    goal_ms = result.get("goal_p99_us", 1000.0) / 1000
+    row = Row(
+        "policy",
+        "classify a tool call, p99",
+        "ms",
+        overall["p99_us"] / 1000,
+        overall["p50_us"] / 1000,
+        "same engine p50 (tail vs typical)",
+        "lower",
+        goal_abs=goal_ms,
+        note=f"{overall['n']} calls; bench/bench_policy.py",
+    )
+    return [row], result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
+    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--work-dir", type=Path, default=None, help="disk to measure on")
+    parser.add_argument("--output", type=Path, default=HERE / "results.json")
+    args = parser.parse_args(argv)
+    sections = [s.strip() for s in args.sections.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(unknown)}")
+
+    quick = args.quick
+    rounds = 150 if quick else 1500
+    verify_sizes = [10_000, 30_000] if quick else [10_000, 100_000, 1_000_000]
+    scale_counts = [1, 2] if quick else [1, 2, 4, 8]
+    per_process = 25 if quick else 150
+    sidecar_samples = (300, 50) if quick else (3000, 300)
+
+    rows: list[Row] = []
+    details: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="pi-guard-bench-", dir=args.work_dir) as tmp:
+        work = Path(tmp)
+        info = machine(work)
+        print(f"machine: {info['cpu']} x{info['cpus']}, Python {info['python']}, "
+              f"kernel {info['kernel']}, work dir on {info['workDirFs']}", flush=True)  # fmt: skip
+        for section in sections:
+            started = time.perf_counter()
+            print(f"[{section}] running ...", flush=True)
+            part = work / section
+            part.mkdir()
+            if section == "inprocess":
+                from bench_inprocess import run as run_inprocess
+
+                new, detail = run_inprocess(part, rounds)
+            elif section == "verify":
+                from bench_verify import run as run_verify
+
+                new, detail = run_verify(part, verify_sizes)
+            elif section == "scaling":
+                from bench_scaling import run as run_scaling
+
+                new, detail = run_scaling(part, scale_counts, per_process)
+            elif section == "sidecar":
+                new, detail = _sidecar_rows(*sidecar_samples)
+            else:
+                new, detail = _policy_rows(50 if quick else 200)
+            timings[section] = round(time.perf_counter() - started, 1)
+            print(render(new), flush=True)
+            rows += new
+            details[section] = detail
+
+    print()
+    print(render(rows))
+    missed = [row for row in rows if row.met is False]
+    print()
+    if missed:
+        print("goals missed (see docs/performance.md for why):")
+        for row in missed:
+            print(f"  {row.section}: {row.name}: {row.ratio:.2f}x, goal {row.goal_text}")
+    else:
+        print("every goal met")
+    payload = {
+        "generatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "quick": quick,
+        "machine": info,
+        "sectionSeconds": timings,
+        "rows": [row.as_json() for row in rows],
+        "details": details,
+    }
+    args.output.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
