@@ -33,6 +33,7 @@ from guard._fingerprint import (
 )
 from guard._guard import DeclineReason, Guard
 from guard._home import default_home
+from guard._install import InstallResult, install
 from guard._keys import Keyring, KeyringEntry, KeyStore, PublicKeyring, Signer
 from guard._ledger import ConsumptionLedger, SqliteLedger
 from guard._models import (
@@ -47,6 +48,8 @@ from guard._models import (
     MatchResult,
     RecordResult,
 )
+from guard._policy import ConfigProblem, Policy, Verdict
+from guard._sidecar import serve, session_envelopes
 
 __all__ = [
     "DEFAULT_SKEW",
@@ -57,6 +60,7 @@ __all__ = [
     "TRUSTED_ORIGINS",
     "BadInputError",
     "ConfigError",
+    "ConfigProblem",
     "ConsumeResult",
     "ConsumptionLedger",
     "DeclineReason",
@@ -66,6 +70,7 @@ __all__ = [
     "Fingerprint",
     "Guard",
     "GuardError",
+    "InstallResult",
     "KeyFileError",
     "KeyStore",
     "Keyring",
@@ -73,16 +78,21 @@ __all__ = [
     "KeyringError",
     "LedgerError",
     "MatchResult",
+    "Policy",
     "PolicyBlockedError",
     "PublicKeyring",
     "RecordResult",
     "Signer",
     "SqliteLedger",
     "TtlError",
+    "Verdict",
     "check_and_consume",
     "compute_fingerprint",
     "default_home",
+    "install",
     "normalize_path",
     "normalize_tool_name",
     "payload_hash",
+    "serve",
+    "session_envelopes",
 ]

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import Any, Literal
 
 from audit import AuditLog, VerifyResult, redact_preview, verify_log
-from guard._classify import Verdict, classify
+from guard._classifier import Classifier
 from guard._consume import DEFAULT_SKEW, check_and_consume
 from guard._errors import BadInputError, TtlError
 from guard._evidence import mint_envelope
@@ -35,6 +35,7 @@ from guard._models import (
     Origin,
     RecordResult,
 )
+from guard._policy import Verdict
 from guard._timeutil import now_utc
 from planning import PLANNERS, PlanResult, parse_plan_input
 
@@ -87,6 +88,7 @@ class Guard:
         self.ledger = ledger
         self._preview = preview
         self.key_created = False
+        self.classifier = Classifier(home)
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, *, preview: bool = True) -> Guard:
@@ -147,9 +149,6 @@ class Guard:
 
     # -- evaluate ---------------------------------------------------------
 
-    def _classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
-        return classify(tool_name, tool_input, cwd, self.home)
-
     def evaluate(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
     ) -> Evaluation:
@@ -158,7 +157,7 @@ class Guard:
         name = normalize_tool_name(tool_name)
         tool_input = _check_input(tool_input)
         workdir = Path(cwd)
-        verdict = self._classify(name, tool_input, workdir)
+        verdict, policy = self.classifier.classify(name, tool_input, workdir)
         fingerprint = None
         if verdict.action_kind != "local-safe":
             fingerprint = compute_fingerprint(
@@ -181,6 +180,7 @@ class Guard:
             reasons=verdict.reasons,
             rule_ids=verdict.rule_ids,
             targets=verdict.targets,
+            config_problems=tuple(str(problem) for problem in policy.problems),
             preview=preview if self._preview else "",
             summary=summary,
         )

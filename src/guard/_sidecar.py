@@ -29,8 +29,9 @@ import structlog
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from audit import AuditError
+from guard._classifier import Classifier
 from guard._errors import BadInputError, GuardError
-from guard._fingerprint import WIRE_CONFIG, compute_fingerprint, normalize_tool_name
+from guard._fingerprint import WIRE_CONFIG
 from guard._guard import LEDGER_FILE, DeclineReason, Guard
 from guard._home import resolve_home
 from guard._keys import KEYRING_FILE, PublicKeyring
@@ -505,6 +506,7 @@ class _VerifyOnly:
         self.home = home
         self.keyring = PublicKeyring.load(home / KEYRING_FILE)
         self.ledger = SqliteLedger.open(home / LEDGER_FILE)
+        self.classifier = Classifier(home)
 
     def consume(
         self,
@@ -513,18 +515,10 @@ class _VerifyOnly:
         tool_input: Mapping[str, Any],
         cwd: str,
     ) -> ConsumeResult:
-        from guard._classify import classify
         from guard._consume import check_and_consume
         from guard._timeutil import now_utc
 
-        name = normalize_tool_name(tool_name)
-        workdir = Path(cwd)
-        verdict = classify(name, tool_input, workdir, self.home)
-        pending = None
-        if verdict.action_kind != "local-safe":
-            pending = compute_fingerprint(
-                verdict.action_kind, name, tool_input, workdir, path=verdict.path
-            )
+        _, pending = self.classifier.pending(tool_name, tool_input, cwd)
         return check_and_consume(
             envelope, pending, keyring=self.keyring, ledger=self.ledger, now=now_utc()
         )

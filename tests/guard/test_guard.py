@@ -69,6 +69,13 @@ def test_public_surface_is_what_we_mean_to_export() -> None:
         "normalize_path",
         "normalize_tool_name",
         "payload_hash",
+        "ConfigProblem",
+        "Policy",
+        "Verdict",
+        "InstallResult",
+        "install",
+        "serve",
+        "session_envelopes",
     }
     for name in guard.__all__:
         assert getattr(guard, name) is not None
