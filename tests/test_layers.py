@@ -62,7 +62,7 @@ def test_no_import_cycles_between_modules() -> None:
         stack.append(node)
         for dep in graph.get(node, ()):
             if state.get(dep) == 1:
-                cycle = stack[stack.index(dep) :] + [dep]
+                cycle = [*stack[stack.index(dep) :], dep]
                 raise AssertionError("import cycle: " + " -> ".join(cycle))
             if dep not in state:
                 visit(dep)
