@@ -148,6 +148,40 @@ def run(work: Path, rounds: int) -> tuple[list[Row], dict[str, Any]]:
     return rows, detail
 
 
+def profile(work: Path, rounds: int, top: int = 25) -> list[dict[str, Any]]:
+    """cProfile of ``record`` + ``consume``: where the time above the floor goes."""
+    import cProfile
+    import pstats
+
+    project = work / "project"
+    (project / "build").mkdir(parents=True)
+    cwd = str(project)
+    with Guard.open(work / "home") as guard:
+
+        def loop() -> None:
+            for _ in range(rounds):
+                rec = guard.record("bash", COMMAND, cwd, confirmed=True)
+                assert rec.envelope is not None
+                guard.consume(rec.envelope.model_dump(mode="json"), "bash", COMMAND, cwd)
+
+        loop()  # warm-up
+        profiler = cProfile.Profile()
+        profiler.runcall(loop)
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (filename, line, name), (_, calls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append(
+            {
+                "function": f"{Path(filename).name}:{line}({name})",
+                "calls": calls,
+                "tottimeMsPerRound": round(tottime * 1000 / rounds, 4),
+                "cumtimeMsPerRound": round(cumtime * 1000 / rounds, 4),
+            }
+        )
+    rows.sort(key=lambda row: row["tottimeMsPerRound"], reverse=True)
+    return rows[:top]
+
+
 def _rounds(ops: dict[str, Callable[[], None]], rounds: int) -> dict[str, list[float]]:
     """Time every op once per round; groups rotate, ops inside a group keep their order.
 

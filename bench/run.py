@@ -99,6 +99,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--work-dir", type=Path, default=None, help="disk to measure on")
     parser.add_argument("--output", type=Path, default=HERE / "results.json")
+    parser.add_argument(
+        "--profile", action="store_true", help="also cProfile record+consume (top functions)"
+    )
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -145,6 +148,19 @@ def main(argv: list[str] | None = None) -> int:
             print(render(new), flush=True)
             rows += new
             details[section] = detail
+        if args.profile:
+            from bench_inprocess import profile
+
+            part = work / "profile"
+            part.mkdir()
+            top = profile(part, 100 if quick else 500)
+            details["profile"] = top
+            print("\ncProfile, record + consume, per round (ms), by own time:")
+            for row in top[:15]:
+                print(
+                    f"  {row['tottimeMsPerRound']:8.4f} own {row['cumtimeMsPerRound']:8.4f} cum "
+                    f"{row['calls']:>7}  {row['function']}"
+                )
 
     print()
     print(render(rows))

@@ -41,11 +41,11 @@ LAUNCHER = Path(__file__).with_name("sidecar_launcher.py")
 FAULTS = ("kill", "disk-full", "ledger-lock", "ledger-lock-long", "clock-jump")
 # Per confirmation; every fault also happens at least ``MINIMUM`` times in any run.
 RATES = {
-    "kill": 1 / 80,
-    "disk-full": 1 / 400,
-    "ledger-lock": 1 / 100,
+    "kill": 1 / 120,
+    "disk-full": 1 / 600,
+    "ledger-lock": 1 / 150,
     "ledger-lock-long": 1 / 4000,
-    "clock-jump": 1 / 200,
+    "clock-jump": 1 / 400,
 }
 MINIMUM = {"kill": 3, "disk-full": 1, "ledger-lock": 2, "ledger-lock-long": 1, "clock-jump": 2}
 JUMPS = (-3600, -120, -40, 40, 120, 3600, 86400)

@@ -264,6 +264,21 @@ def _decode_ansi(body: str) -> str:
     return "".join(out)
 
 
+_UNSAFE_FOR_PARSER = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
+
+
+def _parser_safe(text: str) -> str:
+    """``text`` with every non-BMP character and lone surrogate replaced by U+FFFD.
+
+    tree-sitter-bash 0.25 reads out of bounds (SIGSEGV on Linux) on a ``{`` followed by a
+    4-byte UTF-8 sequence (tree-sitter/tree-sitter-bash#337): a crash would take the guard
+    down. In bash these characters are plain word characters, so the structure is the same;
+    only such characters inside words read differently (the payload hash still binds the
+    exact command).
+    """
+    return _UNSAFE_FOR_PARSER.sub("\ufffd", text) if not text.isascii() else text
+
+
 def _text(node: Node) -> str:
     data = node.text
     if data is None:
@@ -306,11 +321,22 @@ class _Walker:
         return walker.script(text, stdin=list(producers))
 
     def script(self, text: str, *, stdin: list[Command] | None = None) -> list[Command]:
-        tree = _parser().parse(text.encode("utf-8", "surrogatepass"))
-        root = tree.root_node
-        if root.has_error:
-            self.finding("parse-error", "the command does not parse as bash: " + _preview(text))
-        return self.walk(root, stdin)
+        safe = _parser_safe(text)
+        root = _parser().parse(safe.encode("utf-8", "surrogatepass")).root_node
+        if not root.has_error:
+            return self.walk(root, stdin)
+        self.finding("parse-error", "the command does not parse as bash: " + _preview(text))
+        commands = self.walk(root, stdin)
+        if "((" in safe:
+            # bash reads "$((" / "((" that is not valid arithmetic as "$( (" / "( (":
+            # look at that reading too, so "echo $((rm -rf /))" is not just a parse error.
+            saved = self.cwd
+            alternative = _parser().parse(
+                safe.replace("((", "( (").encode("utf-8", "surrogatepass")
+            )
+            commands += self.walk(alternative.root_node, stdin)
+            self.cwd = saved
+        return commands
 
     # -- statements ------------------------------------------------------------------
     def walk(self, node: Node, stdin: list[Command] | None) -> list[Command]:
@@ -626,13 +652,13 @@ class _Walker:
     # -- words -----------------------------------------------------------------------------
     def word(self, node: Node) -> Word:
         parts = _Parts()
-        self._word_into(node, parts, top=True)
+        self._word_into(node, parts)
         raw = _text(node)
         if parts.dynamic:
             return Word(None, raw, parts.glob, tuple(parts.inner))
         return Word("".join(parts.pieces), raw, parts.glob, tuple(parts.inner))
 
-    def _word_into(self, node: Node, parts: _Parts, *, top: bool) -> None:
+    def _word_into(self, node: Node, parts: _Parts) -> None:
         kind = node.type
         if kind == "word":
             text = _text(node)
@@ -648,7 +674,7 @@ class _Walker:
                 if child.type == "string_content":
                     parts.pieces.append(_DQ_BACKSLASH.sub(r"\1", _text(child)))
                 else:
-                    self._word_into(child, parts, top=False)
+                    self._word_into(child, parts)
         elif kind in ("simple_expansion", "expansion"):
             self._expansion(node, parts)
         elif kind in ("command_substitution", "process_substitution"):
@@ -659,7 +685,7 @@ class _Walker:
         elif kind == "concatenation":
             for child in node.children:
                 if child.is_named:
-                    self._word_into(child, parts, top=False)
+                    self._word_into(child, parts)
                 else:
                     parts.pieces.append(_text(child))
         elif kind in ("number", "string_content", "heredoc_content") or kind == "brace_expression":
@@ -668,7 +694,7 @@ class _Walker:
             # arithmetic, translated strings, anything exotic: walk it for substitutions.
             for child in node.named_children:
                 if child.type in ("command_substitution", "process_substitution"):
-                    self._word_into(child, parts, top=False)
+                    self._word_into(child, parts)
                 else:
                     self.walk(child, None)
             parts.dynamic = True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -183,3 +185,23 @@ def test_pathological_nesting_fails_closed(bash: Callable[[str], Verdict]) -> No
     command = "echo " + "$(" * 3000 + "rm -rf x" + ")" * 3000
     verdict = bash(command)
     assert verdict.verdict == "confirm"
+
+
+CRASHER = r"""
+import sys
+from guard._policy._bash import analyze
+
+for _ in range(200):
+    for text in ("{\U0009d5eb", "echo {\U0001f389}", "a{b \U00031860", "{\ud800\U00010102"):
+        analyze(text, cwd="/w", home="/h")
+print("survived")
+"""
+
+
+def test_parser_crashers_from_upstream_do_not_kill_the_process() -> None:
+    # tree-sitter-bash#337: '{' then a 4-byte UTF-8 character segfaults the C scanner.
+    done = subprocess.run(
+        [sys.executable, "-c", CRASHER], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "survived"

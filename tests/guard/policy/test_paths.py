@@ -106,7 +106,9 @@ def test_guard_home_from_the_environment(world: World, monkeypatch: pytest.Monke
     custom = world.home / "elsewhere" / "guard"
     policy = Policy.load(custom, world.project)
     assert verdict_of(policy, world, "read", str(custom / "signing.key")) == "block"
-    bash = policy.classify("bash", {"command": f"cp -r {custom.parent} /var/scratch/x"}, world.project)
+    bash = policy.classify(
+        "bash", {"command": f"cp -r {custom.parent} /var/scratch/x"}, world.project
+    )
     assert bash.verdict == "block"
 
 
