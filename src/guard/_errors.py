@@ -19,9 +19,13 @@ __all__ = [
 ]
 
 
-def _short(value: object, limit: int = 120) -> str:
+def _short(value: object, limit: int = 160) -> str:
+    # Keep both ends: the start says what it is, the end of a path names the file.
     text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "…" + text[len(text) - (limit - head - 1) :]
 
 
 class GuardError(Exception):

@@ -68,6 +68,11 @@ def test_sigkill_at_random_moments_loses_no_returned_record(
         os.close(wfd)
         buffer = bytearray()
         try:
+            # Let the child finish one append first (however loaded the machine is), then
+            # kill it at a random moment: usually in the middle of a later append.
+            deadline = time.monotonic() + 30
+            while b"\n" not in buffer and time.monotonic() < deadline:
+                _read_reports(rfd, time.monotonic() + 0.05, buffer)
             _read_reports(rfd, time.monotonic() + rng.uniform(0.0, 0.04), buffer)
             os.kill(pid, signal.SIGKILL)
             _, status = os.waitpid(pid, 0)
@@ -90,7 +95,7 @@ def test_sigkill_at_random_moments_loses_no_returned_record(
     records = list(read_records(path))
     recovered = [r for r in records if r.event == "log.recovered"]
     torn_files = sorted(path.parent.glob("audit.jsonl.torn-*"))
-    assert len(acknowledged) > 40
+    assert len(acknowledged) >= 40  # at least one returned append per round
     assert recovered, "no kill landed inside an append; the test proved nothing"
     assert {r.data["quarantinedTo"] for r in recovered} <= {p.name for p in torn_files}
 
