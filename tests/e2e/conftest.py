@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from guard._pi_demo import ensure_pi, write_agent_dir
+from guard._pi_demo import write_agent_dir
 from guard._scripted_model import ScriptedModelServer
 
-from .pi_world import REPO, SCENARIOS, World
-
-
-@pytest.fixture(scope="session")
-def pi_bin() -> Path:
-    """The pinned pi, installed into the ignored .cache/pi on first use (file-locked)."""
-    return ensure_pi(REPO)
+from .pi_world import SCENARIOS, World
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from guard._policy._bash import Command, Word
+from guard._policy._bash_model import Command, Word
 
 __all__ = ["Mention", "command_mentions", "has_flag", "split_args"]
 

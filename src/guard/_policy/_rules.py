@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from guard._policy._bash import Command, Word
+from guard._policy._bash_model import Command, Word
 from guard._policy._glob import PathMatcher, compile_globs
 from guard._policy._models import LayerName, Rule
 from guard._policy._paths import Mention

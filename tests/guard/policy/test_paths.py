@@ -70,7 +70,7 @@ def test_pi_path_quirks_at_prefix_and_unicode_spaces(world: World) -> None:
     policy = world.policy()
     verdict = policy.classify("read", {"path": "@.env"}, world.project)
     assert verdict.verdict == "confirm"
-    assert verdict.path == normalize_path("@.env", world.project)
+    assert verdict.path == normalize_path(".env", world.project)  # the file pi opens
     assert verdict_of(policy, world, "read", "@~/.ssh/id_rsa") == "confirm"
 
 
