@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import secrets
+import statistics
 import time
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -74,8 +75,7 @@ def _floor_consume_worker(
         public.verify(signature, message)
         if not insert_once(db, secrets.token_hex(16)):
             raise AssertionError("fresh id already present")
-        key.sign(head)
-        log.append(line, head)
+        log.append(line, head, key.sign)
     out.put((started, _now(), count))
     log.close()
     db.close()
@@ -99,8 +99,7 @@ def _floor_append_worker(
     barrier.wait()
     started = _now()
     for _ in range(count):
-        key.sign(head)
-        log.append(line, head)
+        log.append(line, head, key.sign)
     out.put((started, _now(), count))
     log.close()
 
@@ -123,51 +122,66 @@ def _run_group(target: Any, args_per_worker: list[tuple[Any, ...]]) -> float:
     return sum(r[2] for r in results) / (end - start)
 
 
-def run(work: Path, counts: list[int], per_process: int) -> tuple[list[Row], dict[str, Any]]:
+def run(
+    work: Path, counts: list[int], per_process: int, repeats: int = 3
+) -> tuple[list[Row], dict[str, Any]]:
+    """Each configuration runs ``repeats`` times, floor and ours alternating; medians count."""
     project = work / "project"
     (project / "build").mkdir(parents=True, exist_ok=True)
     cwd = str(project)
     home = work / "scaling-home"
     rows: list[Row] = []
-    detail: dict[str, Any] = {"perProcess": per_process, "consume": {}, "append": {}}
+    detail: dict[str, Any] = {"perProcess": per_process, "repeats": repeats}
     with Guard.open(home) as guard:
         message, line, head = floor_payloads(guard, cwd)
-        batches: dict[int, list[list[dict[str, Any]]]] = {}
-        for n in counts:
-            batches[n] = []
+
+        def mint(n: int) -> list[list[dict[str, Any]]]:
+            batches = []
             for _ in range(n):
                 batch = []
                 for _ in range(per_process):
                     rec = guard.record("bash", COMMAND, cwd, confirmed=True, ttl_seconds=600)
                     assert rec.envelope is not None
                     batch.append(rec.envelope.model_dump(mode="json"))
-                batches[n].append(batch)
-    base: dict[str, float] = {}
-    for n in counts:
-        floor_dir = work / f"floor-consume-{n}"
+                batches.append(batch)
+            return batches
+
+        envelopes = {(n, r): mint(n) for n in counts for r in range(repeats)}
+
+    def consume_pair(n: int, r: int) -> tuple[float, float]:
+        floor_dir = work / f"floor-consume-{n}-{r}"
         floor_dir.mkdir()
         floor = _run_group(
-            _floor_consume_worker,
-            [(str(floor_dir), message, line, head, per_process)] * n,
+            _floor_consume_worker, [(str(floor_dir), message, line, head, per_process)] * n
         )
-        ours = _run_group(_consume_worker, [(str(home), cwd, b) for b in batches[n]])
-        base.setdefault("consume", ours)
-        detail["consume"][str(n)] = {"ours": round(ours, 1), "floor": round(floor, 1)}
-        rows.append(
-            Row(SECTION, f"consume, {n} process(es), one ledger", "ops/s", ours, floor,
-                f"floor consume x{n} procs", "higher", None,
-                note=f"{ours / base['consume']:.2f}x our 1-process throughput")
-        )  # fmt: skip
-    for n in counts:
-        log_path = work / f"append-{n}.jsonl"
-        floor_path = work / f"floor-append-{n}.jsonl"
+        ours = _run_group(_consume_worker, [(str(home), cwd, b) for b in envelopes[n, r]])
+        return ours, floor
+
+    def append_pair(n: int, r: int) -> tuple[float, float]:
+        floor_path = work / f"floor-append-{n}-{r}.jsonl"
         floor = _run_group(_floor_append_worker, [(str(floor_path), line, head, per_process)] * n)
+        log_path = work / f"append-{n}-{r}.jsonl"
         ours = _run_group(_append_worker, [(str(home), str(log_path), per_process)] * n)
-        base.setdefault("append", ours)
-        detail["append"][str(n)] = {"ours": round(ours, 1), "floor": round(floor, 1)}
-        rows.append(
-            Row(SECTION, f"audit append, {n} appender(s), one log", "ops/s", ours, floor,
-                f"flock+append+head x{n} procs", "higher", None,
-                note=f"{ours / base['append']:.2f}x our 1-appender throughput; no group commit")
-        )  # fmt: skip
+        return ours, floor
+
+    for kind, pair, label, floor_name in (
+        ("consume", consume_pair, "consume, {n} process(es), one ledger", "floor consume x{n}"),
+        ("append", append_pair, "audit append, {n} appender(s), one log",
+         "flock+sign+append+head x{n}"),
+    ):  # fmt: skip
+        detail[kind] = {}
+        base = 0.0
+        for n in counts:
+            runs = [pair(n, r) for r in range(repeats)]
+            ours = statistics.median(o for o, _ in runs)
+            floor = statistics.median(f for _, f in runs)
+            base = base or ours
+            detail[kind][str(n)] = {
+                "ours": [round(o, 1) for o, _ in runs],
+                "floor": [round(f, 1) for _, f in runs],
+            }
+            rows.append(
+                Row(SECTION, label.format(n=n), "ops/s", ours, floor, floor_name.format(n=n),
+                    "higher", None, note=f"{ours / base:.2f}x our 1-process throughput")
+            )  # fmt: skip
     return rows, detail

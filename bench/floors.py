@@ -17,6 +17,7 @@ import json
 import os
 import secrets
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,10 +44,17 @@ class RawLog:
         self._tag = f"{os.getpid()}.{secrets.token_hex(4)}"
         self._n = 0
 
-    def append(self, line: bytes, head: bytes) -> None:
+    def append(
+        self, line: bytes, head: bytes, sign: Callable[[bytes], bytes] | None = None
+    ) -> None:
+        """Append ``line`` and replace the head; ``sign`` (the head's signature) runs under
+        the lock, where a real appender must sign: the head names the record just written.
+        """
         if self.locked:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
         try:
+            if sign is not None:
+                sign(head)
             os.write(self.fd, line)
             os.fsync(self.fd)
             self._n += 1
@@ -117,8 +125,7 @@ class Floors:
         self.public.verify(self.signature, self.message)
         if not insert_once(self.db, secrets.token_hex(16)):
             raise AssertionError("a fresh id was already in the floor ledger")
-        self.key.sign(self.head)
-        self.log.append(self.line, self.head)
+        self.log.append(self.line, self.head, self.key.sign)
 
     def close(self) -> None:
         self.log.close()

@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 150 if quick else 1500
     verify_sizes = [10_000, 30_000] if quick else [10_000, 100_000, 1_000_000]
     scale_counts = [1, 2] if quick else [1, 2, 4, 8]
-    per_process = 25 if quick else 150
+    per_process = 25 if quick else 100
     sidecar_samples = (300, 50) if quick else (3000, 300)
 
     rows: list[Row] = []
@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "scaling":
                 from bench_scaling import run as run_scaling
 
-                new, detail = run_scaling(part, scale_counts, per_process)
+                new, detail = run_scaling(part, scale_counts, per_process, 1 if quick else 3)
             elif section == "sidecar":
                 new, detail = _sidecar_rows(*sidecar_samples)
             else:

@@ -15,7 +15,10 @@ from typing import Any
 import pytest
 
 from guard import payload_hash
-from guard._sidecar import MAX_LINE_BYTES, PLANNER_TOOL_NAME, RpcCode, serve, session_envelopes
+from guard._rpc import MAX_LINE_BYTES, RpcCode
+from guard._sidecar import serve
+from guard._sidecar_session import session_envelopes
+from guard._sidecar_text import PLANNER_TOOL_NAME
 from planning import PLANNERS
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard._sidecar import (
+from guard._rpc import (
     MAX_LINE_BYTES,
     Frame,
     LineSplitter,
