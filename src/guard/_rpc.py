@@ -1,0 +1,254 @@
+"""JSON-RPC 2.0 over a byte stream, one JSON object per LF-terminated line: framing and messages.
+
+Framing (same rules as pi's own RPC mode): records are split on ``\\n`` only, a trailing ``\\r``
+is stripped, U+2028/U+2029 stay inside strings, a last line without LF still counts. A line
+longer than :data:`MAX_LINE_BYTES` is discarded while it streams in (memory stays bounded) and
+answered with an error. Every problem with a request becomes an :class:`RpcFault`, which the
+server turns into a JSON-RPC error object.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "READ_CHUNK",
+    "Frame",
+    "InvalidRequestFault",
+    "LineSplitter",
+    "RequestId",
+    "RpcCode",
+    "RpcFault",
+    "decode_request",
+    "encode_message",
+    "error_response",
+    "iter_frames",
+    "parse_request",
+    "recover_id",
+]
+
+MAX_LINE_BYTES = 1 << 20
+READ_CHUNK = 64 * 1024
+_HEAD_BYTES = 256
+# Only an id that opens the object (optionally after "jsonrpc") counts: never a nested one.
+_HEAD_ID = re.compile(
+    rb'^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?[0-9]{1,15}|"[^"\\]{0,128}")\s*,'
+)
+
+
+# -- framing -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One record: ``data`` is the line without LF and trailing CR.
+
+    ``oversize`` > 0 means the line was longer than the limit and was discarded
+    (``data`` is then empty, ``oversize`` is its length in bytes and ``head`` keeps its
+    first bytes, enough to name the request id in the error).
+    """
+
+    data: bytes
+    oversize: int = 0
+    head: bytes = field(default=b"", compare=False)
+
+
+@dataclass(slots=True)
+class LineSplitter:
+    """Incremental LF splitter with a per-line byte limit and bounded memory."""
+
+    max_line: int = MAX_LINE_BYTES
+    _buffer: bytearray = field(default_factory=bytearray)
+    _discarding: int = 0
+    _head: bytes = b""
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        """Add bytes; return every record completed by them."""
+        frames: list[Frame] = []
+        start = 0
+        while start <= len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            self._take(piece)
+            if end < 0:
+                break
+            frames.append(self._close())
+            start = end + 1
+        return frames
+
+    def finish(self) -> list[Frame]:
+        """End of input: a last line without LF is still a record (an empty rest is not)."""
+        if self._discarding or self._buffer:
+            return [self._close()]
+        return []
+
+    def _take(self, piece: bytes) -> None:
+        if self._discarding:
+            self._discarding += len(piece)
+            return
+        self._buffer += piece
+        # One extra byte for a CR that CRLF input puts before the LF.
+        if len(self._buffer) > self.max_line + 1:
+            self._discarding = len(self._buffer)
+            self._head = bytes(self._buffer[:_HEAD_BYTES])
+            self._buffer = bytearray()
+
+    def _close(self) -> Frame:
+        if self._discarding:
+            size, self._discarding = self._discarding, 0
+            return Frame(b"", oversize=size, head=self._head)
+        data = bytes(self._buffer)
+        self._buffer = bytearray()
+        if data.endswith(b"\r"):
+            data = data[:-1]
+        if len(data) > self.max_line:
+            return Frame(b"", oversize=len(data), head=data[:_HEAD_BYTES])
+        return Frame(data)
+
+
+def iter_frames(
+    stream: BinaryIO, *, max_line: int = MAX_LINE_BYTES, chunk: int = READ_CHUNK
+) -> Iterator[Frame]:
+    """Records from a binary stream, reading at most ``chunk`` bytes at a time.
+
+    ``readline(limit)`` returns as soon as a LF arrives, so an interactive pipe is served
+    line by line without waiting for a full chunk.
+    """
+    splitter = LineSplitter(max_line)
+    while True:
+        piece = stream.readline(chunk)
+        if not piece:
+            yield from splitter.finish()
+            return
+        yield from splitter.feed(piece)
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+class RpcCode:
+    """JSON-RPC 2.0 error codes; the -320xx ones are this server's."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    BAD_INPUT = -32001
+    GUARD_ERROR = -32002
+    AUDIT_ERROR = -32003
+    NOT_AVAILABLE = -32004
+    GUARD_UNAVAILABLE = -32005
+
+
+class RpcFault(Exception):
+    """A JSON-RPC error to send back; ``data`` always has a kebab-case ``reason``."""
+
+    def __init__(self, code: int, message: str, reason: str, **data: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data: dict[str, Any] = {"reason": reason, **data}
+
+
+RequestId = str | int | None
+
+
+class InvalidRequestFault(RpcFault):
+    """An invalid request whose id is still known, so the error can name it."""
+
+    def __init__(self, request_id: RequestId, reason: str, detail: str) -> None:
+        super().__init__(RpcCode.INVALID_REQUEST, "Invalid Request", reason, detail=detail)
+        self.request_id = request_id
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_request(frame: Frame) -> Any:
+    """The JSON value of one record, or a :class:`RpcFault` (parse error / oversize)."""
+    if frame.oversize:
+        raise RpcFault(
+            RpcCode.INVALID_REQUEST,
+            "Invalid Request",
+            "line-too-long",
+            limitBytes=MAX_LINE_BYTES,
+            sizeBytes=frame.oversize,
+        )
+    try:
+        text = frame.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "not-utf8", offset=exc.start) from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        detail: dict[str, Any] = {"detail": str(exc)[:200]}
+        if isinstance(exc, json.JSONDecodeError):
+            detail = {"detail": exc.msg, "offset": exc.pos}
+        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "invalid-json", **detail) from None
+
+
+def recover_id(head: bytes) -> RequestId:
+    """The id of a discarded oversize request, when it opens the object; else ``None``.
+
+    Lets a client waiting on that id get its error at once instead of timing out.
+    """
+    found = _HEAD_ID.match(head)
+    if found is None:
+        return None
+    value = json.loads(found.group(1))
+    return value if isinstance(value, str | int) else None
+
+
+def encode_message(message: Mapping[str, Any] | list[Any]) -> bytes:
+    """One compact JSON line (LF-terminated). Raw U+2028/2029 may appear inside strings."""
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.encode("utf-8") + b"\n"
+
+
+def error_response(
+    request_id: RequestId, code: int, message: str, data: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A JSON-RPC 2.0 error response object."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = dict(data)
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def parse_request(message: Any) -> tuple[RequestId, bool, str, Any]:
+    """Check the JSON-RPC 2.0 request shape: ``(id, is_notification, method, params)``."""
+    if not isinstance(message, dict):
+        raise RpcFault(
+            RpcCode.INVALID_REQUEST,
+            "Invalid Request",
+            "not-an-object",
+            got=type(message).__name__,
+        )
+    has_id = "id" in message
+    raw_id = message.get("id")
+    valid_id = (
+        raw_id is None
+        or isinstance(raw_id, str)
+        or (isinstance(raw_id, int) and not isinstance(raw_id, bool))
+    )
+    request_id: RequestId = raw_id if valid_id else None
+    if not valid_id:
+        raise RpcFault(
+            RpcCode.INVALID_REQUEST, "Invalid Request", "invalid-id", got=type(raw_id).__name__
+        )
+    if message.get("jsonrpc") != "2.0":
+        raise InvalidRequestFault(request_id, "jsonrpc-version", 'jsonrpc must be "2.0"')
+    method = message.get("method")
+    if not isinstance(method, str) or not method:
+        raise InvalidRequestFault(request_id, "method-missing", "method must be a non-empty string")
+    extra = sorted(set(message) - {"jsonrpc", "id", "method", "params"})
+    if extra:
+        raise InvalidRequestFault(request_id, "unknown-member", f"unknown members: {extra[:5]}")
+    return request_id, not has_id, method, message.get("params")
