@@ -120,8 +120,17 @@ def check_and_consume(
     if mismatched:
         return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
     # 7. single use
-    if ledger.try_consume(eid, expires, now) == "already-consumed":
+    outcome = ledger.try_consume(eid, expires, now)
+    if outcome == "already-consumed":
         return _reject("consumed", ("replay",), eid, "this evidence was already consumed")
+    if outcome == "forgotten":
+        # The clock stepped back past a prune: the ledger can no longer prove single use.
+        return _reject(
+            "expired",
+            ("older-than-ledger-prune",),
+            eid,
+            "expired before the ledger's prune point (the clock stepped back)",
+        )
     return ConsumeResult(
         decision="consumed",
         match=MatchResult(decision="match", reasons=()),

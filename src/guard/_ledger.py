@@ -19,13 +19,17 @@ from guard._errors import LedgerError
 
 __all__ = ["ConsumptionLedger", "InsertOutcome", "SqliteLedger"]
 
-InsertOutcome = Literal["inserted", "already-consumed"]
+InsertOutcome = Literal["inserted", "already-consumed", "forgotten"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS consumed (
     evidence_id    TEXT PRIMARY KEY,
     expires_at_ms  INTEGER NOT NULL,
     consumed_at_ms INTEGER NOT NULL
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pruned (
+    one            INTEGER PRIMARY KEY CHECK (one = 1),
+    through_ms     INTEGER NOT NULL
+);
 """
 
 
@@ -66,7 +70,7 @@ class SqliteLedger:
             db.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
-            db.execute(_SCHEMA)
+            db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             db.close()
             raise LedgerError(path, _explain(exc)) from None
@@ -77,24 +81,48 @@ class SqliteLedger:
     def try_consume(
         self, evidence_id: str, expires_at: datetime, consumed_at: datetime
     ) -> InsertOutcome:
-        """Atomically mark ``evidence_id`` consumed. Durable when it returns ``"inserted"``."""
+        """Atomically mark ``evidence_id`` consumed. Durable when it returns ``"inserted"``.
+
+        ``"forgotten"``: the id expires at or before a point the ledger has already
+        pruned through, so the ledger can no longer tell whether it was consumed. That
+        happens only after the wall clock stepped back past a prune; it is refused, so a
+        clock step can never revive a consumed id.
+        """
         try:
             cursor = self._db.execute(
                 "INSERT INTO consumed (evidence_id, expires_at_ms, consumed_at_ms) "
-                "VALUES (?, ?, ?) ON CONFLICT (evidence_id) DO NOTHING",
-                (evidence_id, _ms(expires_at), _ms(consumed_at)),
+                "SELECT ?, ?, ? WHERE ? > (SELECT coalesce(max(through_ms), -1) FROM pruned) "
+                "ON CONFLICT (evidence_id) DO NOTHING",
+                (evidence_id, _ms(expires_at), _ms(consumed_at), _ms(expires_at)),
             )
+            if cursor.rowcount == 1:
+                return "inserted"
+            row = self._db.execute(
+                "SELECT 1 FROM consumed WHERE evidence_id = ?", (evidence_id,)
+            ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise LedgerError(self.path, _explain(exc)) from None
-        return "inserted" if cursor.rowcount == 1 else "already-consumed"
+        return "already-consumed" if row is not None else "forgotten"
 
     def prune(self, now: datetime, skew: timedelta) -> int:
-        """Forget ids whose ``expiresAt + skew`` is past; the time check rejects those first."""
+        """Forget ids whose ``expiresAt + skew`` is past; the time check rejects those first.
+
+        The cut-off is remembered (it only ever grows), so an id that expires at or
+        before it is refused as ``"forgotten"`` even if the clock later steps back.
+        """
+        cutoff = _ms(now) - int(skew.total_seconds() * 1000)
         try:
-            cursor = self._db.execute(
-                "DELETE FROM consumed WHERE expires_at_ms + ? <= ?",
-                (int(skew.total_seconds() * 1000), _ms(now)),
-            )
+            with self._db:  # one transaction: the watermark and the delete land together
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute(
+                    "INSERT INTO pruned (one, through_ms) VALUES (1, ?) ON CONFLICT (one) "
+                    "DO UPDATE SET through_ms = max(through_ms, excluded.through_ms)",
+                    (cutoff,),
+                )
+                cursor = self._db.execute(
+                    "DELETE FROM consumed WHERE expires_at_ms <= "
+                    "(SELECT through_ms FROM pruned WHERE one = 1)"
+                )
         except sqlite3.DatabaseError as exc:
             raise LedgerError(self.path, _explain(exc)) from None
         return cursor.rowcount

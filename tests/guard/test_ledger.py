@@ -127,3 +127,21 @@ def test_corrupted_ledger_file_is_a_clear_error(tmp_path: Path) -> None:
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(LedgerError, match="not a valid SQLite ledger"):
         SqliteLedger.open(path)
+
+
+def test_a_clock_step_back_cannot_revive_a_pruned_id(tmp_path: Path) -> None:
+    ledger = SqliteLedger.open(tmp_path / "l.sqlite3")
+    now = datetime(2026, 11, 22, 1, 0, tzinfo=UTC)
+    expires = now + timedelta(seconds=600)
+    assert ledger.try_consume("oce_a", expires, now) == "inserted"
+    # The clock jumps an hour ahead, the ledger prunes, the clock comes back.
+    assert ledger.prune(now + timedelta(hours=1), timedelta(seconds=5)) == 1
+    assert ledger.try_consume("oce_a", expires, now) == "forgotten"
+    assert ledger.try_consume("oce_new", expires, now) == "forgotten"
+    later = now + timedelta(hours=2)
+    assert ledger.try_consume("oce_b", later, now) == "inserted"
+    assert ledger.try_consume("oce_b", later, now) == "already-consumed"
+    # The prune point never moves back.
+    assert ledger.prune(now, timedelta(seconds=5)) == 0
+    assert ledger.try_consume("oce_a", expires, now) == "forgotten"
+    ledger.close()
