@@ -64,6 +64,8 @@ def check_body(body: bytes) -> dict[str, Any]:
         rec = json.loads(body)
     except ValueError:
         raise LineFault("malformed-line", "not valid UTF-8 JSON") from None
+    except RecursionError:  # hostile nesting: CPython's parser recurses per level
+        raise LineFault("malformed-line", "JSON nested too deeply") from None
     if type(rec) is not dict or rec.keys() != _RECORD_KEYS:
         raise LineFault(
             "malformed-line", "not an object with exactly seq, ts, event, data, prev, hash"

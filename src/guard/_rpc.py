@@ -187,6 +187,8 @@ def decode_request(frame: Frame) -> Any:
         raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "not-utf8", offset=exc.start) from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:  # hostile nesting: CPython's parser recurses per level
+        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "too-deep") from None
     except ValueError as exc:
         detail: dict[str, Any] = {"detail": str(exc)[:200]}
         if isinstance(exc, json.JSONDecodeError):

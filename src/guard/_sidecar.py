@@ -301,13 +301,13 @@ class Sidecar(RpcServer):
         if p.session_file is not None:
             try:
                 found = session_envelopes(Path(p.session_file), tool_call_id=p.tool_call_id)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
                 raise RpcFault(
                     RpcCode.BAD_INPUT,
                     "session file unreadable",
                     "session-file-unreadable",
-                    path=p.session_file,
-                    error=exc.strerror,
+                    path=p.session_file[:300],
+                    error=getattr(exc, "strerror", None) or str(exc),
                 ) from None
             envelope = found[-1] if found else None
         if self._monitor is not None:

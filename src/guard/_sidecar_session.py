@@ -29,7 +29,7 @@ def session_envelopes(
                 continue
             try:
                 entry = json.loads(frame.data)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if not isinstance(entry, dict) or entry.get("type") != "custom":
                 continue
