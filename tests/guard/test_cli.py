@@ -317,3 +317,74 @@ def test_plan_is_audited_when_the_log_exists(home: Path) -> None:
 def test_help_exits_0(home: Path) -> None:
     proc = run(home, "--help")
     assert proc.returncode == 0 and "keygen" in proc.stdout
+
+
+def test_audit_verify_exit_codes(home: Path, project: Path) -> None:
+    record(home, project)
+    intact = run(home, "audit", "verify")
+    assert intact.returncode == 0, intact.stdout + intact.stderr
+    assert intact.stdout.startswith("intact:")
+    as_json = run(home, "audit", "verify", "--json")
+    assert json.loads(as_json.stdout)["decision"] == "intact"
+    log = home / "audit.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"seq":1', b'"seq":7')
+    log.write_bytes(b"".join(lines))
+    tampered = run(home, "audit", "verify")
+    assert tampered.returncode == 4
+    assert "line 2" in tampered.stdout
+    (home / "audit.jsonl.head").unlink()
+    log.write_bytes(b"".join(lines[:1]))
+    unanchored = run(home, "audit", "verify")
+    assert unanchored.returncode == 4
+    assert unanchored.stdout.startswith("unanchored")
+    assert run(home, "audit", "verify", "--allow-unanchored").returncode == 0
+
+
+def test_audit_verify_with_only_log_head_and_keyring(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    record(home, project)
+    auditor = tmp_path / "auditor"
+    auditor.mkdir()
+    for name in ("audit.jsonl", "audit.jsonl.head", "keyring.json"):
+        (auditor / name).write_bytes((home / name).read_bytes())
+    proc = run(
+        tmp_path / "no-home",
+        "audit",
+        "verify",
+        str(auditor / "audit.jsonl"),
+        "--keyring",
+        str(auditor / "keyring.json"),
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (tmp_path / "no-home").exists()
+
+
+def test_audit_report_exit_5_on_gaps_and_show_filters(home: Path, project: Path) -> None:
+    rec = record(home, project, "--tool-call-id", "call_1")
+    clean = run(home, "audit", "report", "--json")
+    assert clean.returncode == 0, clean.stdout
+    code = (
+        "import sys, pathlib\n"
+        "from guard import Guard\n"
+        f"g = Guard.open({str(home)!r})\n"
+        f"g.tool_executed('call_1', 'bash', {{'command': 'rm -rf build'}}, {str(project)!r}, False,"
+        f" {rec['evidenceId']!r})\n"
+        f"g.tool_executed('call_2', 'bash', {{'command': 'rm -rf src'}}, {str(project)!r}, False)\n"
+        "g.close()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    report = run(home, "audit", "report", "--json")
+    assert report.returncode == 5
+    rows = {r["toolCallId"]: r for r in json.loads(report.stdout)["rows"]}
+    assert rows["call_1"]["classification"] == "auditable"
+    assert (rows["call_2"]["classification"], rows["call_2"]["reason"]) == (
+        "audit-gap",
+        "no-evidence",
+    )
+    table = run(home, "audit", "report")
+    assert table.returncode == 5 and "audit-gap" in table.stdout
+    shown = run(home, "audit", "show", "--json", "--evidence", rec["evidenceId"])
+    events = [json.loads(line)["event"] for line in shown.stdout.splitlines()]
+    assert "confirmation.recorded" in events and "tool.executed" in events

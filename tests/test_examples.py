@@ -1,0 +1,65 @@
+"""The documented monitor example really works against a pi-shaped session file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from guard import Guard
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "monitor_consume.py"
+CALL = {"command": "rm -rf build"}
+
+
+def test_monitor_example_consumes_once_from_a_session_file(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    with Guard.open(home) as guard:
+        rec = guard.record(
+            "bash",
+            CALL,
+            project,
+            confirmed=True,
+            tool_call_id="call_1",
+            origin="runtime-ui-confirm",
+        )
+    assert rec.envelope is not None
+    session = tmp_path / "session.jsonl"
+    entries = [
+        {"type": "session", "id": "s1"},
+        {
+            "type": "custom",
+            "customType": "operator-confirmation-evidence",
+            "data": rec.envelope.model_dump(mode="json"),
+        },
+    ]
+    session.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    args = [
+        sys.executable,
+        str(EXAMPLE),
+        "--session",
+        str(session),
+        "--tool-call-id",
+        "call_1",
+        "--tool",
+        "bash",
+        "--input",
+        json.dumps(CALL),
+        "--cwd",
+        str(project),
+        "--home",
+        str(home),
+    ]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["decision"] == "consumed"
+    second = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 3
+    assert json.loads(second.stdout)["match"]["decision"] == "consumed"
+    other = subprocess.run(
+        [*args[:5], "call_2", *args[6:]], capture_output=True, text=True, timeout=60
+    )
+    assert other.returncode == 3
+    assert json.loads(other.stdout)["match"]["decision"] == "missing"
