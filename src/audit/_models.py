@@ -65,16 +65,20 @@ ActionKind = Literal["destructive", "protected"]
 Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
 
 
+WIRE_CONFIG = ConfigDict(
+    strict=True,
+    extra="forbid",
+    frozen=True,
+    alias_generator=to_camel,
+    validate_by_name=True,
+    validate_by_alias=True,
+    serialize_by_alias=True,
+)
+"""Every audit wire model: strict, closed, frozen; snake_case in Python, camelCase on the wire."""
+
+
 class _Wire(BaseModel):
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
+    model_config = WIRE_CONFIG
 
 
 def genesis_hash(log_id: str) -> str:

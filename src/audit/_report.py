@@ -23,11 +23,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ValidationError
 
 from audit._errors import RecordDataError
 from audit._models import (
+    WIRE_CONFIG,
     AuditRecord,
     ConfirmationDeclinedData,
     ConfirmationRecordedData,
@@ -62,15 +62,7 @@ _Fingerprint = tuple[str | None, str, str | None, str | None, str | None]
 
 
 class _Wire(BaseModel):
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
+    model_config = WIRE_CONFIG
 
 
 class ReportRow(_Wire):

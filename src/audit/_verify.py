@@ -13,11 +13,10 @@ from typing import Literal, TextIO, cast, get_args
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from pydantic import BaseModel, ConfigDict, ValidationError
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ValidationError
 
 from audit._chain import MAX_HEAD_BYTES, Chain, LineFault, check_body, open_snapshot
-from audit._models import AuditHead
+from audit._models import WIRE_CONFIG, AuditHead
 
 __all__ = [
     "FAULT_KINDS",
@@ -63,15 +62,7 @@ class VerifyResult(BaseModel):
     ``intact``); :attr:`exit_code` is 0 for it only if ``allow_unanchored`` was given.
     """
 
-    model_config = ConfigDict(
-        strict=True,
-        extra="forbid",
-        frozen=True,
-        alias_generator=to_camel,
-        validate_by_name=True,
-        validate_by_alias=True,
-        serialize_by_alias=True,
-    )
+    model_config = WIRE_CONFIG
 
     decision: VerifyDecision
     fault: FaultKind | None

@@ -9,8 +9,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field, model_validator
+
+from guard._fingerprint import WIRE_CONFIG
 
 __all__ = [
     "ActionKind",
@@ -29,15 +30,7 @@ __all__ = [
     "VerdictName",
 ]
 
-_WIRE = ConfigDict(
-    strict=True,
-    extra="forbid",
-    frozen=True,
-    alias_generator=to_camel,
-    validate_by_name=True,
-    validate_by_alias=True,
-    serialize_by_alias=True,
-)
+_WIRE = WIRE_CONFIG
 
 VerdictName = Literal["allow", "confirm", "block"]
 ActionKind = Literal["local-safe", "destructive", "protected"]
