@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,9 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+soak: $(STAMP)
+	PI_GUARD_SOAK_CONFIRMATIONS=10000 $(BIN)/python -m pytest tests/soak -q -s
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

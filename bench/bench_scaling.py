@@ -112,7 +112,7 @@ def _run_group(target: Any, args_per_worker: list[tuple[Any, ...]]) -> float:
     procs = [ctx.Process(target=target, args=(*args, barrier, out)) for args in args_per_worker]
     for proc in procs:
         proc.start()
-    results = [out.get(timeout=600) for _ in procs]
+    results: list[tuple[float, float, int]] = [out.get(timeout=600) for _ in procs]
     for proc in procs:
         proc.join(timeout=60)
         if proc.exitcode != 0:

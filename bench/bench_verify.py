@@ -51,7 +51,7 @@ def run(work: Path, sizes: list[int]) -> tuple[list[Row], dict[str, Any]]:
         started = time.perf_counter()
         nbytes = generate(path, size, key)
         generated = time.perf_counter() - started
-        repeats = 1 if size >= 500_000 else 3
+        repeats = 2 if size >= 500_000 else 3
         ours, floor = _measure(path, keys, size, repeats)
         per_record[size] = (ours / size, floor / size)
         detail[str(size)] = {

@@ -156,10 +156,10 @@ def main(argv: list[str] | None = None) -> int:
             top = profile(part, 100 if quick else 500)
             details["profile"] = top
             print("\ncProfile, record + consume, per round (ms), by own time:")
-            for row in top[:15]:
+            for entry in top[:15]:
                 print(
-                    f"  {row['tottimeMsPerRound']:8.4f} own {row['cumtimeMsPerRound']:8.4f} cum "
-                    f"{row['calls']:>7}  {row['function']}"
+                    f"  {entry['tottimeMsPerRound']:8.4f} own {entry['cumtimeMsPerRound']:8.4f} "
+                    f"cum {entry['calls']:>7}  {entry['function']}"
                 )
 
     print()

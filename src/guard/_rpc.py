@@ -171,6 +171,17 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # RFC 8259 section 4 leaves duplicates undefined; parsers disagree on which wins,
+    # so a request that has them is ambiguous and refused.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "duplicate-key", key=key[:80])
+        out[key] = value
+    return out
+
+
 def decode_request(frame: Frame) -> Any:
     """The JSON value of one record, or a :class:`RpcFault` (parse error / oversize)."""
     if frame.oversize:
@@ -186,7 +197,9 @@ def decode_request(frame: Frame) -> Any:
     except UnicodeDecodeError as exc:
         raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "not-utf8", offset=exc.start) from None
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
+        )
     except RecursionError:  # hostile nesting: CPython's parser recurses per level
         raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "too-deep") from None
     except ValueError as exc:

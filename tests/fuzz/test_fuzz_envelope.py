@@ -182,7 +182,7 @@ def mutations(draw: st.DrawFn) -> list[tuple[str, str, Any]]:
 
 
 def apply(envelope: dict[str, Any], ops: list[tuple[str, str, Any]]) -> dict[str, Any]:
-    out = json.loads(json.dumps(envelope))
+    out: dict[str, Any] = json.loads(json.dumps(envelope))
     for kind, key, value in ops:
         details = out.get("details")
         if kind in ("set", "add") and isinstance(details, dict):

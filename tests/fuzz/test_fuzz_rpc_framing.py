@@ -46,7 +46,7 @@ TOOLS = ("bash", "read", "write", "edit", "grep", "find", "ls", "custom_tool")
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sidecar, Path]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sidecar, Path]]:
     root = tmp_path_factory.mktemp("rpc-fuzz")
     project = root / "project"
     (project / "build").mkdir(parents=True)
@@ -170,8 +170,8 @@ def feed(car: Sidecar, stream: bytes) -> list[dict[str, Any]]:
 
 @SETTINGS
 @given(data=st.binary(max_size=4096))
-def test_arbitrary_bytes_never_kill_the_loop(world: tuple[Sidecar, Path], data: bytes) -> None:
-    car, _ = world
+def test_arbitrary_bytes_never_kill_the_loop(served: tuple[Sidecar, Path], data: bytes) -> None:
+    car, _ = served
     feed(car, data)
     # Still serving afterwards.
     (pong,) = feed(car, b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n')
@@ -184,9 +184,9 @@ def test_arbitrary_bytes_never_kill_the_loop(world: tuple[Sidecar, Path], data: 
     separators=st.lists(st.sampled_from([b"\n", b"\r\n", b"\n\n", b"\n  \n"]), min_size=1),
 )
 def test_arbitrary_json_rpc_traffic_gets_one_reply_per_request(
-    world: tuple[Sidecar, Path], data: st.DataObject, separators: list[bytes]
+    served: tuple[Sidecar, Path], data: st.DataObject, separators: list[bytes]
 ) -> None:
-    car, project = world
+    car, project = served
     batch = data.draw(st.lists(messages(str(project)), min_size=1, max_size=6))
     garbage = data.draw(
         st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b), max_size=2)

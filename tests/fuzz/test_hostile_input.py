@@ -186,7 +186,7 @@ def test_sidecar_refuses_non_finite_numbers(sidecar: Sidecar, constant: bytes) -
 
 def test_sidecar_survives_deeply_nested_json(sidecar: Sidecar) -> None:
     reply = answer(sidecar, b"[" * DEEP)
-    assert error_reason(reply)[0] in (RpcCode.PARSE_ERROR, RpcCode.INVALID_REQUEST)
+    assert error_reason(reply) == (RpcCode.PARSE_ERROR, "too-deep")
     assert answer(sidecar, ping(7)) == {"jsonrpc": "2.0", "id": 7, "result": {"pong": True}}
 
 
@@ -238,8 +238,10 @@ def test_sidecar_consume_with_a_nul_in_the_session_file_path_is_bad_input(
         "sessionFile": str(tmp_path / "session\u0000.jsonl"),
     }
     line = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "consume", "params": params})
-    code, _ = error_reason(answer(sidecar, line.encode()))
-    assert code != RpcCode.INTERNAL_ERROR
+    assert error_reason(answer(sidecar, line.encode())) == (
+        RpcCode.BAD_INPUT,
+        "session-file-unreadable",
+    )
 
 
 # -- the audit verifier ---------------------------------------------------------------------

@@ -131,3 +131,12 @@ def test_encoded_messages_are_one_line_even_with_separators_inside() -> None:
     assert line.endswith(b"\n")
     assert line.count(b"\n") == 1
     assert json.loads(line) == {"text": "a\nb\u2028c"}
+
+
+def test_duplicate_keys_are_a_parse_error_not_last_one_wins() -> None:
+    from guard._rpc import Frame, RpcFault, decode_request
+
+    frame = Frame(data=b'{"jsonrpc":"2.0","id":1,"method":"health","method":"record"}', oversize=0)
+    with pytest.raises(RpcFault) as caught:
+        decode_request(frame)
+    assert "duplicate-key" in repr(caught.value.__dict__)

@@ -362,7 +362,12 @@ class Driver:
         db = sqlite3.connect(self.home / "ledger.sqlite3", timeout=30, check_same_thread=False)
         db.isolation_level = None
         db.execute("BEGIN IMMEDIATE")
-        timer = threading.Timer(hold, lambda: (db.execute("COMMIT"), db.close()))
+
+        def release() -> None:
+            db.execute("COMMIT")
+            db.close()
+
+        timer = threading.Timer(hold, release)
         timer.start()
         try:
             # Confirmations keep coming while another process holds the write lock.
