@@ -106,7 +106,7 @@ def _fs_type(path: Path) -> str:
                 if (target == mount or target.startswith(mount.rstrip("/") + "/")) and len(
                     mount
                 ) > len(best[0]):
-                    best = (mount, f"{parts[2]} ({parts[0]})")
+                    best = (mount, parts[2])  # the file system type, not the device
     except OSError:
         return "?"
     return best[1]
