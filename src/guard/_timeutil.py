@@ -29,7 +29,8 @@ def parse_iso(text: str, what: str = "timestamp") -> datetime:
     if not isinstance(text, str) or not _ISO_RE.match(text):
         raise BadInputError(what, "must be UTC RFC 3339 with milliseconds and Z", text)
     try:
-        return datetime.strptime(text[:-1], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=UTC)
+        # The regex fixed the shape; fromisoformat is ~10x cheaper than strptime.
+        return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
     except ValueError:
         raise BadInputError(what, "is not a real date and time", text) from None
 
