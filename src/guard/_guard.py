@@ -44,7 +44,7 @@ __all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
 AUDIT_LOG_FILE = "audit.jsonl"
 LEDGER_FILE = "ledger.sqlite3"
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
-_MAX_INPUT_BYTES = 1 << 20
+_PREVIEW_ENV = "PI_OPERATOR_GUARD_AUDIT_PREVIEWS"
 
 
 def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
@@ -91,12 +91,22 @@ class Guard:
         self.classifier = Classifier(home)
 
     @classmethod
-    def open(cls, home: str | os.PathLike[str] | None = None, *, preview: bool = True) -> Guard:
-        """Open (creating on first use) the guard home: key, keyring, ledger, audit log."""
+    def open(
+        cls, home: str | os.PathLike[str] | None = None, *, preview: bool | None = None
+    ) -> Guard:
+        """Open (creating on first use) the guard home: key, keyring, ledger, audit log.
+
+        ``preview``: whether audit records carry a short, secret-redacted preview of the
+        command or path; default on, off when ``$PI_OPERATOR_GUARD_AUDIT_PREVIEWS`` is
+        ``0``/``off``/``false``. The operator's dialog always shows the preview.
+        """
+        if preview is None:
+            setting = os.environ.get(_PREVIEW_ENV, "on").strip().lower()
+            preview = setting not in ("0", "off", "false", "no")
         root = ensure_private_dir(resolve_home(home))
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
-        audit = AuditLog.open(root / AUDIT_LOG_FILE, signer)
+        audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
         ledger = SqliteLedger.open(root / LEDGER_FILE)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
@@ -181,7 +191,7 @@ class Guard:
             rule_ids=verdict.rule_ids,
             targets=verdict.targets,
             config_problems=tuple(str(problem) for problem in policy.problems),
-            preview=preview if self._preview else "",
+            preview=preview,
             summary=summary,
         )
 
@@ -212,7 +222,7 @@ class Guard:
             raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fp = evaluation.fingerprint
-        preview = {"preview": evaluation.preview} if evaluation.preview else {}
+        preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         if evaluation.verdict == "allow" or fp is None:
             return RecordResult(

@@ -260,3 +260,24 @@ def test_heads_are_signed_by_the_active_key_after_rotation(tmp_path: Path) -> No
         head = json.loads(a.audit.head_path.read_text())
         assert head["keyId"] == new
         assert a.verify_audit().decision == "intact"
+
+
+@pytest.mark.parametrize("setting", ["off", "0", "false"])
+def test_audit_previews_can_be_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str
+) -> None:
+    monkeypatch.setenv("PI_OPERATOR_GUARD_AUDIT_PREVIEWS", setting)
+    with Guard.open(tmp_path / "h") as g:
+        assert g.evaluate("bash", RM, tmp_path).preview == "rm -rf build"  # the dialog keeps it
+        g.record("bash", RM, tmp_path, confirmed=True)
+        g.record("bash", RM, tmp_path, confirmed=False)
+        for record in read_records(g.audit.path):
+            assert "preview" not in record.data
+
+
+def test_audit_previews_are_redacted(g: Guard, tmp_path: Path) -> None:
+    call = {"command": "API_KEY=s3cr3tvalue123 rm -rf build"}
+    g.record("bash", call, tmp_path, confirmed=True)
+    last = list(read_records(g.audit.path))[-1]
+    assert "s3cr3tvalue123" not in json.dumps(last.data)
+    assert "rm -rf build" in last.data["preview"]
