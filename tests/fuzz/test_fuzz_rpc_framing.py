@@ -57,7 +57,11 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sidecar, 
 
 
 json_scalars = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=30)
 )
 json_values = st.recursive(
     json_scalars,
