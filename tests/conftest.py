@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from guard._pi_demo import ensure_pi
 
 REPO = Path(__file__).resolve().parent.parent
+
+# In CI the property tests explore a fixed set of examples, so a run is reproducible;
+# on a developer's machine they keep exploring new ones.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")
