@@ -13,8 +13,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check audit guard planning tools tests bench examples
+	$(BIN)/ruff format --check audit guard planning tools tests bench examples
 	$(BIN)/mypy
 
 test: lint

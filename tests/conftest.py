@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from guard._pi_demo import ensure_pi
+from tools.pi.harness import ensure_pi
 
 REPO = Path(__file__).resolve().parent.parent
 

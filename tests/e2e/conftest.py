@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from guard._pi_demo import write_agent_dir
-from guard._scripted_model import ScriptedModelServer
+from tools.pi.harness import write_agent_dir
+from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import SCENARIOS, World
 

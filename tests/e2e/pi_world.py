@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guard._install import install
-from guard._pi_demo import PiRpc, read_session_entries
-from guard._scripted_model import ToolCall, Turn
-from guard._sidecar import PLANNER_TOOL_NAME
+from guard._pi.install import install
+from guard._sidecar.methods import PLANNER_TOOL_NAME
+from tools.pi.harness import PiRpc, read_session_entries
+from tools.pi.scripted_model import ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[2]
 EVIDENCE = "operator-confirmation-evidence"

@@ -13,8 +13,8 @@ import subprocess
 
 import pytest
 
-from guard._pi_demo import offline_env
-from guard._scripted_model import MODEL_ID, PROVIDER
+from tools.pi.harness import offline_env
+from tools.pi.scripted_model import MODEL_ID, PROVIDER
 
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends, wait_gone
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from guard._scripted_model import MODEL_ID, ScriptedModelServer, ToolCall, Turn, models_json
+from tools.pi.scripted_model import MODEL_ID, ScriptedModelServer, ToolCall, Turn, models_json
 
 SCENARIOS = {
     "two": [

@@ -25,8 +25,8 @@ from guard import (
     check_and_consume,
     compute_fingerprint,
 )
-from guard._evidence import mint_envelope
-from guard._timeutil import now_utc
+from guard._evidence.clock import now_utc
+from guard._evidence.envelope import mint_envelope
 
 TOOL_INPUT: dict[str, Any] = {"command": "rm -rf build"}
 

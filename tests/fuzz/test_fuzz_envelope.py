@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from audit import AuditError, canonical_json
 from guard import ConsumeResult, GuardError, KeyStore, Signer
-from guard._evidence import parse_envelope
+from guard._evidence.envelope import parse_envelope
 from tests.fuzz.conftest import World
 
 SETTINGS = settings(

@@ -21,8 +21,8 @@ from guard import (
     check_and_consume,
     compute_fingerprint,
 )
-from guard._evidence import mint_envelope, signing_message
-from guard._keys import b64url_encode
+from guard._evidence.envelope import mint_envelope, signing_message
+from guard._evidence.keys import b64url_encode
 
 from .conftest import Keys
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from guard._errors import BadInputError
-from guard._install import (
+from guard._pi.install import (
     CONFIG_FILE,
     MANIFEST_FILE,
     InstallTargetError,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from guard import KeyFileError, KeyringError, KeyStore
-from guard._keys import RETIRED_KEY_GRACE_SECONDS, b64url_decode, b64url_encode
-from guard._timeutil import now_utc
+from guard._evidence.clock import now_utc
+from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, b64url_decode, b64url_encode
 
 
 def test_generated_key_is_private(tmp_path: Path) -> None:

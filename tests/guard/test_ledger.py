@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from guard import LedgerError, SqliteLedger
-from guard._consume import check_and_consume
-from guard._evidence import mint_envelope
-from guard._fingerprint import compute_fingerprint
-from guard._keys import KeyStore
+from guard._evidence.consume import check_and_consume
+from guard._evidence.envelope import mint_envelope
+from guard._evidence.fingerprint import compute_fingerprint
+from guard._evidence.keys import KeyStore
 
 CALL = {"command": "rm -rf build"}
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from guard._schemas import generated_schemas, render
+from tools.schemas import generated_schemas, render
 
 DOCS = Path(__file__).parent.parent.parent / "docs" / "schemas"
 
 
 def test_committed_schemas_match_the_models() -> None:
-    # Regenerate with: python -m guard._schemas docs/schemas
+    # Regenerate with: python -m tools.schemas docs/schemas
     generated = generated_schemas()
     committed = {p.name for p in DOCS.glob("*.json")}
     assert committed == set(generated)

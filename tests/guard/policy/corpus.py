@@ -24,7 +24,7 @@ BLOCKED: tuple[str, ...] = (
     "python3 -m guard keys list",
     "python3 -m guard._cli serve",
     "uv run python -m guard keygen",
-    'python -c "from guard._keys import KeyStore; print(KeyStore)"',
+    'python -c "from guard._evidence.keys import KeyStore; print(KeyStore)"',
     "cat ~/.pi/agent/operator-guard/signing.key",
     "cp ~/.pi/agent/operator-guard/signing.key /var/scratch/k",
     "base64 < ~/.pi/agent/operator-guard/signing.key",

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from guard._policy import Policy, Verdict
-from guard._policy._bash import MAX_DEPTH, analyze
+from guard._policy.bash.walker import MAX_DEPTH, analyze
 
 _FUZZ_CWD = Path(tempfile.gettempdir())
 
@@ -189,7 +189,7 @@ def test_pathological_nesting_fails_closed(bash: Callable[[str], Verdict]) -> No
 
 CRASHER = r"""
 import sys
-from guard._policy._bash import analyze
+from guard._policy.bash.walker import analyze
 
 for _ in range(200):
     for text in ("{\U0009d5eb", "echo {\U0001f389}", "a{b \U00031860", "{\ud800\U00010102"):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from guard._fingerprint import normalize_path
+from guard._evidence.fingerprint import normalize_path
 from guard._policy import Policy
 from tests.guard.policy.conftest import World
 

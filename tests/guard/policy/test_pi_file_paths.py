@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from guard._fingerprint import compute_fingerprint, normalize_path
-from guard._policy._classify import pi_tool_path
+from guard._evidence.fingerprint import compute_fingerprint, normalize_path
+from guard._policy.classify import pi_tool_path
 from tests.guard.policy.conftest import World
 
 PI_FILE_TOOLS = ("read", "write", "edit", "grep", "find", "ls")

@@ -1,0 +1,140 @@
+"""The monitor consumer's check (contract section 5).
+
+Seven checks, in order; the first that fails decides. The pending call's
+fingerprint is recomputed by the caller from the call itself; nothing in the
+envelope's fingerprint fields is trusted until it has been compared.
+
+    1 structure   -> malformed        5 time          -> expired / not-yet-valid
+    2 key         -> untrusted        6 exact match   -> mismatch
+    3 signature   -> untrusted        7 single use    -> consumed (a replay)
+    4 origin      -> untrusted
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from audit import CanonicalizationError
+from guard._evidence.clock import parse_iso
+from guard._evidence.envelope import MalformedEvidence, parse_envelope, signing_message
+from guard._evidence.fingerprint import Fingerprint
+from guard._evidence.keys import PublicKeyring, b64url_decode
+from guard._evidence.ledger import ConsumptionLedger
+from guard._evidence.models import (
+    MAX_TTL_SECONDS,
+    ConsumeResult,
+    EvidenceDetails,
+    MatchDecision,
+    MatchResult,
+    Origin,
+)
+
+__all__ = ["DEFAULT_SKEW", "TRUSTED_ORIGINS", "check_and_consume"]
+
+DEFAULT_SKEW = timedelta(seconds=5)
+TRUSTED_ORIGINS: frozenset[Origin] = frozenset({"runtime-ui-confirm", "operator-contract-review"})
+
+_FIELDS = (
+    ("action_kind", "action-kind-mismatch"),
+    ("tool_name", "tool-name-mismatch"),
+    ("path", "path-mismatch"),
+    ("scope", "scope-mismatch"),
+    ("payload_hash", "payload-hash-mismatch"),
+)
+
+
+def _reject(
+    decision: MatchDecision, reasons: tuple[str, ...], evidence_id: str | None, summary: str
+) -> ConsumeResult:
+    return ConsumeResult(
+        decision="rejected",
+        match=MatchResult(decision=decision, reasons=reasons),
+        reasons=reasons,
+        evidence_id=evidence_id,
+        summary=f"rejected ({decision}): {summary}",
+    )
+
+
+def check_and_consume(
+    raw: Mapping[str, Any] | str | bytes | None,
+    pending: Fingerprint | None,
+    *,
+    keyring: PublicKeyring,
+    ledger: ConsumptionLedger,
+    now: datetime,
+    skew: timedelta = DEFAULT_SKEW,
+    max_ttl_seconds: int = MAX_TTL_SECONDS,
+    trusted_origins: Collection[str] = TRUSTED_ORIGINS,
+) -> ConsumeResult:
+    """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
+
+    ``pending`` is ``None`` when the pending call is local-safe: no evidence can
+    match it.
+    """
+    if raw is None or raw in ("", b"", {}):
+        return _reject("missing", ("no-evidence",), None, "no envelope was given")
+    # 1. structure
+    try:
+        envelope, raw_details = parse_envelope(raw)
+    except MalformedEvidence as exc:
+        return _reject("malformed", (exc.code,), None, exc.detail)
+    details: EvidenceDetails = envelope.details
+    eid = details.evidence_id
+    # 2. key
+    public = keyring.usable_key(details.key_id, now)
+    if public is None:
+        code = "key-retired" if details.key_id in keyring.keys else "unknown-key"
+        return _reject("untrusted", (code,), eid, f"key {details.key_id} cannot verify")
+    # 3. signature
+    signature = b64url_decode(details.signature, 64)
+    try:
+        message = signing_message(raw_details)
+    except CanonicalizationError as exc:
+        return _reject("malformed", ("not-canonicalizable",), eid, exc.code)
+    if signature is None or not PublicKeyring.verify(public, signature, message):
+        return _reject("untrusted", ("signature-invalid",), eid, "the signature does not verify")
+    # 4. origin
+    if details.origin not in trusted_origins:
+        return _reject("untrusted", ("origin-untrusted",), eid, f"origin {details.origin}")
+    # 5. time
+    created = parse_iso(details.created_at_iso, "createdAtIso")
+    expires = parse_iso(details.expires_at_iso, "expiresAtIso")
+    lifetime = expires - created
+    if lifetime <= timedelta(0) or lifetime > timedelta(seconds=max_ttl_seconds):
+        return _reject("expired", ("ttl-out-of-range",), eid, f"lifetime {lifetime}")
+    if now < created - skew:
+        return _reject("not-yet-valid", ("created-in-future",), eid, details.created_at_iso)
+    if now >= expires:
+        return _reject("expired", ("expired",), eid, f"expired at {details.expires_at_iso}")
+    # 6. exact match against the recomputed pending fingerprint
+    if pending is None:
+        return _reject(
+            "mismatch", ("action-kind-mismatch",), eid, "the pending call needs no confirmation"
+        )
+    claimed = details.fingerprint()
+    mismatched = tuple(
+        code for attr, code in _FIELDS if getattr(claimed, attr) != getattr(pending, attr)
+    )
+    if mismatched:
+        return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
+    # 7. single use
+    outcome = ledger.try_consume(eid, expires, now)
+    if outcome == "already-consumed":
+        return _reject("consumed", ("replay",), eid, "this evidence was already consumed")
+    if outcome == "forgotten":
+        # The clock stepped back past a prune: the ledger can no longer prove single use.
+        return _reject(
+            "expired",
+            ("older-than-ledger-prune",),
+            eid,
+            "expired before the ledger's prune point (the clock stepped back)",
+        )
+    return ConsumeResult(
+        decision="consumed",
+        match=MatchResult(decision="match", reasons=()),
+        reasons=(),
+        evidence_id=eid,
+        summary=f"consumed {eid} for {pending.tool_name}; report-only, authorizes nothing",
+    )

@@ -1,0 +1,168 @@
+"""Minting and parsing v1 evidence envelopes (contract section 4).
+
+Signature: Ed25519 over ``b"pi-operator-guard/evidence/v1\\n" + JCS(details
+without "signature")``. The prefix separates this use of the key from the audit
+head's, so a signature made for one can never pass as the other.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from audit import CanonicalizationError, canonical_json
+from guard._evidence.clock import add_seconds, format_iso
+from guard._evidence.fingerprint import Fingerprint
+from guard._evidence.keys import Signer, b64url_encode
+from guard._evidence.models import (
+    EVIDENCE_CUSTOM_TYPE,
+    EVIDENCE_SCHEMA,
+    EvidenceDetails,
+    EvidenceEnvelope,
+    Origin,
+)
+
+__all__ = [
+    "MAX_ENVELOPE_BYTES",
+    "MalformedEvidence",
+    "envelope_content",
+    "mint_envelope",
+    "new_evidence_id",
+    "parse_envelope",
+    "signing_message",
+]
+
+MAX_ENVELOPE_BYTES = 16 * 1024
+_DOMAIN = b"pi-operator-guard/evidence/v1\n"
+
+
+class MalformedEvidence(Exception):
+    """Internal: the envelope failed the structural check. ``code`` is the reason code."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail}")
+
+
+def new_evidence_id() -> str:
+    """``oce_`` + 128 random bits, unpadded base64url."""
+    return "oce_" + b64url_encode(secrets.token_bytes(16))
+
+
+def signing_message(details: Mapping[str, Any]) -> bytes:
+    """The exact bytes signed: domain prefix + JCS of ``details`` minus ``signature``."""
+    unsigned = {k: v for k, v in details.items() if k != "signature"}
+    return _DOMAIN + canonical_json(unsigned)
+
+
+def envelope_content(evidence_id: str, tool_name: str) -> str:
+    """The human line; no consumer reads it."""
+    return (
+        f"operator-confirmation-evidence: decision=recorded id={evidence_id} "
+        f"tool={tool_name} dispatch=no override=no authorization=none"
+    )
+
+
+def mint_envelope(
+    signer: Signer,
+    fingerprint: Fingerprint,
+    *,
+    origin: Origin,
+    ttl_seconds: int,
+    now: datetime,
+    tool_call_id: str | None = None,
+) -> EvidenceEnvelope:
+    """Sign a fresh envelope for ``fingerprint``; ``ttl_seconds`` is already validated."""
+    evidence_id = new_evidence_id()
+    unsigned: dict[str, Any] = {
+        "schema": EVIDENCE_SCHEMA,
+        "evidenceId": evidence_id,
+        "origin": origin,
+        "trusted": True,
+        **fingerprint.model_dump(mode="json", exclude_none=True),
+        "createdAtIso": format_iso(now),
+        "expiresAtIso": format_iso(add_seconds(now, ttl_seconds)),
+        "dispatchAllowed": False,
+        "canOverrideMonitorBlock": False,
+        "authorization": "none",
+        "keyId": signer.key_id,
+    }
+    if tool_call_id is not None:
+        unsigned["toolCallId"] = tool_call_id
+    signature = b64url_encode(signer.sign(signing_message(unsigned)))
+    details = EvidenceDetails.model_validate({**unsigned, "signature": signature})
+    return EvidenceEnvelope(
+        content=envelope_content(evidence_id, fingerprint.tool_name), details=details
+    )
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise MalformedEvidence("duplicate-key", key[:80])
+        out[key] = value
+    return out
+
+
+def _reject_constant(name: str) -> Any:
+    raise MalformedEvidence("non-finite-number", name)
+
+
+def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelope, dict[str, Any]]:
+    """Strictly parse an envelope; returns the model and the raw ``details`` object.
+
+    The raw details are what the signature is checked over, so any representation
+    change (an added ``null``, a reordered-but-equal value) is caught by the signature
+    rather than silently normalized away.
+    Raises :class:`MalformedEvidence` on anything that is not a well-formed v1 envelope.
+    """
+    if isinstance(raw, bytes | str):
+        data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+        if len(data) > MAX_ENVELOPE_BYTES:
+            raise MalformedEvidence("too-large", f"{len(data)} bytes > {MAX_ENVELOPE_BYTES}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedEvidence("not-utf8", "envelope is not valid UTF-8") from None
+        try:
+            obj = json.loads(
+                text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant
+            )
+        except json.JSONDecodeError as exc:
+            raise MalformedEvidence(
+                "invalid-json", f"line {exc.lineno} col {exc.colno}: {exc.msg}"
+            ) from None
+        except RecursionError:
+            raise MalformedEvidence("too-deep", "nesting too deep") from None
+    elif isinstance(raw, Mapping):
+        obj = dict(raw)
+        try:
+            size = len(canonical_json(obj))
+        except CanonicalizationError as exc:
+            raise MalformedEvidence("not-canonicalizable", exc.code) from None
+        if size > MAX_ENVELOPE_BYTES:
+            raise MalformedEvidence("too-large", f"{size} bytes > {MAX_ENVELOPE_BYTES}")
+    else:
+        raise MalformedEvidence("not-an-object", type(raw).__name__)
+    if not isinstance(obj, dict):
+        raise MalformedEvidence("not-an-object", type(obj).__name__)
+    if obj.get("customType", EVIDENCE_CUSTOM_TYPE) != EVIDENCE_CUSTOM_TYPE:
+        raise MalformedEvidence("wrong-custom-type", str(obj.get("customType"))[:80])
+    details = obj.get("details")
+    if isinstance(details, dict) and details.get("schema") not in (None, EVIDENCE_SCHEMA):
+        raise MalformedEvidence("unsupported-schema", str(details.get("schema"))[:80])
+    try:
+        envelope = EvidenceEnvelope.model_validate(obj)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise MalformedEvidence("schema-violation", f"{where}: {first['msg']}") from None
+    assert isinstance(details, dict)
+    return envelope, details

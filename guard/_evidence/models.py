@@ -1,0 +1,146 @@
+"""Wire shapes of evidence and of every result the guard returns.
+
+All results are report-only. ``dispatch_allowed``, ``can_override_monitor_block``
+and ``authorization`` are typed ``Literal[False]`` / ``Literal["none"]``: no code
+path can construct a result that claims to authorize anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+
+from guard._evidence.fingerprint import (
+    MAX_PATH_CHARS,
+    MAX_TOOL_NAME_CHARS,
+    WIRE_CONFIG,
+    Fingerprint,
+)
+
+__all__ = [
+    "DEFAULT_TTL_SECONDS",
+    "EVIDENCE_CUSTOM_TYPE",
+    "EVIDENCE_SCHEMA",
+    "MAX_TTL_SECONDS",
+    "ConsumeResult",
+    "Evaluation",
+    "EvidenceDetails",
+    "EvidenceEnvelope",
+    "MatchDecision",
+    "MatchResult",
+    "Origin",
+    "RecordResult",
+    "ReportOnly",
+]
+
+EVIDENCE_SCHEMA = "pi-operator-guard/evidence/v1"
+EVIDENCE_CUSTOM_TYPE: Literal["operator-confirmation-evidence"] = "operator-confirmation-evidence"
+DEFAULT_TTL_SECONDS = 30
+MAX_TTL_SECONDS = 600
+
+Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
+MatchDecision = Literal[
+    "match", "missing", "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed"
+]
+_ISO = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
+
+
+class ReportOnly(BaseModel):
+    """The three flags every result carries; they can only ever say "no"."""
+
+    model_config = WIRE_CONFIG
+
+    dispatch_allowed: Literal[False] = False
+    can_override_monitor_block: Literal[False] = False
+    authorization: Literal["none"] = "none"
+
+
+class EvidenceDetails(ReportOnly):
+    """The signed part of an envelope (contract section 4)."""
+
+    schema_: Literal["pi-operator-guard/evidence/v1"] = Field(alias="schema")
+    evidence_id: str = Field(pattern=r"^oce_[A-Za-z0-9_-]{22,64}$")
+    origin: Origin
+    trusted: Literal[True]
+    action_kind: Literal["destructive", "protected"]
+    tool_name: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
+    path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
+    scope: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
+    payload_hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    created_at_iso: str = Field(pattern=_ISO)
+    expires_at_iso: str = Field(pattern=_ISO)
+    key_id: str = Field(pattern=r"^ed25519:[0-9a-f]{64}$")
+    signature: str = Field(pattern=r"^[A-Za-z0-9_-]{86}$")
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Optional fields are absent, never null, on the wire: the signature covers
+        # the exact details object, so there must be one way to write "no path".
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None}
+
+    def fingerprint(self) -> Fingerprint:
+        return Fingerprint(
+            action_kind=self.action_kind,
+            tool_name=self.tool_name,
+            path=self.path,
+            scope=self.scope,
+            payload_hash=self.payload_hash,
+        )
+
+
+class EvidenceEnvelope(BaseModel):
+    """pi's custom-entry shape, so it can be stored with ``pi.appendEntry``."""
+
+    model_config = WIRE_CONFIG
+
+    custom_type: Literal["operator-confirmation-evidence"] = EVIDENCE_CUSTOM_TYPE
+    content: str = Field(max_length=2048)
+    display: Literal[False] = False
+    details: EvidenceDetails
+
+
+class Evaluation(ReportOnly):
+    """What the guard thinks of a pending call, before anyone is asked."""
+
+    verdict: Literal["allow", "confirm", "block"]
+    action_kind: Literal["local-safe", "destructive", "protected"]
+    requires_confirmation: bool
+    fingerprint: Fingerprint | None = None
+    reasons: tuple[str, ...] = ()
+    rule_ids: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    config_problems: tuple[str, ...] = ()
+    preview: str = ""
+    summary: str
+
+
+class RecordResult(ReportOnly):
+    """Outcome of recording an operator's answer."""
+
+    decision: Literal["recorded", "declined", "invalid"]
+    reasons: tuple[str, ...] = ()
+    evidence_id: str | None = None
+    expires_at_iso: str | None = None
+    envelope: EvidenceEnvelope | None = None
+    fingerprint: Fingerprint | None = None
+    summary: str
+
+
+class MatchResult(BaseModel):
+    model_config = WIRE_CONFIG
+
+    decision: MatchDecision
+    reasons: tuple[str, ...] = ()
+
+
+class ConsumeResult(ReportOnly):
+    """Outcome of the monitor consumer's check (contract section 5)."""
+
+    decision: Literal["consumed", "rejected"]
+    match: MatchResult
+    reasons: tuple[str, ...] = ()
+    evidence_id: str | None = None
+    summary: str

@@ -1,0 +1,394 @@
+"""The Python facade: one object that evaluates, records, consumes and audits.
+
+    with Guard.open(home) as g:
+        call = {"command": "rm -rf build"}
+        g.evaluate("bash", call, cwd).requires_confirmation      # True
+        rec = g.record("bash", call, cwd, confirmed=True)        # signed envelope
+        g.consume(rec.envelope.model_dump(mode="json"), "bash", call, cwd).decision
+        # "consumed" once, then "rejected" (replay)
+
+Every result is report-only: nothing here authorizes or dispatches anything.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+from audit import AuditLog, VerifyResult, redact_preview, verify_log
+from guard._errors import BadInputError, TtlError
+from guard._evidence.clock import now_utc
+from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
+from guard._evidence.envelope import mint_envelope
+from guard._evidence.fingerprint import (
+    Fingerprint,
+    compute_fingerprint,
+    normalize_tool_name,
+    payload_hash,
+)
+from guard._evidence.keys import Keyring, KeyStore, PublicKeyring, Signer
+from guard._evidence.ledger import SqliteLedger
+from guard._evidence.models import (
+    DEFAULT_TTL_SECONDS,
+    MAX_TTL_SECONDS,
+    ConsumeResult,
+    Evaluation,
+    Origin,
+    RecordResult,
+)
+from guard._home import ensure_private_dir, resolve_home
+from guard._policy import Verdict
+from guard._policy.cache import Classifier
+from planning import PLANNERS, PlanResult, parse_plan_input
+
+__all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
+
+AUDIT_LOG_FILE = "audit.jsonl"
+LEDGER_FILE = "ledger.sqlite3"
+DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
+_PREVIEW_ENV = "PI_OPERATOR_GUARD_AUDIT_PREVIEWS"
+
+
+def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
+    return {} if fp is None else fp.model_dump(mode="json", exclude_none=True)
+
+
+def _check_input(tool_input: object) -> Mapping[str, Any]:
+    if not isinstance(tool_input, Mapping):
+        raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
+    return tool_input
+
+
+def _preview(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        return redact_preview(command)
+    if verdict.path is not None:
+        return redact_preview(verdict.path)
+    return ""
+
+
+class Guard:
+    """Keys, ledger and audit log of one guard home. Use :meth:`open`; close when done."""
+
+    def __init__(
+        self,
+        home: Path,
+        keys: KeyStore,
+        signer: Signer,
+        audit: AuditLog,
+        ledger: SqliteLedger,
+        *,
+        preview: bool = True,
+    ) -> None:
+        self.home = home
+        self._keys = keys
+        self._signer = signer
+        self._keyring_stamp = self._stamp()
+        self._keyring = keys.public_keyring()
+        self.audit = audit
+        self.ledger = ledger
+        self._preview = preview
+        self.key_created = False
+        self.classifier = Classifier(home)
+
+    @classmethod
+    def open(
+        cls, home: str | os.PathLike[str] | None = None, *, preview: bool | None = None
+    ) -> Guard:
+        """Open (creating on first use) the guard home: key, keyring, ledger, audit log.
+
+        ``preview``: whether audit records carry a short, secret-redacted preview of the
+        command or path; default on, off when ``$PI_OPERATOR_GUARD_AUDIT_PREVIEWS`` is
+        ``0``/``off``/``false``. The operator's dialog always shows the preview.
+        """
+        if preview is None:
+            setting = os.environ.get(_PREVIEW_ENV, "on").strip().lower()
+            preview = setting not in ("0", "off", "false", "no")
+        root = ensure_private_dir(resolve_home(home))
+        keys = KeyStore.open(root)
+        signer, created = keys.ensure_key()
+        audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
+        ledger = SqliteLedger.open(root / LEDGER_FILE)
+        guard = cls(root, keys, signer, audit, ledger, preview=preview)
+        if created:
+            guard.key_created = True
+            audit.append("key.generated", {"keyId": signer.key_id})
+        ledger.prune(now_utc(), DEFAULT_SKEW)
+        return guard
+
+    # -- keys -------------------------------------------------------------
+
+    @property
+    def key_id(self) -> str:
+        return self._current_signer().key_id
+
+    def _stamp(self) -> tuple[int, int] | None:
+        try:
+            info = self._keys.keyring_path.stat()
+        except FileNotFoundError:
+            return None
+        return (info.st_mtime_ns, info.st_size)
+
+    def _refresh_keys(self) -> None:
+        # Another process (``pi-guard keys rotate``) may have rotated the key.
+        stamp = self._stamp()
+        if stamp != self._keyring_stamp:
+            self._keyring = self._keys.public_keyring()
+            self._signer = self._keys.load_signer()
+            self._keyring_stamp = stamp
+            # Heads must be signed by the active key, not one that was just retired.
+            self.audit.use_signer(self._signer)
+
+    def _current_signer(self) -> Signer:
+        self._refresh_keys()
+        return self._signer
+
+    def keyring(self) -> Keyring:
+        """The public keyring as stored: what an auditor or monitor needs."""
+        return self._keys.keyring()
+
+    def public_keyring(self) -> PublicKeyring:
+        self._refresh_keys()
+        return self._keyring
+
+    def rotate_key(self) -> tuple[str, str]:
+        """Retire the active key, install a new one, audit it. Returns ``(old, new)`` key ids."""
+        old, signer = self._keys.rotate()
+        self._refresh_keys()
+        self.audit.append("key.rotated", {"oldKeyId": old, "newKeyId": signer.key_id})
+        return old, signer.key_id
+
+    # -- evaluate ---------------------------------------------------------
+
+    def evaluate(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> Evaluation:
+        """Classify a pending call and, unless it is local-safe, compute its fingerprint."""
+        self._refresh_keys()
+        name = normalize_tool_name(tool_name)
+        tool_input = _check_input(tool_input)
+        workdir = Path(cwd)
+        verdict, policy = self.classifier.classify(name, tool_input, workdir)
+        fingerprint = None
+        if verdict.action_kind != "local-safe":
+            fingerprint = compute_fingerprint(
+                verdict.action_kind, name, tool_input, workdir, path=verdict.path
+            )
+        else:
+            payload_hash(tool_input)  # refuse inputs with no canonical form, even when safe
+        preview = _preview(name, tool_input, verdict)
+        if verdict.verdict == "allow":
+            summary = f"{name}: local-safe, no confirmation needed"
+        elif verdict.verdict == "block":
+            summary = f"{name}: blocked by policy ({', '.join(verdict.rule_ids)})"
+        else:
+            summary = f"{name}: {verdict.action_kind}, operator confirmation required"
+        return Evaluation(
+            verdict=verdict.verdict,
+            action_kind=verdict.action_kind,
+            requires_confirmation=verdict.verdict == "confirm",
+            fingerprint=fingerprint,
+            reasons=verdict.reasons,
+            rule_ids=verdict.rule_ids,
+            targets=verdict.targets,
+            config_problems=tuple(str(problem) for problem in policy.problems),
+            preview=preview,
+            summary=summary,
+        )
+
+    # -- record -----------------------------------------------------------
+
+    def record(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        confirmed: bool,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+        *,
+        origin: Origin = "operator-contract-review",
+        decline_reason: DeclineReason = "declined",
+    ) -> RecordResult:
+        """Record the operator's answer about a call; a "yes" mints signed evidence.
+
+        The fingerprint is computed here from the call itself, never taken from
+        the caller. ``ttl_seconds`` outside 1..600 is refused, not clipped.
+        """
+        if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+            raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
+        if tool_call_id is not None and (
+            not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
+        ):
+            raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        fp = evaluation.fingerprint
+        preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
+        call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        if evaluation.verdict == "allow" or fp is None:
+            return RecordResult(
+                decision="invalid",
+                reasons=("action-not-protected",),
+                summary=f"{evaluation.summary}; nothing to record",
+            )
+        if evaluation.verdict == "block":
+            self.audit.append(
+                "confirmation.declined",
+                {"reason": "blocked-by-policy", **_fingerprint_fields(fp), **call, **preview},
+            )
+            return RecordResult(
+                decision="invalid",
+                reasons=("action-blocked-by-policy",),
+                fingerprint=fp,
+                summary=evaluation.summary,
+            )
+        if not confirmed:
+            self.audit.append(
+                "confirmation.declined",
+                {"reason": decline_reason, **_fingerprint_fields(fp), **call, **preview},
+            )
+            return RecordResult(
+                decision="declined",
+                reasons=(decline_reason,),
+                fingerprint=fp,
+                summary=f"operator did not confirm ({decline_reason}); no evidence minted",
+            )
+        signer = self._current_signer()
+        envelope = mint_envelope(
+            signer,
+            fp,
+            origin=origin,
+            ttl_seconds=ttl_seconds,
+            now=now_utc(),
+            tool_call_id=tool_call_id,
+        )
+        d = envelope.details
+        # The audit record is durable before the evidence leaves this process.
+        self.audit.append(
+            "confirmation.recorded",
+            {
+                "evidenceId": d.evidence_id,
+                "origin": d.origin,
+                **_fingerprint_fields(fp),
+                **call,
+                "createdAtIso": d.created_at_iso,
+                "expiresAtIso": d.expires_at_iso,
+                "keyId": d.key_id,
+                **preview,
+            },
+        )
+        return RecordResult(
+            decision="recorded",
+            reasons=(),
+            evidence_id=d.evidence_id,
+            expires_at_iso=d.expires_at_iso,
+            envelope=envelope,
+            fingerprint=fp,
+            summary=f"recorded {d.evidence_id}, expires {d.expires_at_iso}; report-only",
+        )
+
+    # -- consume ----------------------------------------------------------
+
+    def consume(
+        self,
+        envelope: Mapping[str, Any] | str | bytes | None,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+    ) -> ConsumeResult:
+        """Check ``envelope`` against the pending call (recomputed here) and consume it once."""
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        pending = evaluation.fingerprint
+        result = check_and_consume(
+            envelope, pending, keyring=self.public_keyring(), ledger=self.ledger, now=now_utc()
+        )
+        call = {"toolName": normalize_tool_name(tool_name)}
+        fields = {**call, **_fingerprint_fields(pending)}
+        eid = {"evidenceId": result.evidence_id} if result.evidence_id else {}
+        if result.decision == "consumed":
+            self.audit.append("evidence.consumed", {**eid, **fields})
+        else:
+            self.audit.append(
+                "evidence.rejected",
+                {
+                    **eid,
+                    "decision": result.match.decision,
+                    "reasons": list(result.reasons),
+                    **fields,
+                },
+            )
+        return result
+
+    # -- tool results -----------------------------------------------------
+
+    def tool_executed(
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        is_error: bool,
+        evidence_id: str | None = None,
+    ) -> None:
+        """Audit that a call ran, with the payload hash of the input *as executed*."""
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        fields: dict[str, Any] = {
+            "toolCallId": tool_call_id,
+            "toolName": normalize_tool_name(tool_name),
+            "isError": bool(is_error),
+            "actionKind": evaluation.action_kind,
+            "payloadHash": payload_hash(tool_input),
+        }
+        if evaluation.fingerprint is not None:
+            fields.update(_fingerprint_fields(evaluation.fingerprint))
+        if evidence_id is not None:
+            fields["evidenceId"] = evidence_id
+        self.audit.append("tool.executed", fields)
+
+    # -- planner ----------------------------------------------------------
+
+    def plan(self, planner: str, params: Mapping[str, Any] | str | bytes) -> PlanResult:
+        """Run a read-only planner and audit ``planner.reported``. Raises ``PlanInputError``."""
+        inp = parse_plan_input(planner, params)
+        result = PLANNERS[planner].run(inp)
+        self.audit.append(
+            "planner.reported",
+            {"planner": planner, "decision": result.decision, "reasons": list(result.reasons)},
+        )
+        return result
+
+    # -- audit ------------------------------------------------------------
+
+    def verify_audit(self, *, allow_unanchored: bool = False) -> VerifyResult:
+        return verify_log(
+            self.audit.path, self.public_keyring().public_keys(), allow_unanchored=allow_unanchored
+        )
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "home": str(self.home),
+            "keyId": self.key_id,
+            "auditLog": str(self.audit.path),
+            "consumedIds": self.ledger.count(),
+            "skewSeconds": int(DEFAULT_SKEW.total_seconds()),
+            "maxTtlSeconds": MAX_TTL_SECONDS,
+        }
+
+    def close(self) -> None:
+        self.ledger.close()
+        self.audit.close()
+
+    def __enter__(self) -> Guard:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

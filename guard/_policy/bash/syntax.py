@@ -1,0 +1,375 @@
+"""The tree-sitter walk: a bash script's syntax tree becomes simple commands and their words.
+
+Lists, pipelines, ``&&``/``||``, subshells, compound statements, command and process
+substitution, heredocs and redirections are walked here; what a simple command then runs
+(wrappers, nested shells, interpreters) is :class:`guard._policy.bash.walker.Walker`'s business.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import tree_sitter_bash
+from tree_sitter import Language, Node, Parser
+
+from guard._policy.bash.model import MAX_DEPTH, Command, Finding, Script, Word, preview
+from guard._policy.bash.quoting import decode_ansi_c, has_glob, unquote_double, unquote_word
+
+__all__ = ["SyntaxWalker"]
+
+_MAX_COMMANDS = 2000
+
+_PARSER: Parser | None = None
+
+
+def _parser() -> Parser:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Parser(Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+_UNSAFE_FOR_PARSER = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")
+
+
+def _parser_safe(text: str) -> str:
+    """``text`` with every non-BMP character and lone surrogate replaced by U+FFFD.
+
+    tree-sitter-bash 0.25 reads out of bounds (SIGSEGV on Linux) on a ``{`` followed by a
+    4-byte UTF-8 sequence (tree-sitter/tree-sitter-bash#337): a crash would take the guard
+    down. In bash these characters are plain word characters, so the structure is the same;
+    only such characters inside words read differently (the payload hash still binds the
+    exact command).
+    """
+    return _UNSAFE_FOR_PARSER.sub("\ufffd", text) if not text.isascii() else text
+
+
+def _text(node: Node) -> str:
+    data = node.text
+    if data is None:
+        return ""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # a token boundary inside a broken sequence
+        return data.decode("utf-8", "replace")
+
+
+@dataclass(slots=True)
+class _Parts:
+    """Accumulates the static text of a word while walking its nodes."""
+
+    pieces: list[str] = field(default_factory=list)
+    dynamic: bool = False
+    glob: bool = False
+    inner: list[Command] = field(default_factory=list)
+
+
+class SyntaxWalker(ABC):
+    """Walks one parsed script; nested scripts get a walker one level deeper.
+
+    Subclasses say what a simple command runs (:meth:`run`) and what code a shell or an
+    interpreter reads on its stdin (:meth:`on_stdin`).
+    """
+
+    def __init__(self, *, home: str, cwd: str, depth: int, out: Script) -> None:
+        self.home = home
+        self.cwd = cwd
+        self.depth = depth
+        self.out = out
+
+    # -- findings and nested scripts ------------------------------------------------
+    def finding(self, check: str, detail: str, targets: tuple[str, ...] = ()) -> None:
+        self.out.findings.append(Finding(check, detail, targets))
+
+    def nested(self, text: str, why: str, *, producers: Sequence[Command] = ()) -> list[Command]:
+        """Parse ``text`` as a script one level deeper (``bash -c``, heredoc to a shell …)."""
+        if self.depth + 1 > MAX_DEPTH:
+            self.finding("nesting-too-deep", f"{why}: nested deeper than {MAX_DEPTH} levels")
+            return []
+        walker = type(self)(home=self.home, cwd=self.cwd, depth=self.depth + 1, out=self.out)
+        return walker.script(text, stdin=list(producers))
+
+    def script(self, text: str, *, stdin: list[Command] | None = None) -> list[Command]:
+        safe = _parser_safe(text)
+        root = _parser().parse(safe.encode("utf-8", "surrogatepass")).root_node
+        if not root.has_error:
+            return self.walk(root, stdin)
+        self.finding("parse-error", "the command does not parse as bash: " + preview(text))
+        commands = self.walk(root, stdin)
+        if "((" in safe:
+            # bash reads "$((" / "((" that is not valid arithmetic as "$( (" / "( (":
+            # look at that reading too, so "echo $((rm -rf /))" is not just a parse error.
+            saved = self.cwd
+            alternative = _parser().parse(
+                safe.replace("((", "( (").encode("utf-8", "surrogatepass")
+            )
+            commands += self.walk(alternative.root_node, stdin)
+            self.cwd = saved
+        return commands
+
+    # -- statements ------------------------------------------------------------------
+    def walk(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+        kind = node.type
+        if kind == "command":
+            return self.command(node, stdin)
+        if kind == "redirected_statement":
+            return self.redirected(node, stdin)
+        if kind == "pipeline":
+            return self.pipeline(node, stdin)
+        if kind in ("subshell", "command_substitution", "process_substitution"):
+            saved = self.cwd
+            try:
+                return self.children(node, stdin if kind == "subshell" else None)
+            finally:
+                self.cwd = saved
+        if kind == "function_definition":
+            saved = self.cwd
+            body = node.child_by_field_name("body")
+            try:
+                return self.walk(body, None) if body is not None else []
+            finally:
+                self.cwd = saved
+        if kind == "variable_assignment":
+            value = node.child_by_field_name("value")
+            if value is not None:
+                word = self.word(value)
+                if word.value:
+                    # The value may name a path used later through the variable.
+                    self.add(Command((), self.cwd, named=[word]))
+            return []
+        if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
+            return []
+        if kind in (
+            "word",
+            "string",
+            "raw_string",
+            "concatenation",
+            "simple_expansion",
+            "expansion",
+            "number",
+            "ansi_c_string",
+        ):
+            self.word(node)
+            return []
+        return self.children(node, stdin)
+
+    def children(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+        out: list[Command] = []
+        for child in node.named_children:
+            out.extend(self.walk(child, stdin))
+        return out
+
+    def pipeline(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+        out: list[Command] = []
+        previous = stdin
+        for stage in node.named_children:
+            if stage.type == "comment":
+                continue
+            produced = self.walk(stage, previous)
+            out.extend(produced)
+            previous = produced
+        return out
+
+    def redirected(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.named_children if c != body]
+        texts: list[str] = []
+        for redirect in redirects:
+            if redirect.type == "heredoc_redirect":
+                for part in redirect.named_children:
+                    if part.type == "heredoc_body":
+                        texts.append(_text(part))
+                        for sub in part.named_children:
+                            if sub.type in ("command_substitution", "expansion"):
+                                self.walk(sub, None)
+            elif redirect.type == "herestring_redirect":
+                texts.extend(self.herestring(redirect))
+        if body is None:
+            commands: list[Command] = []
+        elif body.type == "command":
+            commands = self.command(body, stdin, texts)
+        else:
+            commands = self.walk(body, stdin)
+            for command in commands if texts else ():
+                command.stdin_texts.extend(texts)
+                self.on_stdin(command, texts_only=True)
+        writes: list[Word] = []
+        reads: list[Word] = []
+        for redirect in redirects:
+            if redirect.type == "file_redirect":
+                self.file_redirect(redirect, writes, reads)
+            elif redirect.type == "heredoc_redirect":
+                for part in redirect.named_children:
+                    if part.type == "file_redirect":
+                        self.file_redirect(part, writes, reads)
+                    elif part.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                        commands = commands + self.walk(part, commands)
+        if writes or reads:
+            self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
+        return commands
+
+    def herestring(self, node: Node) -> list[str]:
+        out: list[str] = []
+        for part in node.named_children:
+            word = self.word(part)
+            if word.value is not None:
+                out.append(word.value)
+        return out
+
+    def file_redirect(self, node: Node, writes: list[Word], reads: list[Word]) -> None:
+        operator = ""
+        for child in node.children:
+            if not child.is_named:
+                operator = _text(child)
+                break
+        dest = node.child_by_field_name("destination")
+        targets = (
+            [dest]
+            if dest is not None
+            else [c for c in node.named_children if c.type != "file_descriptor"]
+        )
+        for target in targets:
+            word = self.word(target)
+            if operator in (">&", "<&", ">&-", "<&-") and (
+                word.value is None or word.value.isdigit() or word.value == "-"
+            ):
+                continue
+            if operator == "<":
+                reads.append(word)
+            else:
+                writes.append(word)
+
+    # -- simple commands ---------------------------------------------------------------
+    def command(
+        self, node: Node, stdin: list[Command] | None, texts: Sequence[str] = ()
+    ) -> list[Command]:
+        argv: list[Word] = []
+        texts = list(texts)
+        writes: list[Word] = []
+        reads: list[Word] = []
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                self.walk(child, None)
+            elif kind == "command_name":
+                inner = child.named_children
+                argv.append(self.word(inner[0]) if inner else Word.literal(_text(child)))
+            elif kind == "herestring_redirect":
+                texts.extend(self.herestring(child))
+            elif kind == "file_redirect":
+                self.file_redirect(child, writes, reads)
+            elif kind == "comment":
+                continue
+            else:
+                argv.append(self.word(child))
+        if writes or reads:
+            self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
+        if not argv:
+            return []
+        before = len(self.out.commands)
+        self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
+        return self.out.commands[before:]
+
+    def add(self, command: Command) -> None:
+        if len(self.out.commands) >= _MAX_COMMANDS:
+            if not any(f.check == "too-complex" for f in self.out.findings):
+                self.finding("too-complex", f"more than {_MAX_COMMANDS} simple commands")
+            return
+        self.out.commands.append(command)
+
+    @abstractmethod
+    def run(
+        self,
+        argv: Sequence[Word],
+        *,
+        via: tuple[str, ...],
+        producers: list[Command],
+        texts: list[str],
+    ) -> None:
+        """Record the command ``argv`` really runs (and what it runs in turn)."""
+
+    @abstractmethod
+    def on_stdin(self, command: Command, *, texts_only: bool = False) -> None:
+        """Check the code a shell or an interpreter reads on its stdin."""
+
+    @abstractmethod
+    def change_dir(self, args: Sequence[Word]) -> None:
+        """Follow ``cd``/``pushd`` so later relative paths resolve where they will run."""
+
+    @abstractmethod
+    def generated_code(self, producers: Sequence[Command], why: str) -> None:
+        """Check code that other commands in the pipeline produce for a shell to run."""
+
+    @abstractmethod
+    def code(self, command: Command, text: str) -> None:
+        """Check inline interpreter code ``text`` run by ``command``."""
+
+    # -- words -----------------------------------------------------------------------------
+    def word(self, node: Node) -> Word:
+        parts = _Parts()
+        self._word_into(node, parts)
+        raw = _text(node)
+        if parts.dynamic:
+            return Word(None, raw, parts.glob, tuple(parts.inner))
+        return Word("".join(parts.pieces), raw, parts.glob, tuple(parts.inner))
+
+    def _word_into(self, node: Node, parts: _Parts) -> None:
+        kind = node.type
+        if kind == "word":
+            text = _text(node)
+            if has_glob(text):
+                parts.glob = True
+            parts.pieces.append(unquote_word(text))
+        elif kind == "raw_string":
+            parts.pieces.append(_text(node)[1:-1])
+        elif kind == "ansi_c_string":
+            parts.pieces.append(decode_ansi_c(_text(node)[2:-1]))
+        elif kind == "string":
+            for child in node.named_children:
+                if child.type == "string_content":
+                    parts.pieces.append(unquote_double(_text(child)))
+                else:
+                    self._word_into(child, parts)
+        elif kind in ("simple_expansion", "expansion"):
+            self._expansion(node, parts)
+        elif kind in ("command_substitution", "process_substitution"):
+            before = len(self.out.commands)
+            self.walk(node, None)
+            parts.inner.extend(self.out.commands[before:])
+            parts.dynamic = True
+        elif kind == "concatenation":
+            for child in node.children:
+                if child.is_named:
+                    self._word_into(child, parts)
+                else:
+                    parts.pieces.append(_text(child))
+        elif kind in ("number", "string_content", "heredoc_content") or kind == "brace_expression":
+            parts.pieces.append(_text(node))
+        else:
+            # arithmetic, translated strings, anything exotic: walk it for substitutions.
+            for child in node.named_children:
+                if child.type in ("command_substitution", "process_substitution"):
+                    self._word_into(child, parts)
+                else:
+                    self.walk(child, None)
+            parts.dynamic = True
+
+    def _expansion(self, node: Node, parts: _Parts) -> None:
+        names = [
+            c for c in node.named_children if c.type in ("variable_name", "special_variable_name")
+        ]
+        plain = len(node.named_children) == 1 and len(names) == 1
+        name = _text(names[0]) if names else ""
+        if plain and name == "HOME":
+            parts.pieces.append(self.home)
+            return
+        if plain and name == "PWD":
+            parts.pieces.append(self.cwd)
+            return
+        for child in node.named_children:
+            if child.type not in ("variable_name", "special_variable_name"):
+                self.walk(child, None)
+        parts.dynamic = True

@@ -1,0 +1,74 @@
+"""Which policy applies to a call, and the pending call's fingerprint under it.
+
+The policy of a workspace is the built-in rules, the user's
+``<home>/operator-guard.toml`` and the project's ``<cwd>/.pi/operator-guard.toml``.
+Loading costs milliseconds, so loaded policies are cached per workspace and
+reloaded as soon as either config file changes (size, mtime or existence).
+Record, consume and the verify-only monitor all classify through here, so a
+confirmation and its consumption see the same rules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
+from guard._policy import Policy, Verdict
+
+__all__ = ["Classifier"]
+
+_USER_CONFIG = "operator-guard.toml"
+_PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
+_MAX_CACHED = 64
+
+Stamp = tuple[tuple[int, int] | None, tuple[int, int] | None]
+
+
+def _stat(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return (info.st_mtime_ns, info.st_size)
+
+
+class Classifier:
+    """Policy lookup for one guard home, cached per workspace."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._cache: dict[str, tuple[Stamp, Policy]] = {}
+
+    def policy_for(self, cwd: str | os.PathLike[str]) -> Policy:
+        workspace = Path(cwd)
+        stamp = (_stat(self.home / _USER_CONFIG), _stat(workspace / _PROJECT_CONFIG))
+        key = os.fspath(workspace)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        policy = Policy.load(self.home, workspace)
+        if len(self._cache) >= _MAX_CACHED:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = (stamp, policy)
+        return policy
+
+    def classify(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> tuple[Verdict, Policy]:
+        policy = self.policy_for(cwd)
+        return policy.classify(tool_name, tool_input, Path(cwd)), policy
+
+    def pending(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> tuple[Verdict, Fingerprint | None]:
+        """The verdict and, unless local-safe, the fingerprint recomputed from the call."""
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classify(name, tool_input, cwd)
+        if verdict.action_kind == "local-safe":
+            return verdict, None
+        return verdict, compute_fingerprint(
+            verdict.action_kind, name, tool_input, cwd, path=verdict.path
+        )

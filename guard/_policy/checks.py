@@ -1,0 +1,156 @@
+"""The built-in checks (fail-closed findings, catastrophic targets) and what a match is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from guard._policy.bash.model import Command
+from guard._policy.models import LayerName, RuleKind, VerdictName
+from guard._policy.paths import Mention, has_flag, split_args
+
+__all__ = ["CHECKS", "RANK", "Match", "catastrophic_matches", "check", "unique"]
+
+CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
+    "builtin.parse-error": (
+        "confirm",
+        "destructive",
+        "the command does not parse cleanly as bash, so it cannot be analyzed (fail closed)",
+    ),
+    "builtin.eval": ("confirm", "destructive", "eval runs a string as a command"),
+    "builtin.dynamic-command": (
+        "confirm",
+        "destructive",
+        "a command name is only known at runtime",
+    ),
+    "builtin.dynamic-script": (
+        "confirm",
+        "destructive",
+        "a shell or interpreter runs a string built at runtime",
+    ),
+    "builtin.nesting-too-deep": (
+        "confirm",
+        "destructive",
+        "nested shell strings go deeper than the analysis follows",
+    ),
+    "builtin.too-complex": ("confirm", "destructive", "the command is too large to analyze"),
+    "builtin.shell-stdin": (
+        "confirm",
+        "destructive",
+        "a shell or interpreter runs code another command produces",
+    ),
+    "builtin.download-exec": (
+        "confirm",
+        "destructive",
+        "code downloaded from the network is executed (curl … | sh)",
+    ),
+    "builtin.inline-code": (
+        "confirm",
+        "destructive",
+        "inline interpreter code deletes files or runs commands",
+    ),
+    "builtin.guard-self": (
+        "block",
+        "protected",
+        "the guard's own signing surface (python -m guard, code importing the guard package)",
+    ),
+    "builtin.catastrophic-target": (
+        "block",
+        "destructive",
+        "recursive deletion or rewrite of /, the home directory or a top-level system directory",
+    ),
+    "builtin.invalid-input": (
+        "confirm",
+        "destructive",
+        "the tool input does not have the expected shape, so it cannot be analyzed (fail closed)",
+    ),
+}
+
+RANK: dict[VerdictName, int] = {"allow": 0, "confirm": 1, "block": 2}
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_TOP_LEVEL = _set("""
+    /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root /run
+    /sbin /snap /srv /sys /usr /var /Users /System /Library /Applications /private /Volumes
+""")
+_CATASTROPHIC_PROGRAMS = _set("rm rimraf trash trash-put srm shred find chmod chown chgrp mv")
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One rule or built-in check that matched a tool call (``unit``: which command)."""
+
+    rule_id: str
+    layer: LayerName
+    verdict: VerdictName
+    kind: RuleKind
+    reason: str
+    targets: tuple[str, ...] = ()
+    unit: int | None = None
+    paths: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> int:
+        return RANK[self.verdict]
+
+    def text(self) -> str:
+        if not self.targets:
+            return self.reason
+        shown = ", ".join(self.targets[:3])
+        more = f" (+{len(self.targets) - 3} more)" if len(self.targets) > 3 else ""
+        return f"{self.reason}: {shown}{more}"
+
+
+def check(name: str, detail: str = "") -> Match:
+    """A match of the built-in check ``name`` (with or without its ``builtin.`` prefix)."""
+    rule_id = "builtin." + name if not name.startswith("builtin.") else name
+    verdict, kind, reason = CHECKS[rule_id]
+    return Match(rule_id, "builtin", verdict, kind, detail or reason)
+
+
+def unique(items: Iterable[str]) -> tuple[str, ...]:
+    """``items`` without duplicates, in first-seen order."""
+    return tuple(dict.fromkeys(items))
+
+
+def catastrophic_matches(
+    command: Command, mentions: Sequence[Mention], index: int, home: str
+) -> list[Match]:
+    """``builtin.catastrophic-target`` for a recursive rewrite of /, home or a system dir."""
+    program = command.program
+    if program not in _CATASTROPHIC_PROGRAMS:
+        return []
+    flags, _, _ = split_args(command.args)
+    if program == "rm" and has_flag(flags, "--no-preserve-root"):
+        return [check("catastrophic-target", "rm --no-preserve-root: recursive deletion of /")]
+    hits = [
+        m.path
+        for m in mentions
+        if m.path is not None and m.target and m.recursive and _is_catastrophic(m.path, home)
+    ]
+    if not hits:
+        return []
+    verdict, kind, reason = CHECKS["builtin.catastrophic-target"]
+    return [
+        Match(
+            "builtin.catastrophic-target",
+            "builtin",
+            verdict,
+            kind,
+            reason,
+            unique(hits),
+            index,
+        )
+    ]
+
+
+def _is_catastrophic(path: str, home: str) -> bool:
+    for suffix in ("/*", "/.*", "/.[!.]*", "/..?*"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)] or "/"
+            break
+    return path == "/" or path == home or path in _TOP_LEVEL

@@ -1,0 +1,331 @@
+"""Classification: the verdict of one tool call against the compiled rules of the policy."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from guard._errors import BadInputError
+from guard._evidence.fingerprint import normalize_path
+from guard._policy.bash.walker import Command, analyze
+from guard._policy.checks import Match, catastrophic_matches, check, unique
+from guard._policy.models import ActionKind, Settings, Verdict
+from guard._policy.paths import Mention, command_mentions
+from guard._policy.realpath import realpath
+from guard._policy.rules import CompiledRule, first_subcommand_words, leading_positionals
+
+__all__ = ["Classifier", "pi_tool_path"]
+
+_READ_TOOLS = frozenset({"read", "grep", "find", "ls"})
+_WRITE_TOOLS = frozenset({"write", "edit"})
+_PI_FILE_TOOLS = _READ_TOOLS | _WRITE_TOOLS
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def _strip_at(text: str) -> str:
+    return text[1:] if text.startswith("@") else text
+
+
+def pi_tool_path(raw: str) -> str:
+    """The path pi's own file tools open for ``raw``, before it is resolved against the cwd.
+
+    pi's ``expandPath`` (``core/tools/path-utils``) strips one leading ``@`` and turns
+    Unicode spaces into plain spaces, then expands ``~`` (as :func:`normalize_path` does);
+    ``resolveToCwd`` resolves what is left against the cwd, so nothing left is the cwd.
+    """
+    return _UNICODE_SPACES.sub(" ", _strip_at(raw)) or "."
+
+
+@dataclass(slots=True)
+class _Unit:
+    command: Command | None
+    mentions: list[Mention]
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class Classifier:
+    """Applies compiled rules to tool calls (pure apart from reading symlinks and globs)."""
+
+    def __init__(
+        self,
+        *,
+        rules: Sequence[CompiledRule],
+        exceptions: Sequence[CompiledRule],
+        settings: Settings,
+        problem_count: int,
+    ) -> None:
+        self._rules = tuple(rules)
+        self._exceptions = tuple(exceptions)
+        self._problem_count = problem_count
+        self._resolve = bool(settings.resolve_symlinks)
+        self._shell_tools = frozenset(settings.shell_tools or ())
+        self._path_rules = tuple(r for r in self._rules if r.rule.family == "paths")
+        patterns = [r.paths.regex.pattern for r in self._path_rules if r.paths and r.paths.regex]
+        flags = 0 if settings.case_sensitive_paths else re.IGNORECASE
+        self._path_union = re.compile("|".join(patterns), flags) if patterns else None
+        self._blocked_roots = any(
+            r.rule.verdict == "block" and r.paths is not None and r.paths.roots
+            for r in self._path_rules
+        )
+        self._tool_rules = tuple(r for r in self._rules if r.rule.family == "tools")
+        # Index shape rules by program and by literal first subcommand word, so that a
+        # command is only checked against the few rules that can match it.
+        by_program: dict[str, list[CompiledRule]] = {}
+        by_sub: dict[tuple[str, str], list[CompiledRule]] = {}
+        globbed: list[CompiledRule] = []
+        for rule in self._rules:
+            if rule.rule.family != "program":
+                continue
+            if any(any(ch in p for ch in "*?[") for p in rule.rule.program):
+                globbed.append(rule)
+                continue
+            first = first_subcommand_words(rule.rule)
+            for pattern in rule.rule.program:
+                if first is None:
+                    by_program.setdefault(pattern, []).append(rule)
+                else:
+                    for word in first:
+                        by_sub.setdefault((pattern, word), []).append(rule)
+        self._by_program = {k: tuple(v) for k, v in by_program.items()}
+        self._by_sub = {k: tuple(v) for k, v in by_sub.items()}
+        self._sub_programs = frozenset(program for program, _ in by_sub)
+        self._globbed = tuple(globbed)
+        self._globbed_any = (
+            re.compile("|".join(fnmatch.translate(p) for r in globbed for p in r.rule.program))
+            if globbed
+            else None
+        )
+
+    def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
+        """The verdict for one pending tool call (strictest matching rule wins)."""
+        if not isinstance(tool_input, Mapping):
+            raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
+        cwd_text = normalize_path(os.fspath(cwd), os.getcwd())
+        home = os.path.expanduser("~")
+        matches: list[Match] = []
+        units: list[_Unit] = []
+        path_out: str | None = None
+        if tool_name in self._shell_tools:
+            command = tool_input.get("command")
+            if not isinstance(command, str):
+                matches.append(check("invalid-input", "a shell call without a command string"))
+            else:
+                script = analyze(command, cwd=cwd_text, home=home)
+                for cmd in script.commands:
+                    units.append(_Unit(cmd, command_mentions(cmd, self._normalize, home)))
+                matches.extend(check(f.check, f.detail) for f in script.findings)
+        elif "path" in tool_input:
+            raw = tool_input["path"]
+            path_out, unit = self._file_unit(tool_name, raw, cwd_text)
+            if unit is None:
+                matches.append(
+                    check("invalid-input", "the path input is not usable: " + _short(repr(raw)))
+                )
+            else:
+                units.append(unit)
+        matches.extend(self._match_units(tool_name, units, home))
+        for rule in self._tool_rules:
+            if rule.tool_matches(tool_name):
+                matches.append(self._rule_match(rule, (), None))
+        return self._verdict(tool_name, matches, units, path_out)
+
+    def _normalize(self, text: str, cwd: str) -> str | None:
+        try:
+            return normalize_path(text, cwd)
+        except BadInputError:
+            return None
+
+    def _file_unit(self, tool_name: str, raw: object, cwd: str) -> tuple[str | None, _Unit | None]:
+        if not isinstance(raw, str) or not raw:
+            return None, None
+        pi_tool = tool_name in _PI_FILE_TOOLS
+        try:
+            # For pi's own file tools the path is the file pi really opens.
+            path = normalize_path(pi_tool_path(raw) if pi_tool else raw, cwd)
+        except BadInputError:
+            return None, None
+        read = tool_name not in _WRITE_TOOLS
+        write = tool_name not in _READ_TOOLS
+        recursive = tool_name == "grep"  # searches file contents beneath the path
+        mentions = [Mention(path, raw, read, write, target=write, recursive=recursive)]
+        if pi_tool:
+            return path, _Unit(None, mentions)
+        # Another tool may open the path as written or the way pi's tools do: check each.
+        spaced = _UNICODE_SPACES.sub(" ", raw)
+        variants = {_strip_at(raw), spaced, _strip_at(spaced)}
+        for variant in variants - {raw}:
+            other = self._normalize(variant, cwd) if variant else None
+            if other is not None and other != path:
+                mentions.append(
+                    Mention(other, variant, read, write, target=write, recursive=recursive)
+                )
+        return path, _Unit(None, mentions)
+
+    def _resolved(self, units: Sequence[_Unit]) -> dict[str, str]:
+        if not self._resolve:
+            return {}
+        out: dict[str, str] = {}
+        for unit in units:
+            for mention in unit.mentions:
+                path = mention.path
+                if path is None or path in out:
+                    continue
+                out[path] = realpath(path)
+        return out
+
+    def _may_hit(self, mention: Mention, resolved: Mapping[str, str]) -> bool:
+        """Cheap pre-filter: could any path rule cover this mention?"""
+        path = mention.path
+        if path is None:
+            return False
+        if mention.recursive and self._blocked_roots:
+            return True
+        union = self._path_union
+        if union is None:
+            return False
+        if union.match(path):
+            return True
+        real = resolved.get(path)
+        return real is not None and real != path and union.match(real) is not None
+
+    def _rule_match(
+        self,
+        rule: CompiledRule,
+        targets: Sequence[str],
+        unit: int | None,
+        paths: Sequence[str] = (),
+    ) -> Match:
+        r = rule.rule
+        reason = r.reason or f"matches rule {r.id}"
+        return Match(
+            r.id,
+            rule.layer,
+            r.verdict,
+            r.effective_kind,
+            reason,
+            unique(targets),
+            unit,
+            tuple(paths),
+        )
+
+    def _match_units(self, tool_name: str, units: Sequence[_Unit], home: str) -> list[Match]:
+        matches: list[Match] = []
+        resolved = self._resolved(units)
+        for index, unit in enumerate(units):
+            command = unit.command
+            if command is not None and command.program is not None:
+                program = command.program
+                candidates = self._candidates(command, program)
+                shown = [m.path or m.raw for m in unit.mentions if m.target]
+                for rule in candidates:
+                    if rule.applies_to_tool(tool_name) and rule.shape_matches(
+                        command, unit.mentions, program_checked=True
+                    ):
+                        matches.append(self._rule_match(rule, shown, index))
+                matches.extend(catastrophic_matches(command, unit.mentions, index, home))
+            candidates_m = [m for m in unit.mentions if self._may_hit(m, resolved)]
+            if not candidates_m:
+                continue
+            for rule in self._path_rules:
+                if not rule.applies_to_tool(tool_name):
+                    continue
+                hits = rule.mention_hits(candidates_m, resolved)
+                if hits:
+                    matches.append(self._rule_match(rule, hits, index, hits))
+        return matches
+
+    def _candidates(self, command: Command, program: str) -> tuple[CompiledRule, ...]:
+        rules = self._by_program.get(program, ())
+        if self._globbed_any is not None and self._globbed_any.match(program):
+            rules += tuple(r for r in self._globbed if r.program_matches(program))
+        if program not in self._sub_programs:
+            return rules
+        positionals, ambiguous = leading_positionals(command, program)
+        heads = positionals[:2] if ambiguous else positionals[:1]
+        if any(w.value is None for w in heads):
+            # A subcommand only known at runtime could be any of them (fail closed).
+            subs = [r for (p, _), rs in self._by_sub.items() if p == program for r in rs]
+            return rules + tuple(dict.fromkeys(subs))
+        for word in heads:
+            rules += self._by_sub.get((program, word.value or ""), ())
+        return tuple(dict.fromkeys(rules))
+
+    def _relaxed_by(self, match: Match, tool_name: str, units: Sequence[_Unit]) -> str | None:
+        if match.layer != "builtin" or match.verdict != "confirm":
+            return None
+        for exception in self._exceptions:
+            rule = exception.rule
+            if match.rule_id not in rule.relaxes:
+                continue
+            if rule.family == "tools":
+                if exception.tool_matches(tool_name):
+                    return rule.id
+                continue
+            if match.unit is None or not exception.applies_to_tool(tool_name):
+                continue
+            unit = units[match.unit]
+            if rule.family == "program":
+                if unit.command is not None and exception.shape_matches(
+                    unit.command, unit.mentions, exception=True
+                ):
+                    return rule.id
+            elif (
+                match.paths
+                and exception.paths is not None
+                and all(exception.paths.match(p) for p in match.paths)
+            ):
+                return rule.id
+        return None
+
+    def _verdict(
+        self, tool_name: str, matches: Sequence[Match], units: Sequence[_Unit], path: str | None
+    ) -> Verdict:
+        active: list[Match] = []
+        relaxed: list[str] = []
+        relaxers: list[str] = []
+        for match in matches:
+            by = self._relaxed_by(match, tool_name, units)
+            if by is None:
+                active.append(match)
+            else:
+                relaxers.append(by)
+                relaxed.append(f"{match.rule_id} relaxed by the user's rule {by}")
+        notes: list[str] = list(relaxed)
+        if self._problem_count:
+            notes.append(
+                f"policy config has {self._problem_count} problem(s); running on the built-in "
+                "rules plus what is valid in the other layers (see `pi-guard policy show`)"
+            )
+        targets_file = (path,) if path is not None else ()
+        if not active:
+            return Verdict(
+                verdict="allow",
+                action_kind="local-safe",
+                rule_ids=unique(relaxers),
+                reasons=unique(notes),
+                targets=targets_file,
+                path=path,
+            )
+        top = max(m.rank for m in active)
+        ordered = sorted(active, key=lambda m: -m.rank)
+        leading = [m for m in ordered if m.rank == top]
+        kind: ActionKind = (
+            "destructive" if any(m.kind == "destructive" for m in leading) else "protected"
+        )
+        targets = unique([*targets_file, *(t for m in ordered for t in m.targets)])
+        return Verdict(
+            verdict=leading[0].verdict,
+            action_kind=kind,
+            rule_ids=unique([*(m.rule_id for m in ordered), *relaxers]),
+            reasons=unique([*(m.text() for m in ordered), *notes]),
+            targets=targets,
+            path=path,
+        )

@@ -1,0 +1,309 @@
+"""Reading TOML policy layers: validation with file/line/key problems, never an exception.
+
+A layer file that is unreadable or not TOML contributes nothing. In a file with
+problems every valid restricting rule is still used (so a typo never removes the
+other restrictions), but nothing in it may relax the policy: its ``allow`` rules and
+relaxing settings are dropped and reported.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from guard._policy.models import ConfigProblem, LayerName, Rule, Settings
+
+__all__ = [
+    "LIST_FIELDS",
+    "PROJECT_RELAX_MESSAGE",
+    "LayerFile",
+    "builtin_layer",
+    "check_config_file",
+    "parse_layer",
+    "read_layer",
+]
+
+MAX_CONFIG_BYTES = 1 << 20
+LIST_FIELDS = frozenset(
+    {
+        "tools",
+        "paths",
+        "exclude",
+        "access",
+        "program",
+        "subcommand",
+        "flags",
+        "all_flags",
+        "unless_flags",
+        "args",
+        "target_paths",
+        "relaxes",
+        "shell_tools",
+    }
+)
+_TOP_KEYS = ("version", "settings", "rule")
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
+_KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+@dataclass(frozen=True, slots=True)
+class LayerFile:
+    """What one layer file contributed."""
+
+    layer: LayerName
+    file: str | None
+    status: Literal["loaded", "absent", "partial", "invalid"]
+    rules: tuple[Rule, ...]
+    rule_lines: tuple[int, ...]
+    settings: Settings
+    problems: tuple[ConfigProblem, ...]
+    settings_lines: Mapping[str, int] = field(default_factory=dict)
+
+
+class _Lines:
+    """Line numbers of tables and keys in TOML text (tomllib does not report them)."""
+
+    def __init__(self, text: str) -> None:
+        self.headers: dict[tuple[str, int], int] = {}
+        self.keys: dict[tuple[str, int, str], int] = {}
+        counts: dict[str, int] = {}
+        current = ("", 0)
+        for number, line in enumerate(text.splitlines(), start=1):
+            header = _HEADER.match(line)
+            if header and not _KEY.match(line):
+                name = header.group(2).strip("\"'")
+                if header.group(1) == "[[":
+                    index = counts.get(name, 0)
+                    counts[name] = index + 1
+                else:
+                    index = 0
+                current = (name, index)
+                self.headers.setdefault(current, number)
+                continue
+            key = _KEY.match(line)
+            if key:
+                name = key.group(1) or key.group(2) or key.group(3) or ""
+                self.keys.setdefault((current[0], current[1], name), number)
+
+    def of(self, table: str, index: int, key: str | None = None) -> int:
+        if key is not None:
+            found = self.keys.get((table, index, key))
+            if found is not None:
+                return found
+        return self.headers.get((table, index), 1)
+
+
+def _listify(data: Mapping[str, Any]) -> dict[str, Any]:
+    """TOML arrays become tuples (strict models); a lone string where a list goes is a list."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, list):
+            out[key] = tuple(value)
+        elif key in LIST_FIELDS and isinstance(value, str):
+            out[key] = (value,)
+        else:
+            out[key] = value
+    return out
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    text = str(error.get("msg", "invalid"))
+    return text.removeprefix("Value error, ")
+
+
+def _key_name(table: str, index: int | None, loc: tuple[Any, ...]) -> str:
+    base = f"{table}[{index}]" if index is not None else table
+    for part in loc:
+        base += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return base
+
+
+class _Reader:
+    def __init__(self, file: str, text: str) -> None:
+        self.file = file
+        self.lines = _Lines(text)
+        self.problems: list[ConfigProblem] = []
+
+    def problem(self, line: int, key: str, message: str) -> None:
+        self.problems.append(
+            ConfigProblem(file=self.file, line=max(line, 1), key=key, message=message)
+        )
+
+    def validation(self, table: str, index: int | None, exc: ValidationError) -> None:
+        for error in exc.errors():
+            loc = tuple(error.get("loc", ()))
+            first = str(loc[0]) if loc else None
+            line = self.lines.of(table, index or 0, first)
+            self.problem(line, _key_name(table, index, loc), _message(error))
+
+
+def _read_text(path: Path, reader_file: str) -> tuple[str | None, ConfigProblem | None]:
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, ConfigProblem(
+            file=reader_file, line=1, key="(file)", message=f"cannot read: {exc.strerror or exc}"
+        )
+    if len(data) > MAX_CONFIG_BYTES:
+        return None, ConfigProblem(
+            file=reader_file, line=1, key="(file)", message=f"larger than {MAX_CONFIG_BYTES} bytes"
+        )
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        return None, ConfigProblem(
+            file=reader_file,
+            line=line,
+            key="(file)",
+            message=f"not valid UTF-8 at byte {exc.start}",
+        )
+
+
+def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
+    """Validate TOML ``text`` of one layer; problems are collected, never raised."""
+    reader = _Reader(file, text)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_POSITION.search(str(exc))
+        line = int(found.group(1)) if found else 1
+        message = _TOML_POSITION.sub("", str(exc)).strip() or "invalid TOML"
+        reader.problem(line, "(syntax)", f"not valid TOML: {message}")
+        return LayerFile(layer, file, "invalid", (), (), Settings(), tuple(reader.problems))
+
+    for key in data:
+        if key not in _TOP_KEYS:
+            reader.problem(
+                reader.lines.of("", 0, key),
+                key,
+                "unknown key (expected version, [settings] or [[rule]])",
+            )
+    version = data.get("version", 1)
+    if version != 1 or isinstance(version, bool):
+        reader.problem(
+            reader.lines.of("", 0, "version"),
+            "version",
+            f"unsupported version {version!r} (expected 1)",
+        )
+
+    settings = Settings()
+    raw_settings = data.get("settings", {})
+    if not isinstance(raw_settings, dict):
+        reader.problem(reader.lines.of("", 0, "settings"), "settings", "must be a table")
+    else:
+        try:
+            settings = Settings.model_validate(_listify(raw_settings))
+        except ValidationError as exc:
+            reader.validation("settings", None, exc)
+
+    rules: list[Rule] = []
+    lines: list[int] = []
+    raw_rules = data.get("rule", [])
+    if not isinstance(raw_rules, list):
+        reader.problem(
+            reader.lines.of("", 0, "rule"), "rule", "must be an array of tables ([[rule]])"
+        )
+        raw_rules = []
+    for index, item in enumerate(raw_rules):
+        if not isinstance(item, dict):
+            reader.problem(reader.lines.of("rule", index), f"rule[{index}]", "must be a table")
+            continue
+        try:
+            rules.append(Rule.model_validate(_listify(item)))
+            lines.append(reader.lines.of("rule", index))
+        except ValidationError as exc:
+            reader.validation("rule", index, exc)
+    status: Literal["loaded", "partial"] = "partial" if reader.problems else "loaded"
+    settings_lines = (
+        {key: reader.lines.of("settings", 0, key) for key in raw_settings}
+        if isinstance(raw_settings, dict)
+        else {}
+    )
+    return LayerFile(
+        layer,
+        file,
+        status,
+        tuple(rules),
+        tuple(lines),
+        settings,
+        tuple(reader.problems),
+        settings_lines,
+    )
+
+
+def read_layer(path: Path, layer: LayerName) -> LayerFile:
+    """Read and validate one layer file; a missing file is an empty, ``absent`` layer."""
+    file = str(path)
+    text, problem = _read_text(path, file)
+    if problem is not None:
+        return LayerFile(layer, file, "invalid", (), (), Settings(), (problem,))
+    if text is None:
+        return LayerFile(layer, file, "absent", (), (), Settings(), ())
+    return parse_layer(text, file, layer)
+
+
+PROJECT_RELAX_MESSAGE = (
+    "ignored: a project file can add restrictions but never relax the policy "
+    "(the project directory is writable by the model)"
+)
+
+
+def check_config_file(
+    path: Path, *, layer: Literal["user", "project"] | None = None
+) -> tuple[ConfigProblem, ...]:
+    """Validate a policy file on its own; a missing file is a problem here.
+
+    ``layer`` defaults to ``project`` for a file in a ``.pi`` directory, else ``user``;
+    in the project layer an ``allow`` rule is reported, since it would be ignored.
+    """
+    chosen = layer or ("project" if path.parent.name == ".pi" else "user")
+    parsed = read_layer(path, chosen)
+    if parsed.status == "absent":
+        return (ConfigProblem(file=str(path), line=1, key="(file)", message="no such file"),)
+    problems = list(parsed.problems)
+    for rule, line in zip(parsed.rules, parsed.rule_lines, strict=True):
+        if rule.id.startswith("builtin."):
+            problems.append(
+                ConfigProblem(
+                    file=str(path),
+                    line=line,
+                    key=f"rule {rule.id}",
+                    message="ids starting with 'builtin.' are reserved",
+                )
+            )
+        elif chosen == "project" and rule.verdict == "allow":
+            problems.append(
+                ConfigProblem(
+                    file=str(path), line=line, key=f"rule {rule.id}", message=PROJECT_RELAX_MESSAGE
+                )
+            )
+    return tuple(problems)
+
+
+_BUILTIN: LayerFile | None = None
+
+
+def builtin_layer() -> LayerFile:
+    """The built-in layer (package data), parsed once per process; must be valid."""
+    global _BUILTIN
+    if _BUILTIN is None:
+        text = resources.files("guard._policy").joinpath("_builtin.toml").read_text("utf-8")
+        parsed = parse_layer(text, "<builtin>", "builtin")
+        if parsed.problems:
+            raise RuntimeError(
+                "built-in policy is invalid: " + "; ".join(map(str, parsed.problems))
+            )
+        _BUILTIN = parsed
+    return _BUILTIN

@@ -1,0 +1,254 @@
+"""Loading and merging the layers: built-in < user < project, strictest wins.
+
+The project layer can only add restrictions (the model can write the project directory);
+only the user's layer may relax a built-in confirm rule, and a file with problems never
+relaxes anything. What is refused is recorded as a problem and an ignored rule.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from guard._evidence.fingerprint import normalize_path
+from guard._home import pi_agent_dir
+from guard._policy.checks import CHECKS
+from guard._policy.config import (
+    PROJECT_RELAX_MESSAGE,
+    LayerFile,
+    builtin_layer,
+    read_layer,
+)
+from guard._policy.globs import GlobError
+from guard._policy.models import (
+    ConfigProblem,
+    DescribedLayer,
+    IgnoredRule,
+    LayerName,
+    Rule,
+    Settings,
+)
+from guard._policy.rules import CompiledRule, compile_rule
+
+__all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
+
+CONFIG_FILE_NAME = "operator-guard.toml"
+
+
+@dataclass(slots=True)
+class MergedLayers:
+    """The effective policy's parts: accepted rules, merged settings, what was refused."""
+
+    rules: list[CompiledRule] = field(default_factory=list)
+    exceptions: list[CompiledRule] = field(default_factory=list)
+    problems: list[ConfigProblem] = field(default_factory=list)
+    ignored: list[IgnoredRule] = field(default_factory=list)
+    layers: tuple[DescribedLayer, ...] = ()
+    settings: Settings = field(default_factory=Settings)
+    settings_from: dict[str, LayerName] = field(default_factory=dict)
+    placeholders: dict[str, str] = field(default_factory=dict)
+
+
+def load_layers(home: Path, project: Path | None) -> MergedLayers:
+    """Built-in < ``<home>/operator-guard.toml`` < ``<project>/.pi/operator-guard.toml``.
+
+    Never raises on a bad config file: :attr:`MergedLayers.problems` records it.
+    """
+    here = os.getcwd()
+    guard_home = normalize_path(os.fspath(home), here)
+    project_dir = normalize_path(os.fspath(project), here) if project is not None else None
+    placeholders = {
+        "GUARD_HOME": guard_home,
+        "PI_AGENT_DIR": normalize_path(os.fspath(pi_agent_dir()), here),
+        "PROJECT": project_dir or normalize_path(here, "/"),
+    }
+    builtin = builtin_layer()
+    user = read_layer(Path(guard_home) / CONFIG_FILE_NAME, "user")
+    project_layer = (
+        read_layer(Path(project_dir) / ".pi" / CONFIG_FILE_NAME, "project")
+        if project_dir is not None
+        else None
+    )
+    files = [f for f in (builtin, user, project_layer) if f is not None]
+    loaded = MergedLayers(placeholders=placeholders)
+    for layer_file in files:
+        loaded.problems.extend(layer_file.problems)
+    loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
+    _accept_rules(files, loaded, loaded.settings, placeholders, project_dir)
+    layers = tuple(
+        DescribedLayer(
+            layer=f.layer, file=f.file if f.layer != "builtin" else None, status=f.status
+        )
+        for f in files
+    )
+    if project_layer is None:
+        layers = (*layers, DescribedLayer(layer="project", file=None, status="absent"))
+    loaded.layers = layers
+    return loaded
+
+
+def _merge_settings(
+    files: Sequence[LayerFile], loaded: MergedLayers
+) -> tuple[Settings, dict[str, LayerName]]:
+    builtin = files[0].settings
+    resolve = bool(builtin.resolve_symlinks)
+    case_sensitive = bool(builtin.case_sensitive_paths)
+    shell_tools: tuple[str, ...] = tuple(builtin.shell_tools or ())
+    source: dict[str, LayerName] = {
+        "resolve_symlinks": "builtin",
+        "case_sensitive_paths": "builtin",
+        "shell_tools": "builtin",
+    }
+    for layer_file in files[1:]:
+        s = layer_file.settings
+        layer = layer_file.layer
+        may_relax = layer == "user" and not layer_file.problems
+
+        def refuse(key: str, why: str, lf: LayerFile = layer_file) -> None:
+            file = lf.file or "<builtin>"
+            line = lf.settings_lines.get(key, 1)
+            loaded.ignored.append(
+                IgnoredRule(id=f"settings.{key}", layer=lf.layer, file=file, line=line, reason=why)
+            )
+            loaded.problems.append(
+                ConfigProblem(file=file, line=line, key=f"settings.{key}", message=why)
+            )
+
+        why = (
+            PROJECT_RELAX_MESSAGE
+            if layer == "project"
+            else (
+                "ignored: this file has problems, and a file with problems never relaxes the policy"
+            )
+        )
+        if s.resolve_symlinks is not None and s.resolve_symlinks != resolve:
+            if s.resolve_symlinks or may_relax:
+                resolve = s.resolve_symlinks
+                source["resolve_symlinks"] = layer
+            else:
+                refuse("resolve_symlinks", why)
+        if s.case_sensitive_paths is not None and s.case_sensitive_paths != case_sensitive:
+            if not s.case_sensitive_paths or may_relax:
+                case_sensitive = s.case_sensitive_paths
+                source["case_sensitive_paths"] = layer
+            else:
+                refuse("case_sensitive_paths", why)
+        if s.shell_tools is not None:
+            # The user may replace the list; anything else can only add shell tools.
+            merged = tuple(
+                dict.fromkeys(s.shell_tools if may_relax else (*shell_tools, *s.shell_tools))
+            )
+            if merged != shell_tools:
+                shell_tools = merged
+                source["shell_tools"] = layer
+    return (
+        Settings(
+            resolve_symlinks=resolve, case_sensitive_paths=case_sensitive, shell_tools=shell_tools
+        ),
+        source,
+    )
+
+
+def _relaxable_ids(builtin: LayerFile) -> frozenset[str]:
+    ids = {r.id for r in builtin.rules if r.verdict == "confirm"}
+    ids.update(k for k, (verdict, _, _) in CHECKS.items() if verdict == "confirm")
+    return frozenset(ids)
+
+
+def _accept_rules(
+    files: Sequence[LayerFile],
+    loaded: MergedLayers,
+    settings: Settings,
+    placeholders: Mapping[str, str],
+    project: str | None,
+) -> None:
+    home = os.path.expanduser("~")
+    relaxable = _relaxable_ids(files[0])
+    seen: set[str] = set(CHECKS)
+    for layer_file in files:
+        layer = layer_file.layer
+        file = layer_file.file or "<builtin>"
+
+        def problem(
+            line: int,
+            rule: Rule,
+            message: str,
+            *,
+            ignore: bool = True,
+            lf: LayerFile = layer_file,
+            where: str = file,
+        ) -> None:
+            loaded.problems.append(
+                ConfigProblem(file=where, line=line, key=f"rule {rule.id}", message=message)
+            )
+            if ignore:
+                loaded.ignored.append(
+                    IgnoredRule(id=rule.id, layer=lf.layer, file=where, line=line, reason=message)
+                )
+
+        for rule, line in zip(layer_file.rules, layer_file.rule_lines, strict=True):
+            if layer != "builtin" and rule.id.startswith("builtin."):
+                problem(line, rule, "ignored: ids starting with 'builtin.' are reserved")
+                continue
+            if rule.id in seen:
+                problem(
+                    line,
+                    rule,
+                    "ignored: a rule with this id already exists in a lower layer "
+                    "or earlier in this file; rules can be added, never replaced",
+                )
+                continue
+            seen.add(rule.id)
+            if rule.verdict == "allow":
+                if layer == "project":
+                    problem(line, rule, PROJECT_RELAX_MESSAGE)
+                    continue
+                if layer_file.problems:
+                    problem(
+                        line,
+                        rule,
+                        "ignored: this file has problems, and a file with "
+                        "problems never relaxes the policy",
+                    )
+                    continue
+                unknown = [i for i in rule.relaxes if i not in relaxable]
+                if unknown:
+                    problem(
+                        line,
+                        rule,
+                        "cannot relax "
+                        + ", ".join(unknown)
+                        + " (only built-in confirm rules can be relaxed; block never)",
+                        ignore=False,
+                    )
+                    keep = tuple(i for i in rule.relaxes if i in relaxable)
+                    if not keep:
+                        loaded.ignored.append(
+                            IgnoredRule(
+                                id=rule.id,
+                                layer=layer,
+                                file=file,
+                                line=line,
+                                reason="relaxes nothing",
+                            )
+                        )
+                        continue
+                    rule = rule.model_copy(update={"relaxes": keep})
+            try:
+                compiled = compile_rule(
+                    rule,
+                    layer,
+                    values=placeholders,
+                    home=home,
+                    anchor=project,
+                    case_sensitive=bool(settings.case_sensitive_paths),
+                )
+            except (GlobError, re.error) as exc:
+                if layer == "builtin":
+                    raise RuntimeError(f"built-in rule {rule.id} does not compile: {exc}") from None
+                problem(line, rule, f"ignored: {exc}")
+                continue
+            (loaded.exceptions if rule.verdict == "allow" else loaded.rules).append(compiled)

@@ -1,0 +1,238 @@
+"""Wire shapes of the policy engine: verdicts, config problems, rules and the policy description.
+
+Every model is strict, frozen and camelCase on the wire; Python attributes are snake_case.
+Config files (TOML) are validated by name, so their keys are snake_case too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from guard._evidence.fingerprint import WIRE_CONFIG
+
+__all__ = [
+    "ActionKind",
+    "ConfigFile",
+    "ConfigProblem",
+    "DescribedCheck",
+    "DescribedLayer",
+    "DescribedRule",
+    "IgnoredRule",
+    "LayerName",
+    "PolicyDescription",
+    "Rule",
+    "RuleKind",
+    "Settings",
+    "Verdict",
+    "VerdictName",
+]
+
+_WIRE = WIRE_CONFIG
+
+VerdictName = Literal["allow", "confirm", "block"]
+ActionKind = Literal["local-safe", "destructive", "protected"]
+RuleKind = Literal["destructive", "protected"]
+Access = Literal["read", "write"]
+LayerName = Literal["builtin", "user", "project"]
+
+RULE_ID_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,99}$"
+_MAX_ITEMS = 256
+_MAX_TEXT = 1000
+
+
+class Verdict(BaseModel):
+    """What the policy says about one tool call.
+
+    ``path`` is the normalized path that goes into the fingerprint (file tools only);
+    for bash it is ``None`` because the payload hash binds the exact command string.
+    """
+
+    model_config = _WIRE
+
+    verdict: VerdictName
+    action_kind: ActionKind
+    rule_ids: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    path: str | None = None
+
+
+class ConfigProblem(BaseModel):
+    """One thing wrong with a config file; ``str()`` is ``FILE:LINE: key: message``."""
+
+    model_config = _WIRE
+
+    file: str
+    line: int = Field(ge=1)
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.key}: {self.message}"
+
+
+_Texts = tuple[str, ...]
+
+
+class Rule(BaseModel):
+    """One policy rule, as written in a TOML layer (``[[rule]]``) or built in.
+
+    Exactly one family per rule: ``paths`` (path globs), ``program`` (bash command
+    shape) or only ``tools`` (tool names). ``verdict = "allow"`` rules are exceptions:
+    they name the built-in rules they relax in ``relaxes`` and only count in the
+    user's layer.
+    """
+
+    model_config = _WIRE
+
+    id: str = Field(pattern=RULE_ID_PATTERN)
+    verdict: VerdictName
+    kind: RuleKind | None = None
+    reason: str = Field(default="", max_length=_MAX_TEXT)
+    tools: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    # path family
+    paths: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    exclude: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    access: tuple[Access, ...] = ("read", "write")
+    # bash command-shape family
+    program: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    subcommand: _Texts = Field(default=(), max_length=16)
+    flags: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    all_flags: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    unless_flags: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    args: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    arg_regex: str | None = Field(default=None, max_length=_MAX_TEXT)
+    target_paths: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    # exceptions (verdict = "allow")
+    relaxes: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+
+    @model_validator(mode="after")
+    def _one_family(self) -> Rule:
+        families = [name for name in ("paths", "program") if getattr(self, name)]
+        if len(families) > 1:
+            raise ValueError("a rule has either 'paths' or 'program', not both")
+        if not families and not self.tools:
+            raise ValueError("a rule needs 'paths', 'program' or 'tools'")
+        shape_keys = ("subcommand", "flags", "all_flags", "unless_flags", "args", "arg_regex")
+        if "program" not in families:
+            stray = [k for k in (*shape_keys, "target_paths") if getattr(self, k)]
+            if stray:
+                raise ValueError(f"'{stray[0]}' needs 'program'")
+        if "paths" not in families and self.exclude:
+            raise ValueError("'exclude' needs 'paths'")
+        if not self.access:
+            raise ValueError("'access' must name 'read' and/or 'write'")
+        if self.arg_regex is not None:
+            try:
+                re.compile(self.arg_regex)
+            except re.error as exc:
+                raise ValueError(f"'arg_regex' is not a valid regular expression: {exc}") from None
+        if self.verdict == "allow" and not self.relaxes:
+            raise ValueError(
+                "an allow rule must list the built-in rule ids it relaxes in 'relaxes'"
+            )
+        if self.verdict != "allow" and self.relaxes:
+            raise ValueError("'relaxes' only makes sense with verdict = \"allow\"")
+        if any(not item for item in (*self.tools, *self.paths, *self.program, *self.flags)):
+            raise ValueError("list entries must not be empty strings")
+        return self
+
+    @property
+    def family(self) -> Literal["paths", "program", "tools"]:
+        if self.paths:
+            return "paths"
+        if self.program:
+            return "program"
+        return "tools"
+
+    @property
+    def effective_kind(self) -> RuleKind:
+        if self.kind is not None:
+            return self.kind
+        return "protected" if self.paths else "destructive"
+
+
+class Settings(BaseModel):
+    """``[settings]`` of a layer; unset values inherit from the layer below."""
+
+    model_config = _WIRE
+
+    resolve_symlinks: bool | None = None
+    case_sensitive_paths: bool | None = None
+    shell_tools: _Texts | None = Field(default=None, max_length=64)
+
+
+class ConfigFile(BaseModel):
+    """A whole TOML layer."""
+
+    model_config = _WIRE
+
+    version: Literal[1] = 1
+    settings: Settings = Settings()
+    rule: tuple[Rule, ...] = Field(default=(), max_length=4096)
+
+
+class DescribedRule(BaseModel):
+    """A rule of the effective policy and the layer it came from."""
+
+    model_config = _WIRE
+
+    id: str
+    layer: LayerName
+    verdict: VerdictName
+    kind: RuleKind
+    reason: str
+    match: dict[str, list[str] | str]
+
+
+class DescribedCheck(BaseModel):
+    """A built-in check implemented in code (bash analysis), not as a data rule."""
+
+    model_config = _WIRE
+
+    id: str
+    layer: Literal["builtin"] = "builtin"
+    verdict: VerdictName
+    kind: RuleKind
+    reason: str
+
+
+class DescribedLayer(BaseModel):
+    """One configuration layer and what became of it."""
+
+    model_config = _WIRE
+
+    layer: LayerName
+    file: str | None
+    status: Literal["loaded", "absent", "partial", "invalid"]
+
+
+class IgnoredRule(BaseModel):
+    """A rule (or setting) that was read but does not take effect, and why."""
+
+    model_config = _WIRE
+
+    id: str
+    layer: LayerName
+    file: str
+    line: int
+    reason: str
+
+
+class PolicyDescription(BaseModel):
+    """The effective merged policy, for ``pi-guard policy show``."""
+
+    model_config = _WIRE
+
+    precedence: str
+    layers: tuple[DescribedLayer, ...]
+    placeholders: dict[str, str]
+    settings: dict[str, bool | list[str]]
+    settings_from: dict[str, LayerName]
+    rules: tuple[DescribedRule, ...]
+    checks: tuple[DescribedCheck, ...]
+    ignored: tuple[IgnoredRule, ...]
+    problems: tuple[str, ...]

@@ -1,0 +1,381 @@
+"""``pi-guard serve``: the guard's JSON-RPC 2.0 sidecar, one JSON object per LF-terminated line.
+
+The pi extension shim starts this process once per session and asks it everything: every
+decision (classify, what the dialog says, why a call is blocked) is made here, in Python.
+Framing and messages are :mod:`guard._sidecar.framing`, request handling is :mod:`guard._sidecar.server`, the
+wire shapes are :mod:`guard._sidecar.wire` and the text people read is :mod:`guard._sidecar.text`;
+this module is the methods and :func:`serve`. Its ``__all__`` re-exports the protocol names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import structlog
+
+from audit import AuditError
+from guard._errors import GuardError
+from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+from guard._evidence.ledger import SqliteLedger
+from guard._evidence.models import ConsumeResult
+from guard._guard import LEDGER_FILE, Guard
+from guard._home import resolve_home
+from guard._logging import configure_logging, get_logger
+from guard._pi.session import session_envelopes
+from guard._policy.cache import Classifier
+from guard._sidecar.framing import (
+    MAX_LINE_BYTES,
+    Frame,
+    LineSplitter,
+    RpcCode,
+    RpcFault,
+    decode_request,
+    encode_message,
+    error_response,
+    iter_frames,
+)
+from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
+from guard._sidecar.text import PLANNER_TOOL_NAME, block_reason_for, dialog_for, planner_tools
+from guard._sidecar.wire import (
+    ConsumeParams,
+    DeclinedParams,
+    DeclinedReply,
+    EvaluateParams,
+    EvaluateReply,
+    NoParams,
+    PlanParams,
+    RecordParams,
+    ToolExecutedParams,
+    VerifyParams,
+)
+
+__all__ = [
+    "MAX_LINE_BYTES",
+    "PLANNER_TOOL_NAME",
+    "PROTOCOL",
+    "Frame",
+    "LineSplitter",
+    "RpcCode",
+    "Sidecar",
+    "decode_request",
+    "encode_message",
+    "error_response",
+    "iter_frames",
+    "serve",
+    "session_envelopes",
+]
+
+PROTOCOL = "pi-operator-guard/sidecar/v1"
+_log = get_logger("guard.sidecar")
+
+
+# -- the backend: a full guard, or verify-only (public keyring, no signing key) ----------------
+
+
+class _VerifyOnly:
+    """What a monitor consumer with only the public keyring can do: consume and verify.
+
+    No signing key is loaded, so nothing is minted and nothing is appended to an audit log
+    (an audit append needs the signing key for the signed head); results go to the caller
+    and to the stderr log.
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.keyring = PublicKeyring.load(home / KEYRING_FILE)
+        self.ledger = SqliteLedger.open(home / LEDGER_FILE)
+        self.classifier = Classifier(home)
+
+    def consume(
+        self,
+        envelope: Mapping[str, Any] | str | None,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+    ) -> ConsumeResult:
+        from guard._evidence.clock import now_utc
+        from guard._evidence.consume import check_and_consume
+
+        _, pending = self.classifier.pending(tool_name, tool_input, cwd)
+        return check_and_consume(
+            envelope, pending, keyring=self.keyring, ledger=self.ledger, now=now_utc()
+        )
+
+    def close(self) -> None:
+        self.ledger.close()
+
+
+class Sidecar(RpcServer):
+    """The guard's method table (request handling is :class:`RpcServer`'s); see :func:`serve`."""
+
+    def __init__(self, home: Path | None, *, verify_only: bool = False) -> None:
+        self.started = time.monotonic()
+        self.home = resolve_home(home)
+        self._guard: Guard | None = None
+        self._monitor: _VerifyOnly | None = None
+        self._open_error: str | None = None
+        try:
+            if verify_only:
+                self._monitor = _VerifyOnly(self.home)
+            else:
+                self._guard = Guard.open(self.home)
+        except (GuardError, AuditError, OSError) as exc:
+            # Keep serving: every call then gets a clear error and the shim fails closed.
+            self._open_error = f"{type(exc).__name__}: {exc}"
+            _log.error("guard-open-failed", home=str(self.home), error=self._open_error)
+        methods = {
+            "describe": Method(NoParams, self._describe, True),
+            "health": Method(NoParams, self._health, True),
+            "ping": Method(NoParams, self._ping, True),
+            "status": Method(NoParams, self._status, False),
+            "evaluate": Method(EvaluateParams, self._evaluate, False),
+            "record": Method(RecordParams, self._record, False),
+            "audit.declined": Method(DeclinedParams, self._declined, False),
+            "consume": Method(ConsumeParams, self._consume, True),
+            "plan": Method(PlanParams, self._plan, False),
+            "audit.toolExecuted": Method(ToolExecutedParams, self._tool_executed, False),
+            "audit.verify": Method(VerifyParams, self._verify, True),
+        }
+        super().__init__(methods, verify_only=verify_only)
+
+    def close(self) -> None:
+        if self._guard is not None:
+            self._guard.close()
+        if self._monitor is not None:
+            self._monitor.close()
+
+    # -- methods ---------------------------------------------------------------------------------
+
+    def _need_guard(self) -> Guard:
+        if self._guard is None:
+            raise RpcFault(
+                RpcCode.GUARD_UNAVAILABLE,
+                "Guard unavailable",
+                "guard-open-failed",
+                home=str(self.home),
+                error=self._open_error,
+            )
+        return self._guard
+
+    def _describe(self, _: NoParams) -> dict[str, Any]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            package_version = version("pi-operator-guard")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            package_version = "0"
+        return {
+            "name": "pi-operator-guard",
+            "protocol": PROTOCOL,
+            "version": package_version,
+            "verifyOnly": self.verify_only,
+            "maxLineBytes": MAX_LINE_BYTES,
+            "methods": sorted(
+                n for n, m in self.methods.items() if m.verify_only_ok or not self.verify_only
+            ),
+            "params": {n: m.params.model_json_schema() for n, m in sorted(self.methods.items())},
+            "tools": [tool.model_dump(mode="json") for tool in planner_tools()],
+        }
+
+    def _ping(self, _: NoParams) -> dict[str, Any]:
+        """A bare round trip: the baseline the benchmark compares the guard against."""
+        return {"pong": True}
+
+    def _health(self, _: NoParams) -> dict[str, Any]:
+        key_id = None
+        if self._guard is not None:
+            with contextlib.suppress(GuardError):
+                key_id = self._guard.key_id
+        return {
+            "ok": self._open_error is None,
+            "pid": os.getpid(),
+            "uptimeSeconds": round(time.monotonic() - self.started, 3),
+            "requests": self.requests,
+            "verifyOnly": self.verify_only,
+            "home": str(self.home),
+            "keyId": key_id,
+            "error": self._open_error,
+        }
+
+    def _status(self, _: NoParams) -> dict[str, Any]:
+        guard = self._need_guard()
+        status = dict(guard.status())
+        verify = guard.verify_audit()
+        intact = verify.decision == "intact"
+        status["sidecar"] = {"pid": os.getpid(), "requests": self.requests}
+        status["auditIntact"] = intact
+        status["text"] = "\n".join(
+            [
+                "operator-guard status",
+                f"  key:          {status.get('keyId')}",
+                f"  home:         {status.get('home')}",
+                f"  audit log:    {status.get('auditLog')}",
+                f"  consumed ids: {status.get('consumedIds')}",
+                f"  audit verify: {'intact' if intact else 'NOT INTACT'}",
+                f"  sidecar pid:  {os.getpid()} ({self.requests} requests)",
+            ]
+        )
+        return status
+
+    def _evaluate(self, p: EvaluateParams) -> dict[str, Any]:
+        guard = self._need_guard()
+        evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
+        reply: EvaluateReply
+        if evaluation.verdict == "allow":
+            reply = EvaluateReply(evaluation=evaluation, action="allow")
+        elif evaluation.verdict == "block":
+            guard.record(
+                p.tool_name,
+                p.input,
+                p.cwd,
+                confirmed=False,
+                tool_call_id=p.tool_call_id,
+                origin="runtime-ui-confirm",
+            )
+            reason = block_reason_for("blocked-by-policy", evaluation, p.tool_name)
+            reply = EvaluateReply(
+                evaluation=evaluation, action="block", block_reason=reason, audited=True
+            )
+        elif not p.has_ui:
+            guard.record(
+                p.tool_name,
+                p.input,
+                p.cwd,
+                confirmed=False,
+                tool_call_id=p.tool_call_id,
+                origin="runtime-ui-confirm",
+                decline_reason="no-ui",
+            )
+            reason = block_reason_for("no-ui", evaluation, p.tool_name)
+            reply = EvaluateReply(
+                evaluation=evaluation, action="block", block_reason=reason, audited=True
+            )
+        else:
+            dialog = dialog_for(
+                evaluation,
+                p.tool_name,
+                ttl_seconds=p.ttl_seconds,
+                confirm_timeout_ms=p.confirm_timeout_ms,
+            )
+            reply = EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
+        return reply.model_dump(mode="json")
+
+    def _record(self, p: RecordParams) -> dict[str, Any]:
+        guard = self._need_guard()
+        result = guard.record(
+            p.tool_name,
+            p.input,
+            p.cwd,
+            confirmed=p.confirmed,
+            ttl_seconds=p.ttl_seconds,
+            tool_call_id=p.tool_call_id,
+            origin="runtime-ui-confirm",
+            decline_reason=p.decline_reason,
+        )
+        return result.model_dump(mode="json")
+
+    def _declined(self, p: DeclinedParams) -> dict[str, Any]:
+        guard = self._need_guard()
+        evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
+        result = guard.record(
+            p.tool_name,
+            p.input,
+            p.cwd,
+            confirmed=False,
+            tool_call_id=p.tool_call_id,
+            origin="runtime-ui-confirm",
+            decline_reason=p.reason,
+        )
+        reason = block_reason_for(
+            p.reason, evaluation, p.tool_name, confirm_timeout_ms=p.confirm_timeout_ms
+        )
+        return DeclinedReply(record=result, block_reason=reason).model_dump(mode="json")
+
+    def _consume(self, p: ConsumeParams) -> dict[str, Any]:
+        envelope = p.envelope
+        if p.session_file is not None:
+            try:
+                found = session_envelopes(Path(p.session_file), tool_call_id=p.tool_call_id)
+            except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+                raise RpcFault(
+                    RpcCode.BAD_INPUT,
+                    "session file unreadable",
+                    "session-file-unreadable",
+                    path=p.session_file[:300],
+                    error=getattr(exc, "strerror", None) or str(exc),
+                ) from None
+            envelope = found[-1] if found else None
+        if self._monitor is not None:
+            result = self._monitor.consume(envelope, p.tool_name, p.input, p.cwd)
+            _log.info(
+                "monitor-consume",
+                decision=result.decision,
+                evidence_id=result.evidence_id,
+                reasons=list(result.reasons),
+            )
+        elif self.verify_only:
+            raise RpcFault(
+                RpcCode.GUARD_UNAVAILABLE,
+                "Guard unavailable",
+                "keyring-open-failed",
+                home=str(self.home),
+                error=self._open_error,
+            )
+        else:
+            result = self._need_guard().consume(envelope, p.tool_name, p.input, p.cwd)
+        return result.model_dump(mode="json")
+
+    def _plan(self, p: PlanParams) -> dict[str, Any]:
+        plan = self._need_guard().plan(p.planner, p.params)
+        dumped: dict[str, Any] = plan.model_dump(mode="json")
+        return dumped
+
+    def _tool_executed(self, p: ToolExecutedParams) -> dict[str, Any]:
+        self._need_guard().tool_executed(
+            p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
+        )
+        return {"audited": True}
+
+    def _verify(self, p: VerifyParams) -> dict[str, Any]:
+        if self._guard is not None:
+            result = self._guard.verify_audit(allow_unanchored=p.allow_unanchored)
+        elif self._monitor is not None:
+            from audit import verify_log
+            from guard._guard import AUDIT_LOG_FILE
+
+            result = verify_log(
+                self.home / AUDIT_LOG_FILE,
+                self._monitor.keyring.public_keys(),
+                allow_unanchored=p.allow_unanchored,
+            )
+        else:
+            self._need_guard()
+            raise AssertionError("unreachable")
+        dumped: dict[str, Any] = result.model_dump(mode="json")
+        return dumped
+
+
+# -- the loop ----------------------------------------------------------------------------------
+
+
+def serve(
+    stdin: BinaryIO, stdout: BinaryIO, *, home: Path | None, verify_only: bool = False
+) -> int:
+    """Run the JSON-RPC loop until EOF on ``stdin`` (or SIGTERM). Returns the exit code (0)."""
+    if not structlog.is_configured():
+        configure_logging()  # stdout is the JSON-RPC stream: logs must go to stderr
+    restore = install_sigterm()
+    sidecar = Sidecar(home, verify_only=verify_only)
+    _log.info("sidecar-started", pid=os.getpid(), home=str(sidecar.home), verify_only=verify_only)
+    try:
+        answer_stream(sidecar, stdin, stdout)
+    finally:
+        sidecar.close()
+        restore()
+        _log.info("sidecar-stopped", requests=sidecar.requests)
+    return 0

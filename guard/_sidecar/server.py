@@ -1,0 +1,223 @@
+"""A JSON-RPC 2.0 server over a byte stream: method table, validation, errors, the stdio loop.
+
+A request is validated against its method's pydantic params model; any exception becomes a
+JSON-RPC error object (guard, audit and planner errors keep their own codes) and the loop keeps
+serving. Only JSON-RPC goes to stdout; logs go to stderr (structlog).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, BinaryIO
+
+from pydantic import BaseModel, ValidationError
+
+from audit import AuditError
+from guard._errors import BadInputError, GuardError
+from guard._logging import get_logger
+from guard._sidecar.framing import (
+    Frame,
+    InvalidRequestFault,
+    RequestId,
+    RpcCode,
+    RpcFault,
+    decode_request,
+    encode_message,
+    error_response,
+    iter_frames,
+    parse_request,
+    recover_id,
+)
+from planning import PlanInputError
+
+__all__ = ["Handler", "Method", "RpcServer", "answer_stream", "install_sigterm"]
+
+_log = get_logger("guard.sidecar")
+
+Handler = Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """One entry of the method table; ``verify_only_ok`` keeps it callable in verify-only mode."""
+
+    params: type[BaseModel]
+    handler: Handler
+    verify_only_ok: bool
+
+
+class RpcServer:
+    """The request handling around a method table; one instance serves one stream."""
+
+    def __init__(self, methods: Mapping[str, Method], *, verify_only: bool = False) -> None:
+        self.methods = dict(methods)
+        self.verify_only = verify_only
+        self.requests = 0
+
+    def handle_frame(self, frame: Frame) -> bytes | None:
+        """Answer one record: response bytes, or ``None`` for notifications."""
+        try:
+            message = decode_request(frame)
+        except RpcFault as fault:
+            _log.warning("bad-frame", reason=fault.data["reason"])
+            request_id = recover_id(frame.head) if frame.oversize else None
+            return encode_message(error_response(request_id, fault.code, fault.message, fault.data))
+        if isinstance(message, list):
+            if not message:
+                return encode_message(
+                    error_response(
+                        None, RpcCode.INVALID_REQUEST, "Invalid Request", {"reason": "empty-batch"}
+                    )
+                )
+            replies = [r for r in (self.handle_message(m) for m in message) if r is not None]
+            return self._encode(replies) if replies else None
+        reply = self.handle_message(message)
+        return None if reply is None else self._encode(reply)
+
+    def _encode(self, reply: dict[str, Any] | list[dict[str, Any]]) -> bytes:
+        try:
+            return encode_message(reply)
+        except (TypeError, ValueError) as exc:
+            _log.error("unencodable-reply", error=str(exc))
+            rid = reply.get("id") if isinstance(reply, dict) else None
+            return encode_message(
+                error_response(
+                    rid, RpcCode.INTERNAL_ERROR, "Internal error", {"reason": "unencodable-result"}
+                )
+            )
+
+    def handle_message(self, message: Any) -> dict[str, Any] | None:
+        """Answer one decoded JSON-RPC request object (``None`` for a notification)."""
+        self.requests += 1
+        request_id: RequestId = None
+        notification = False
+        try:
+            request_id, notification, method, params = parse_request(message)
+            started = time.perf_counter()
+            result = self._call(method, params)
+            _log.debug(
+                "rpc",
+                method=method,
+                id=request_id,
+                ms=round((time.perf_counter() - started) * 1000, 3),
+            )
+        except RpcFault as fault:
+            if isinstance(fault, InvalidRequestFault):
+                request_id = fault.request_id
+            _log.info("rpc-error", id=request_id, code=fault.code, reason=fault.data["reason"])
+            if notification:
+                return None
+            return error_response(request_id, fault.code, fault.message, fault.data)
+        if notification:
+            return None
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    def _call(self, name: str, raw_params: Any) -> Any:
+        method = self.methods.get(name)
+        if method is None:
+            raise RpcFault(
+                RpcCode.METHOD_NOT_FOUND,
+                "Method not found",
+                "unknown-method",
+                method=name[:100],
+                methods=sorted(self.methods),
+            )
+        if self.verify_only and not method.verify_only_ok:
+            raise RpcFault(
+                RpcCode.NOT_AVAILABLE,
+                "Not available in verify-only mode",
+                "verify-only",
+                method=name,
+            )
+        if raw_params is None:
+            raw_params = {}
+        if not isinstance(raw_params, dict):
+            raise RpcFault(
+                RpcCode.INVALID_PARAMS,
+                "Invalid params",
+                "params-not-object",
+                got=type(raw_params).__name__,
+            )
+        try:
+            params = method.params.model_validate(raw_params)
+        except ValidationError as exc:
+            errors = [
+                {"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
+                for e in exc.errors(include_url=False, include_input=False)[:20]
+            ]
+            raise RpcFault(
+                RpcCode.INVALID_PARAMS, "Invalid params", "invalid-params", errors=errors
+            ) from None
+        try:
+            return method.handler(params)
+        except RpcFault:
+            raise
+        except BadInputError as exc:
+            raise RpcFault(
+                RpcCode.BAD_INPUT,
+                str(exc),
+                "bad-input",
+                what=exc.what,
+                problem=exc.problem,
+                value=exc.value,
+            ) from None
+        except GuardError as exc:
+            raise RpcFault(RpcCode.GUARD_ERROR, str(exc), "guard-error") from None
+        except AuditError as exc:
+            raise RpcFault(RpcCode.AUDIT_ERROR, str(exc), "audit-error") from None
+        except PlanInputError as exc:
+            raise RpcFault(
+                RpcCode.BAD_INPUT,
+                str(exc),
+                "plan-input-invalid",
+                planner=exc.planner,
+                field=exc.field,
+                problem=exc.problem,
+                value=exc.value,
+            ) from None
+        except Exception as exc:  # never die on one request; the log has the stack
+            _log.exception("internal-error", method=name)
+            raise RpcFault(
+                RpcCode.INTERNAL_ERROR,
+                "Internal error",
+                "internal-error",
+                type=type(exc).__name__,
+            ) from None
+
+
+# -- the loop ----------------------------------------------------------------------------------
+
+
+def answer_stream(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
+    """Answer every record of ``stdin`` on ``stdout`` until EOF or until stdout closes."""
+    try:
+        for frame in iter_frames(stdin):
+            if not frame.oversize and not frame.data.strip():
+                continue  # blank lines are keep-alives, not requests
+            reply = server.handle_frame(frame)
+            if reply is not None:
+                stdout.write(reply)
+                stdout.flush()
+    except BrokenPipeError:
+        _log.info("sidecar-stdout-closed")
+
+
+def install_sigterm() -> Callable[[], None]:
+    """Turn SIGTERM into a clean exit of the loop (only possible in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(0)
+
+    previous = signal.signal(signal.SIGTERM, on_term)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous)
+
+    return restore

@@ -1,0 +1,120 @@
+"""What the operator and the model read: the confirm dialog, block reasons, the planner tool.
+
+The shim shows these verbatim; no wording is decided in TypeScript.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from guard._evidence.models import Evaluation
+from guard._guard import DeclineReason
+from guard._sidecar.wire import Dialog, PlannerTool
+
+__all__ = ["PLANNER_TOOL_NAME", "block_reason_for", "dialog_for", "planner_tools"]
+
+PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"
+
+
+def _action_lines(evaluation: Evaluation, tool_name: str) -> list[str]:
+    fp = evaluation.fingerprint
+    lines = [f"Tool:     {tool_name}", f"Kind:     {evaluation.action_kind}"]
+    if fp is not None and fp.path is not None:
+        lines.append(f"Path:     {fp.path}")
+    if fp is not None and fp.scope is not None:
+        lines.append(f"Scope:    {fp.scope}")
+    if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
+        lines.append("Targets:  " + ", ".join(evaluation.targets))
+    if evaluation.preview and (fp is None or evaluation.preview != fp.path):
+        lines.append(f"Preview:  {evaluation.preview}")
+    if fp is not None:
+        lines.append(f"Payload:  {fp.payload_hash[:23]}… (hash of the exact tool input)")
+    if evaluation.reasons:
+        lines.append("Why:      " + "; ".join(evaluation.reasons))
+    return lines
+
+
+def dialog_for(
+    evaluation: Evaluation, tool_name: str, *, ttl_seconds: int, confirm_timeout_ms: int
+) -> Dialog:
+    """The confirm dialog: tool, normalized path, command preview, payload hash prefix, expiry."""
+    lines = _action_lines(evaluation, tool_name)
+    lines += [
+        f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
+        f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
+        "Yes records signed, report-only evidence and lets this one call run;"
+        " it authorizes nothing else.",
+    ]
+    title = f"operator-guard: allow {evaluation.action_kind} {tool_name}?"
+    return Dialog(title=title, message="\n".join(lines))
+
+
+def block_reason_for(
+    reason: DeclineReason | Literal["blocked-by-policy"],
+    evaluation: Evaluation,
+    tool_name: str,
+    *,
+    confirm_timeout_ms: int = 60_000,
+) -> str:
+    """The text pi returns as the blocked tool result (the model and the operator read it)."""
+    what = {
+        "declined": "the operator declined it",
+        "timeout": f"no answer within {_seconds(confirm_timeout_ms)} (a timeout counts as No)",
+        "no-ui": "it needs operator confirmation but this pi session has no UI"
+        " (print or JSON mode)",
+        "sidecar-unavailable": "the guard sidecar was unavailable (fail closed)",
+        "blocked-by-policy": "the policy blocks it outright",
+    }[reason]
+    target = evaluation.fingerprint.path if evaluation.fingerprint else None
+    detail = f" Target: {target}." if target else ""
+    shown = evaluation.preview and evaluation.preview != target
+    preview = f" Preview: {evaluation.preview}." if shown else ""
+    return (
+        f"operator-guard blocked this {evaluation.action_kind} {tool_name} call: {what}."
+        f" Nothing was run.{detail}{preview} [reason: {reason}]"
+    )
+
+
+# -- the planner tool --------------------------------------------------------------------------
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Inline local ``$ref``s so the schema stands alone (pi validates it as plain JSON Schema)."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def walk(node: Any, seen: tuple[str, ...]) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                name = ref.removeprefix("#/$defs/")
+                if name in seen or name not in defs:
+                    return {k: walk(v, seen) for k, v in node.items()}
+                merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged, (*seen, name))
+            return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [walk(item, seen) for item in node]
+        return node
+
+    result: dict[str, Any] = walk(schema, ())
+    return result
+
+
+def planner_tools() -> list[PlannerTool]:
+    """The read-only planner tool(s) the shim registers, schemas generated from the models."""
+    from planning import PLANNERS
+
+    planner = PLANNERS["channel"]
+    return [
+        PlannerTool(
+            name=PLANNER_TOOL_NAME,
+            label="Implementation channel plan",
+            description=str(planner.description),
+            planner="channel",
+            parameters=_inline_refs(planner.input_model.model_json_schema()),
+        )
+    ]

@@ -1,0 +1,134 @@
+"""The sidecar's params and replies: the wire shapes (``describe`` serves their JSON Schemas).
+
+Names are camelCase on the wire (:data:`~guard._evidence.fingerprint.WIRE_CONFIG`); every params model
+rejects unknown members, so a typo in the shim is an error, not a silently ignored field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from guard._evidence.fingerprint import WIRE_CONFIG
+from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
+from guard._guard import DeclineReason
+
+__all__ = [
+    "CallParams",
+    "ConsumeParams",
+    "DeclinedParams",
+    "DeclinedReply",
+    "Dialog",
+    "EvaluateParams",
+    "EvaluateReply",
+    "NoParams",
+    "PlanParams",
+    "PlannerTool",
+    "RecordParams",
+    "ToolExecutedParams",
+    "VerifyParams",
+]
+
+
+class _Wire(BaseModel):
+    model_config = WIRE_CONFIG
+
+
+class NoParams(_Wire):
+    """Methods that take no parameters accept ``{}`` or no ``params`` at all."""
+
+
+class CallParams(_Wire):
+    """A pending tool call, exactly as pi shows it to the extension."""
+
+    tool_name: str = Field(min_length=1, max_length=256)
+    input: dict[str, Any]
+    cwd: str = Field(min_length=1, max_length=4096)
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
+
+
+class EvaluateParams(CallParams):
+    has_ui: bool = True
+    confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
+    ttl_seconds: int = Field(default=DEFAULT_TTL_SECONDS, ge=1, le=600)
+
+
+class RecordParams(CallParams):
+    confirmed: bool
+    ttl_seconds: int = DEFAULT_TTL_SECONDS
+    decline_reason: DeclineReason = "declined"
+
+
+class DeclinedParams(CallParams):
+    reason: DeclineReason
+    confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
+
+
+class ConsumeParams(CallParams):
+    """Give the envelope itself, or the pi session file to take it from.
+
+    With ``sessionFile``, the envelope is the last ``operator-confirmation-evidence`` custom
+    entry whose ``details.toolCallId`` equals ``toolCallId`` (or the last one at all when no
+    ``toolCallId`` is given); none found is the ``missing`` decision.
+    """
+
+    envelope: dict[str, Any] | str | None = None
+    session_file: str | None = Field(default=None, min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ConsumeParams:
+        if (self.envelope is None) == (self.session_file is None):
+            raise ValueError("give exactly one of envelope and sessionFile")
+        return self
+
+
+class ToolExecutedParams(CallParams):
+    tool_call_id: str = Field(min_length=1, max_length=256)
+    is_error: bool
+    evidence_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class PlanParams(_Wire):
+    planner: str = Field(default="channel", min_length=1, max_length=64)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class VerifyParams(_Wire):
+    allow_unanchored: bool = False
+
+
+class Dialog(_Wire):
+    """What ``ctx.ui.confirm`` shows: it names the exact action."""
+
+    title: str
+    message: str
+
+
+class EvaluateReply(_Wire):
+    """``evaluate`` for the shim: the evaluation plus what to do with the call.
+
+    ``action``: ``allow`` (let it run, ask nobody), ``confirm`` (show ``dialog``) or
+    ``block`` (return ``blockReason`` to pi; already audited when ``audited``).
+    """
+
+    evaluation: Evaluation
+    action: Literal["allow", "confirm", "block"]
+    dialog: Dialog | None = None
+    block_reason: str | None = None
+    audited: bool = False
+
+
+class DeclinedReply(_Wire):
+    record: RecordResult
+    block_reason: str
+
+
+class PlannerTool(_Wire):
+    """A pi tool definition; ``parameters`` is the planner input model's JSON Schema."""
+
+    name: str
+    label: str
+    description: str
+    planner: str
+    parameters: dict[str, Any]

@@ -1,0 +1,1 @@
+"""Repo-only tooling: never part of the wheel."""
