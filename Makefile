@@ -27,7 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/run.py
 
 soak: $(STAMP)
-	PI_GUARD_SOAK_CONFIRMATIONS=10000 $(BIN)/python -m pytest tests/soak -q -s
+	PI_OPERATOR_GUARD_SOAK_CONFIRMATIONS=10000 $(BIN)/python -m pytest tests/soak -q -s
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

@@ -1,48 +1,66 @@
-"""The guard package's exception tree, caught once at the CLI boundary.
+"""The guard package's exception tree; the CLI maps it to exit codes in one table.
 
-Every leaf carries the offending value (shortened) so the one-line message names it.
-Exit codes (contract section 9): :class:`BadInputError` and its children -> 2,
-anything else derived from :class:`GuardError` -> 1.
+::
+
+    GuardError                   base; an internal failure unless a subclass says more
+    ├── BadInputError            the caller's input is refused (argument, JSON, file named)
+    │   ├── TtlError             a TTL outside 1..max seconds (never clipped)
+    │   ├── PolicyBlockedError   the policy blocks the action: no evidence can exist for it
+    │   ├── ConfigError          a policy or extension config file is invalid
+    │   │   └── GlobError        a policy pattern that does not compile
+    │   ├── InstallTargetError   no such project directory, unknown target
+    │   └── ModifiedInstallError an installed file was changed since it was installed
+    ├── StateError               the guard's own state cannot be used right now
+    │   ├── HomeError            the home cannot be created or made private
+    │   ├── KeyFileError         signing key missing, unreadable, unsafe or malformed
+    │   ├── KeyringError         public keyring missing, unreadable or corrupted
+    │   └── LedgerError          consumption ledger cannot be opened, or stays locked
+    ├── MalformedEvidence        internal: an envelope failed the structural check; it
+    │                            becomes a ``malformed`` decision and never escapes
+    └── RpcFault                 internal: a JSON-RPC error for the sidecar to send
+        └── InvalidRequestFault  … for a request whose id is still known
+
+Every leaf keeps the offending value (shortened, both ends kept) so one line names it.
 """
 
 from __future__ import annotations
 
+import os
+from typing import Any
+
 __all__ = [
     "BadInputError",
     "ConfigError",
+    "GlobError",
     "GuardError",
+    "HomeError",
+    "InstallTargetError",
+    "InvalidRequestFault",
     "KeyFileError",
     "KeyringError",
     "LedgerError",
+    "MalformedEvidence",
+    "ModifiedInstallError",
     "PolicyBlockedError",
+    "RpcFault",
+    "StateError",
     "TtlError",
 ]
 
-
-def _short(value: object, limit: int = 160) -> str:
-    # Keep both ends: the start says what it is, the end of a path names the file.
-    text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
-        return text
-    head = limit // 3
-    return text[:head] + "…" + text[len(text) - (limit - head - 1) :]
+_VALUE_LIMIT = 160
 
 
 class GuardError(Exception):
     """Base of every error the guard package raises on purpose."""
 
-    exit_code = 1
-
 
 class BadInputError(GuardError):
     """The caller gave input we refuse: ``what`` names the field, ``value`` the bad value."""
 
-    exit_code = 2
-
     def __init__(self, what: str, problem: str, value: object = None) -> None:
         self.what = what
         self.problem = problem
-        self.value = None if value is None else _short(value)
+        self.value = None if value is None else shorten(_text(value), _VALUE_LIMIT)
         shown = f" (got {self.value})" if self.value is not None else ""
         super().__init__(f"{what}: {problem}{shown}")
 
@@ -61,29 +79,116 @@ class PolicyBlockedError(BadInputError):
         super().__init__("action", "blocked by policy: " + "; ".join(reasons), tool_name)
 
 
-class KeyFileError(BadInputError):
-    """The signing key file is missing, unreadable, malformed or too permissive."""
-
-    def __init__(self, path: object, problem: str) -> None:
-        super().__init__("signing key", problem, str(path))
-
-
-class KeyringError(BadInputError):
-    """The public keyring file is missing, unreadable or corrupted."""
-
-    def __init__(self, path: object, problem: str) -> None:
-        super().__init__("keyring", problem, str(path))
-
-
-class LedgerError(BadInputError):
-    """The consumption ledger cannot be opened or is locked past its busy timeout."""
-
-    def __init__(self, path: object, problem: str) -> None:
-        super().__init__("ledger", problem, str(path))
-
-
 class ConfigError(BadInputError):
     """A guard configuration file is invalid: names the file, line and key."""
 
     def __init__(self, path: object, problem: str) -> None:
-        super().__init__("config", problem, str(path))
+        super().__init__("config", problem, _text(path))
+
+
+class GlobError(ConfigError):
+    """A policy pattern we cannot compile (unknown placeholder, bad character class)."""
+
+    def __init__(self, pattern: str, problem: str) -> None:
+        BadInputError.__init__(self, "pattern", problem, pattern)
+
+
+class InstallTargetError(BadInputError):
+    """The install target is not usable (no such project directory, unknown target)."""
+
+    def __init__(self, problem: str, value: object) -> None:
+        super().__init__("install target", problem, _text(value))
+
+
+class ModifiedInstallError(BadInputError):
+    """An installed file differs from what was installed; refused without ``force``."""
+
+    def __init__(self, path: os.PathLike[str]) -> None:
+        super().__init__(
+            "install",
+            "was modified since it was installed (use --force to replace it)",
+            _text(path),
+        )
+        self.path = path
+
+
+class StateError(GuardError):
+    """The guard's own files cannot be used right now; ``path`` names which one.
+
+    Not the caller's input and not a bug: fix the environment (permissions, a lock held
+    by another process, a disk) and try again.
+    """
+
+    what = "state"
+
+    def __init__(self, path: object, problem: str) -> None:
+        self.path = _text(path)
+        self.problem = problem
+        super().__init__(f"{self.what}: {problem} ({shorten(self.path, _VALUE_LIMIT)})")
+
+
+class HomeError(StateError):
+    """The guard home cannot be created, is not a directory or cannot be made private."""
+
+    what = "home"
+
+
+class KeyFileError(StateError):
+    """The signing key file is missing, unreadable, malformed or too permissive."""
+
+    what = "signing key"
+
+
+class KeyringError(StateError):
+    """The public keyring file is missing, unreadable or corrupted."""
+
+    what = "keyring"
+
+
+class LedgerError(StateError):
+    """The consumption ledger cannot be opened or is locked past its busy timeout."""
+
+    what = "ledger"
+
+
+class MalformedEvidence(GuardError):
+    """Internal: the envelope failed the structural check. ``code`` is the reason code."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail}")
+
+
+class RpcFault(GuardError):
+    """A JSON-RPC error for the sidecar to send; ``data`` always has a kebab-case ``reason``."""
+
+    def __init__(self, code: int, message: str, reason: str, **data: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data: dict[str, Any] = {"reason": reason, **data}
+
+
+class InvalidRequestFault(RpcFault):
+    """An invalid request whose id is still known, so the error can name it."""
+
+    def __init__(self, request_id: str | int | None, reason: str, detail: str) -> None:
+        super().__init__(-32600, "Invalid Request", reason, detail=detail)
+        self.request_id = request_id
+
+
+def shorten(text: str, limit: int) -> str:  # replaced by audit.shorten at the primitives merge
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "…" + text[len(text) - (limit - head - 1) :]
+
+
+def _text(value: object) -> str:
+    # Paths print as their text, never as PosixPath('…').
+    if isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return str(os.fspath(value))
+    return repr(value)

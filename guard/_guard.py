@@ -39,7 +39,7 @@ from guard._evidence.models import (
     Origin,
     RecordResult,
 )
-from guard._home import ensure_private_dir, resolve_home
+from guard._home import ensure_private_dir, env, resolve_home
 from guard._policy import Verdict
 from guard._policy.cache import Classifier
 from planning import PLANNERS, PlanResult, parse_plan_input
@@ -49,7 +49,6 @@ __all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
 AUDIT_LOG_FILE = "audit.jsonl"
 LEDGER_FILE = "ledger.sqlite3"
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
-_PREVIEW_ENV = "PI_OPERATOR_GUARD_AUDIT_PREVIEWS"
 
 
 def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
@@ -106,7 +105,7 @@ class Guard:
         ``0``/``off``/``false``. The operator's dialog always shows the preview.
         """
         if preview is None:
-            setting = os.environ.get(_PREVIEW_ENV, "on").strip().lower()
+            setting = (env("AUDIT_PREVIEWS") or "on").strip().lower()
             preview = setting not in ("0", "off", "false", "no")
         root = ensure_private_dir(resolve_home(home))
         keys = KeyStore.open(root)
@@ -207,10 +206,10 @@ class Guard:
         tool_name: str,
         tool_input: Mapping[str, Any],
         cwd: str | os.PathLike[str],
+        *,
         confirmed: bool,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         tool_call_id: str | None = None,
-        *,
         origin: Origin = "operator-contract-review",
         decline_reason: DeclineReason = "declined",
     ) -> RecordResult:

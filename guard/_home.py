@@ -7,6 +7,8 @@ Layout of a home directory (mode 0700)::
     ledger.sqlite3     consumption ledger (single use)
     audit.jsonl        hash-chained audit log, and audit.jsonl.head (signed head)
     operator-guard.toml  the user's policy layer (optional)
+
+Every file name of the home and every environment variable of ours is named here.
 """
 
 from __future__ import annotations
@@ -15,12 +17,38 @@ import os
 import stat
 from pathlib import Path
 
-from guard._errors import BadInputError
+from guard._errors import BadInputError, HomeError
 
-__all__ = ["default_home", "ensure_private_dir", "pi_agent_dir", "resolve_home"]
+__all__ = [
+    "ENV_PREFIX",
+    "default_home",
+    "ensure_private_dir",
+    "env",
+    "env_flag",
+    "pi_agent_dir",
+    "resolve_home",
+]
 
-_HOME_ENV = "PI_OPERATOR_GUARD_HOME"
+ENV_PREFIX = "PI_OPERATOR_GUARD_"
+# Deprecated spelling of the prefix, still read when the new name is not set.
+_OLD_ENV_PREFIX = "PI_GUARD_"
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+
+
+def env(name: str) -> str | None:
+    """``$PI_OPERATOR_GUARD_<name>``; the deprecated ``$PI_GUARD_<name>`` when that is unset.
+
+    Every variable of ours is read through here, so there is one prefix.
+    """
+    value = os.environ.get(ENV_PREFIX + name)
+    if value is None:
+        value = os.environ.get(_OLD_ENV_PREFIX + name)
+    return value
+
+
+def env_flag(name: str) -> bool:
+    """True when :func:`env` gives ``1``, ``true``, ``yes`` or ``on`` (any case)."""
+    return (env(name) or "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def pi_agent_dir() -> Path:
@@ -31,7 +59,7 @@ def pi_agent_dir() -> Path:
 
 def default_home() -> Path:
     """``$PI_OPERATOR_GUARD_HOME``, else ``<pi agent dir>/operator-guard``."""
-    configured = os.environ.get(_HOME_ENV)
+    configured = env("HOME")
     if configured:
         return Path(configured).expanduser()
     return pi_agent_dir() / "operator-guard"
@@ -39,9 +67,10 @@ def default_home() -> Path:
 
 def resolve_home(home: str | os.PathLike[str] | None) -> Path:
     """The absolute home to use: ``home`` when given, else :func:`default_home`."""
-    chosen = default_home() if home is None else Path(home).expanduser()
-    if str(chosen) == "":
+    if home is not None and os.fspath(home) == "":
+        # Path("") is ".": an empty --home must never mean "the current directory".
         raise BadInputError("home", "must not be empty")
+    chosen = default_home() if home is None else Path(home).expanduser()
     return chosen.absolute()
 
 
@@ -57,9 +86,7 @@ def ensure_private_dir(path: Path) -> Path:
         if mode & 0o077:
             path.chmod(0o700)
     except OSError as exc:
-        raise BadInputError(
-            "home", f"cannot create private directory: {exc.strerror}", path
-        ) from None
+        raise HomeError(path, f"cannot create private directory: {exc.strerror}") from None
     if not path.is_dir():
-        raise BadInputError("home", "is not a directory", path)
+        raise HomeError(path, "is not a directory")
     return path

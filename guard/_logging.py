@@ -7,16 +7,18 @@ On a TTY they are rendered for people; otherwise one JSON object per line.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 
 import structlog
+
+from guard._home import env
 
 __all__ = ["configure_logging", "get_logger"]
 
 
 def configure_logging(level: str | None = None) -> None:
-    chosen = (level or os.environ.get("PI_GUARD_LOG_LEVEL") or "warning").upper()
+    """Log to stderr at ``level`` (default ``$PI_OPERATOR_GUARD_LOG_LEVEL`` or warning)."""
+    chosen = (level or env("LOG_LEVEL") or "warning").upper()
     renderer: structlog.typing.Processor = (
         structlog.dev.ConsoleRenderer(colors=False)
         if sys.stderr.isatty()
@@ -38,5 +40,6 @@ def configure_logging(level: str | None = None) -> None:
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
+    """A structlog logger bound to ``name``."""
     logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
     return logger

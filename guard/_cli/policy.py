@@ -5,24 +5,26 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from guard._cli.args import Parser, Subparsers
+from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import ConfigError
 from guard._home import resolve_home
 from guard._policy import Policy, check_config_file
 
-__all__ = ["add_policy_parser", "cmd_policy_check", "cmd_policy_show"]
+__all__ = ["register"]
 
 
-def cmd_policy_show(args: argparse.Namespace) -> int:
+def cmd_policy_show(args: argparse.Namespace) -> ExitCode:
     """Print the effective merged policy, each rule with the layer it came from."""
     home = resolve_home(getattr(args, "home", None))
     project: Path | None = getattr(args, "project", None)
     policy = Policy.load(home, project if project is not None else Path.cwd())
     emit(policy.describe())
-    return 0
+    return ExitCode.OK
 
 
-def cmd_policy_check(args: argparse.Namespace) -> int:
+def cmd_policy_check(args: argparse.Namespace) -> ExitCode:
     """Validate one config file; problems go to stdout as JSON and fail with exit code 2."""
     path = Path(args.file)
     problems = check_config_file(path, layer=args.layer)
@@ -30,13 +32,13 @@ def cmd_policy_check(args: argparse.Namespace) -> int:
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ConfigError(path, f"{problems[0]}{more}")
-    return 0
+    return ExitCode.OK
 
 
-def add_policy_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``policy show`` and ``policy check FILE``."""
+def register(subparsers: Subparsers) -> None:
+    """Add ``policy show`` and ``policy check FILE``."""
     policy = subparsers.add_parser("policy", help="show or check the layered policy")
-    sub = policy.add_subparsers(dest="policy_command", required=True, parser_class=type(policy))
+    sub = policy.add_subparsers(dest="policy_command", required=True, parser_class=Parser)
     show = sub.add_parser("show", help="print the effective policy and where each rule came from")
     # SUPPRESS: never overwrite a --project the main parser may already have set.
     show.add_argument(

@@ -17,8 +17,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from audit import CanonicalizationError
+from guard._errors import MalformedEvidence
 from guard._evidence.clock import parse_iso
-from guard._evidence.envelope import MalformedEvidence, parse_envelope, signing_message
+from guard._evidence.envelope import parse_envelope, signing_message
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import PublicKeyring, b64url_decode
 from guard._evidence.ledger import ConsumptionLedger

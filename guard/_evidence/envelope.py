@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from audit import CanonicalizationError, canonical_json
+from guard._errors import MalformedEvidence
 from guard._evidence.clock import add_seconds, format_iso
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import Signer, b64url_encode
@@ -29,7 +30,6 @@ from guard._evidence.models import (
 
 __all__ = [
     "MAX_ENVELOPE_BYTES",
-    "MalformedEvidence",
     "envelope_content",
     "mint_envelope",
     "new_evidence_id",
@@ -39,15 +39,6 @@ __all__ = [
 
 MAX_ENVELOPE_BYTES = 16 * 1024
 _DOMAIN = b"pi-operator-guard/evidence/v1\n"
-
-
-class MalformedEvidence(Exception):
-    """Internal: the envelope failed the structural check. ``code`` is the reason code."""
-
-    def __init__(self, code: str, detail: str) -> None:
-        self.code = code
-        self.detail = detail
-        super().__init__(f"{code}: {detail}")
 
 
 def new_evidence_id() -> str:

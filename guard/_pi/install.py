@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from audit import sha256_prefixed
-from guard._errors import BadInputError
+from guard._errors import BadInputError, InstallTargetError, ModifiedInstallError
 from guard._evidence.fingerprint import WIRE_CONFIG
 from guard._home import pi_agent_dir
 
@@ -31,8 +31,6 @@ __all__ = [
     "MANIFEST_FILE",
     "ExtensionConfig",
     "InstallResult",
-    "InstallTargetError",
-    "ModifiedInstallError",
     "extension_dir",
     "install",
     "shim_source",
@@ -45,23 +43,6 @@ MANIFEST_FILE = "install-manifest.json"
 _MANIFEST_SCHEMA: Literal["pi-operator-guard/install/v1"] = "pi-operator-guard/install/v1"
 
 Target = Literal["project", "global"]
-
-
-class ModifiedInstallError(BadInputError):
-    """An installed file differs from what was installed; refused without ``force``."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            "install", "was modified since it was installed (use --force to replace it)", path
-        )
-        self.path = path
-
-
-class InstallTargetError(BadInputError):
-    """The install target is not usable (no such project directory, unknown target)."""
-
-    def __init__(self, problem: str, value: object) -> None:
-        super().__init__("install target", problem, value)
 
 
 class ExtensionConfig(BaseModel):

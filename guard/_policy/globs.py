@@ -18,14 +18,12 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["GlobError", "PathMatcher", "compile_globs", "expand_placeholders", "is_under"]
+from guard._errors import GlobError
+
+__all__ = ["PathMatcher", "compile_globs", "expand_placeholders", "is_under"]
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Z_]+)\}")
 _GLOB_CHARS = frozenset("*?[")
-
-
-class GlobError(ValueError):
-    """A pattern we cannot compile (unknown placeholder, bad character class)."""
 
 
 def expand_placeholders(pattern: str, values: Mapping[str, str]) -> list[tuple[bool, str]]:
@@ -35,7 +33,9 @@ def expand_placeholders(pattern: str, values: Mapping[str, str]) -> list[tuple[b
     for found in _PLACEHOLDER.finditer(pattern):
         name = found.group(1)
         if name not in values:
-            raise GlobError(f"unknown placeholder ${{{name}}} (known: {', '.join(sorted(values))})")
+            raise GlobError(
+                pattern, f"unknown placeholder ${{{name}}} (known: {', '.join(sorted(values))})"
+            )
         if found.start() > pos:
             pieces.append((False, pattern[pos : found.start()]))
         pieces.append((True, values[name]))
@@ -66,7 +66,7 @@ def _glob_to_regex(text: str) -> str:
         elif ch == "[":
             end = text.find("]", i + 2 if text.startswith(("[!", "[^"), i) else i + 1)
             if end < 0:
-                raise GlobError(f"unclosed '[' in {text!r}")
+                raise GlobError(text, "unclosed '['")
             body = text[i + 1 : end]
             if body.startswith(("!", "^")):
                 body = "^" + body[1:]
@@ -127,7 +127,7 @@ def compile_globs(
     for pattern in patterns:
         pieces = expand_placeholders(pattern.replace("\\", "/"), values)
         if any(segment == ".." for _, text in pieces for segment in text.split("/")):
-            raise GlobError(f"'..' is not allowed in a path glob: {pattern!r}")
+            raise GlobError(pattern, "'..' is not allowed in a path glob")
         while pieces and not pieces[0][0] and pieces[0][1].startswith("./"):
             pieces[0] = (False, pieces[0][1][2:])
         if pieces and not pieces[0][0]:
@@ -163,5 +163,5 @@ def compile_globs(
     try:
         compiled = re.compile(combined, flags)
     except re.error as exc:
-        raise GlobError(f"cannot compile glob: {exc}") from None
+        raise GlobError(combined, f"cannot compile glob: {exc}") from None
     return PathMatcher(compiled, tuple(roots), case_sensitive)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from guard._errors import GlobError
 from guard._evidence.fingerprint import normalize_path
 from guard._home import pi_agent_dir
 from guard._policy.checks import CHECKS
@@ -22,7 +23,6 @@ from guard._policy.config import (
     builtin_layer,
     read_layer,
 )
-from guard._policy.globs import GlobError
 from guard._policy.models import (
     ConfigProblem,
     DescribedLayer,

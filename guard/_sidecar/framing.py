@@ -15,15 +15,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from guard._errors import InvalidRequestFault, RpcFault
+
 __all__ = [
     "MAX_LINE_BYTES",
     "READ_CHUNK",
     "Frame",
-    "InvalidRequestFault",
     "LineSplitter",
     "RequestId",
     "RpcCode",
-    "RpcFault",
     "decode_request",
     "encode_message",
     "error_response",
@@ -146,25 +146,7 @@ class RpcCode:
     GUARD_UNAVAILABLE = -32005
 
 
-class RpcFault(Exception):
-    """A JSON-RPC error to send back; ``data`` always has a kebab-case ``reason``."""
-
-    def __init__(self, code: int, message: str, reason: str, **data: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data: dict[str, Any] = {"reason": reason, **data}
-
-
 RequestId = str | int | None
-
-
-class InvalidRequestFault(RpcFault):
-    """An invalid request whose id is still known, so the error can name it."""
-
-    def __init__(self, request_id: RequestId, reason: str, detail: str) -> None:
-        super().__init__(RpcCode.INVALID_REQUEST, "Invalid Request", reason, detail=detail)
-        self.request_id = request_id
 
 
 def _reject_constant(name: str) -> Any:

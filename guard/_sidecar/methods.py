@@ -2,9 +2,9 @@
 
 The pi extension shim starts this process once per session and asks it everything: every
 decision (classify, what the dialog says, why a call is blocked) is made here, in Python.
-Framing and messages are :mod:`guard._sidecar.framing`, request handling is :mod:`guard._sidecar.server`, the
-wire shapes are :mod:`guard._sidecar.wire` and the text people read is :mod:`guard._sidecar.text`;
-this module is the methods and :func:`serve`. Its ``__all__`` re-exports the protocol names.
+Framing and messages are in ``framing``, request handling in ``server``, the wire shapes in
+``wire`` and the text people read in ``text``; this module is the methods and
+:func:`serve`. Its ``__all__`` re-exports the protocol names.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 import structlog
 
 from audit import AuditError
-from guard._errors import GuardError
+from guard._errors import GuardError, RpcFault
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.ledger import SqliteLedger
 from guard._evidence.models import ConsumeResult
@@ -33,7 +33,6 @@ from guard._sidecar.framing import (
     Frame,
     LineSplitter,
     RpcCode,
-    RpcFault,
     decode_request,
     encode_message,
     error_response,

@@ -18,14 +18,12 @@ from typing import Any, BinaryIO
 from pydantic import BaseModel, ValidationError
 
 from audit import AuditError
-from guard._errors import BadInputError, GuardError
+from guard._errors import BadInputError, GuardError, InvalidRequestFault, RpcFault
 from guard._logging import get_logger
 from guard._sidecar.framing import (
     Frame,
-    InvalidRequestFault,
     RequestId,
     RpcCode,
-    RpcFault,
     decode_request,
     encode_message,
     error_response,

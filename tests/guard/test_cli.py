@@ -17,7 +17,7 @@ RM = json.dumps({"command": "rm -rf build"})
 def run(
     home: Path, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "PI_GUARD_DEBUG"}
+    env = {k: v for k, v in os.environ.items() if k != "PI_OPERATOR_GUARD_DEBUG"}
     data = stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin
     return subprocess.run(
         [sys.executable, "-m", "guard", "--home", str(home), *args],
@@ -247,31 +247,31 @@ def test_non_utf8_stdin_is_exit_2(home: Path, project: Path) -> None:
     assert b"UTF-8" in proc.stderr and b"Traceback" not in proc.stderr
 
 
-def test_world_readable_key_is_exit_2(home: Path, project: Path) -> None:
+def test_world_readable_key_is_exit_6_state(home: Path, project: Path) -> None:
     assert run(home, "keygen").returncode == 0
     (home / "signing.key").chmod(0o644)
     proc = run(
         home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed"
     )
-    assert proc.returncode == 2
+    assert proc.returncode == 6  # the guard's own state, not the caller's input
     assert "lets others read it" in one_line_error(proc)
 
 
-def test_corrupted_keyring_is_exit_2(home: Path, project: Path) -> None:
+def test_corrupted_keyring_is_exit_6_state(home: Path, project: Path) -> None:
     assert run(home, "keygen").returncode == 0
     (home / "keyring.json").write_text("{")
     proc = run(home, "evaluate", "--tool", "bash", "--input", RM, "--cwd", str(project))
-    assert proc.returncode == 2
+    assert proc.returncode == 6  # the guard's own state, not the caller's input
     assert "keyring" in one_line_error(proc)
 
 
-def test_unopenable_ledger_is_exit_2(home: Path, project: Path) -> None:
+def test_unopenable_ledger_is_exit_6_state(home: Path, project: Path) -> None:
     assert run(home, "keygen").returncode == 0
     for suffix in ("", "-wal", "-shm"):
         (home / f"ledger.sqlite3{suffix}").unlink(missing_ok=True)
     (home / "ledger.sqlite3").mkdir()
     proc = run(home, "evaluate", "--tool", "bash", "--input", RM, "--cwd", str(project))
-    assert proc.returncode == 2
+    assert proc.returncode == 6  # the guard's own state, not the caller's input
     assert "ledger" in one_line_error(proc)
 
 
@@ -388,3 +388,69 @@ def test_audit_report_exit_5_on_gaps_and_show_filters(home: Path, project: Path)
     shown = run(home, "audit", "show", "--json", "--evidence", rec["evidenceId"])
     events = [json.loads(line)["event"] for line in shown.stdout.splitlines()]
     assert "confirmation.recorded" in events and "tool.executed" in events
+
+
+def test_empty_home_is_refused_not_the_current_directory(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "guard", "--home", "", "keygen"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "--home must not be empty" in proc.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing may be created in the current directory"
+
+
+def test_audit_show_json_prints_the_log_lines_byte_for_byte(home: Path, project: Path) -> None:
+    assert (
+        run(
+            home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed"
+        ).returncode
+        == 0
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "guard", "--home", str(home), "audit", "show", "--json"],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0
+    assert proc.stdout == (home / "audit.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        ("BadInputError('x', 'bad')", 2),
+        ("LedgerError('ledger.sqlite3', 'locked')", 6),
+        ("KeyFileError('signing.key', 'missing')", 6),
+        ("HomeError('home', 'not a directory')", 6),
+        ("ConfigError('operator-guard.toml', 'bad key')", 2),
+        ("LogFormatError('audit.jsonl', 3, 'hash-mismatch', 'x')", 4),
+        ("LogNotFoundError('audit.jsonl')", 2),
+        ("PlanInputError('channel', 'bad')", 2),
+        ("GuardError('bug')", 1),
+    ],
+)
+def test_one_table_maps_each_error_to_its_exit_code(error: str, code: int) -> None:
+    import audit
+    import guard._errors
+    import planning
+    from guard._cli.exits import exit_for
+
+    names = {**vars(audit), **vars(guard._errors), **vars(planning)}
+    exc = eval(error, names)
+    assert exit_for(exc) is not None
+    assert exit_for(exc)[0] == code  # type: ignore[index]
+    assert exit_for(ValueError("stray")) is None
+
+
+def test_old_env_prefix_is_still_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from guard._home import env, env_flag
+
+    monkeypatch.delenv("PI_OPERATOR_GUARD_DEBUG", raising=False)
+    monkeypatch.setenv("PI_GUARD_DEBUG", "1")
+    assert env_flag("DEBUG")
+    monkeypatch.setenv("PI_OPERATOR_GUARD_DEBUG", "0")
+    assert env("DEBUG") == "0" and not env_flag("DEBUG"), "the new name wins"

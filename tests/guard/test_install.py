@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from guard._errors import BadInputError
+from guard._cli.exits import ExitCode, exit_for
+from guard._errors import BadInputError, InstallTargetError, ModifiedInstallError
 from guard._pi.install import (
     CONFIG_FILE,
     MANIFEST_FILE,
-    InstallTargetError,
-    ModifiedInstallError,
     extension_dir,
     install,
     shim_source,
@@ -109,7 +108,7 @@ def test_a_modified_shim_is_not_overwritten_without_force(project: Path) -> None
     shim.write_text("// my local patch\n")
     with pytest.raises(ModifiedInstallError) as caught:
         install("project", project, force=False, uninstall=False)
-    assert caught.value.exit_code == 2
+    assert exit_for(caught.value) == (ExitCode.BAD_INPUT, "error")
     assert str(shim) in str(caught.value)
     assert shim.read_text() == "// my local patch\n"
     forced = install("project", project, force=True, uninstall=False)

@@ -134,7 +134,8 @@ def test_encoded_messages_are_one_line_even_with_separators_inside() -> None:
 
 
 def test_duplicate_keys_are_a_parse_error_not_last_one_wins() -> None:
-    from guard._sidecar.framing import Frame, RpcFault, decode_request
+    from guard._errors import RpcFault
+    from guard._sidecar.framing import Frame, decode_request
 
     frame = Frame(data=b'{"jsonrpc":"2.0","id":1,"method":"health","method":"record"}', oversize=0)
     with pytest.raises(RpcFault) as caught:

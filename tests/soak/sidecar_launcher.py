@@ -2,9 +2,9 @@
 
     python tests/soak/sidecar_launcher.py HOME
 
-``PI_GUARD_SOAK_CLOCK_OFFSET_S``  the process's clock runs this many seconds off (freezegun,
+``PI_OPERATOR_GUARD_SOAK_CLOCK_OFFSET_S``  the process's clock runs this many seconds off (freezegun,
                                   ticking), as after an NTP step or a VM resume;
-``PI_GUARD_SOAK_FSIZE``           ``RLIMIT_FSIZE`` in bytes: every write past it fails with
+``PI_OPERATOR_GUARD_SOAK_FSIZE``           ``RLIMIT_FSIZE`` in bytes: every write past it fails with
                                   ``EFBIG``, as on a full disk (Python ignores ``SIGXFSZ``).
 
 These switches exist only here, in the test tree; the shipped sidecar has none.
@@ -21,10 +21,10 @@ from pathlib import Path
 
 def main() -> int:
     home = Path(sys.argv[1])
-    limit = os.environ.get("PI_GUARD_SOAK_FSIZE")
+    limit = os.environ.get("PI_OPERATOR_GUARD_SOAK_FSIZE")
     if limit:
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), int(limit)))
-    offset = float(os.environ.get("PI_GUARD_SOAK_CLOCK_OFFSET_S") or 0)
+    offset = float(os.environ.get("PI_OPERATOR_GUARD_SOAK_CLOCK_OFFSET_S") or 0)
     if offset:
         from freezegun import freeze_time
 

@@ -205,9 +205,12 @@ class Driver:
     # -- process management ------------------------------------------------------------
 
     def _start(self) -> Process:
-        env = {"PI_GUARD_SOAK_CLOCK_OFFSET_S": str(self.offset), "PI_GUARD_SOAK_FSIZE": ""}
+        env = {
+            "PI_OPERATOR_GUARD_SOAK_CLOCK_OFFSET_S": str(self.offset),
+            "PI_OPERATOR_GUARD_SOAK_FSIZE": "",
+        }
         if self.fsize is not None:
-            env["PI_GUARD_SOAK_FSIZE"] = str(self.fsize)
+            env["PI_OPERATOR_GUARD_SOAK_FSIZE"] = str(self.fsize)
         self.seen.restarts += 1
         proc = Process(self.home, self.logs / f"sidecar-{self.seen.restarts:05d}.log", env)
         health = proc.call("health", {})

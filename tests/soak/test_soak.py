@@ -1,8 +1,8 @@
 """The fault-injection soak through the real sidecar process (see ``tests/soak/soak.py``).
 
 ``make test`` runs a short soak (a few hundred confirmations, every fault kind at least
-once); ``make soak`` runs the long one by setting ``PI_GUARD_SOAK_CONFIRMATIONS=10000``.
-The seed is fixed so a failure reproduces; ``PI_GUARD_SOAK_SEED`` picks another plan.
+once); ``make soak`` runs the long one by setting ``PI_OPERATOR_GUARD_SOAK_CONFIRMATIONS=10000``.
+The seed is fixed so a failure reproduces; ``PI_OPERATOR_GUARD_SOAK_SEED`` picks another plan.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from tests.soak.soak import FAULTS, Driver, check
 
-CONFIRMATIONS = int(os.environ.get("PI_GUARD_SOAK_CONFIRMATIONS", "250"))
-SEED = int(os.environ.get("PI_GUARD_SOAK_SEED", "20261122"))
+CONFIRMATIONS = int(os.environ.get("PI_OPERATOR_GUARD_SOAK_CONFIRMATIONS", "250"))
+SEED = int(os.environ.get("PI_OPERATOR_GUARD_SOAK_SEED", "20261122"))
 
 
 def test_confirmations_through_a_sidecar_that_is_killed_starved_locked_and_time_shifted(

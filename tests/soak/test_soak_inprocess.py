@@ -132,7 +132,9 @@ def test_in_process_soak_with_clock_jumps_full_disk_and_a_locking_process(
             call_id = f"call-{n}"
             command = {"command": f"rm -rf build/{n}"}
             try:
-                rec = guard.record("bash", command, project, True, 600, call_id)
+                rec = guard.record(
+                    "bash", command, project, confirmed=True, ttl_seconds=600, tool_call_id=call_id
+                )
                 assert rec.envelope is not None
                 committed["recorded"].add(rec.envelope.details.evidence_id)
                 envelope = rec.envelope.model_dump(mode="json")

@@ -1,0 +1,104 @@
+"""``keygen``, ``keys rotate|list``, ``evaluate``, ``record`` and ``consume``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from guard._cli.args import Parser, Subparsers, add_call_options, call_args, int_arg
+from guard._cli.exits import ExitCode
+from guard._cli.io import emit, read_file_arg
+from guard._evidence.models import DEFAULT_TTL_SECONDS
+from guard._guard import Guard
+
+__all__ = ["register"]
+
+
+def cmd_keygen(args: argparse.Namespace) -> ExitCode:
+    with Guard.open(args.home) as guard:
+        emit({"keyId": guard.key_id, "created": guard.key_created, "home": str(guard.home)})
+    return ExitCode.OK
+
+
+def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
+    with Guard.open(args.home) as guard:
+        old, new = guard.rotate_key()
+        emit({"oldKeyId": old, "newKeyId": new})
+    return ExitCode.OK
+
+
+def cmd_keys_list(args: argparse.Namespace) -> ExitCode:
+    with Guard.open(args.home) as guard:
+        emit(guard.keyring())
+    return ExitCode.OK
+
+
+def cmd_evaluate(args: argparse.Namespace) -> ExitCode:
+    tool, tool_input, cwd = call_args(args)
+    with Guard.open(args.home) as guard:
+        emit(guard.evaluate(tool, tool_input, cwd))
+    return ExitCode.OK
+
+
+def cmd_record(args: argparse.Namespace) -> ExitCode:
+    tool, tool_input, cwd = call_args(args)
+    with Guard.open(args.home) as guard:
+        result = guard.record(
+            tool,
+            tool_input,
+            cwd,
+            confirmed=args.confirmed,
+            ttl_seconds=args.ttl,
+            tool_call_id=args.tool_call_id,
+        )
+    emit(result)
+    if result.decision == "invalid":
+        sys.stderr.write(f"pi-guard: error: nothing recorded: {', '.join(result.reasons)}\n")
+        return ExitCode.BAD_INPUT
+    return ExitCode.OK
+
+
+def cmd_consume(args: argparse.Namespace) -> ExitCode:
+    envelope = read_file_arg(args.envelope, "--envelope")
+    tool, tool_input, cwd = call_args(args)
+    with Guard.open(args.home) as guard:
+        result = guard.consume(envelope, tool, tool_input, cwd)
+    emit(result)
+    return ExitCode.OK if result.decision == "consumed" else ExitCode.REJECTED
+
+
+def register(sub: Subparsers) -> None:
+    """Add the evidence commands."""
+    sub.add_parser("keygen", help="create the signing key if there is none").set_defaults(
+        func=cmd_keygen
+    )
+    keys = sub.add_parser("keys", help="key rotation and the public keyring")
+    keys_sub = keys.add_subparsers(dest="keys_command", required=True, parser_class=Parser)
+    keys_sub.add_parser("rotate", help="retire the active key, make a new one").set_defaults(
+        func=cmd_keys_rotate
+    )
+    keys_sub.add_parser("list", help="print the public keyring").set_defaults(func=cmd_keys_list)
+
+    p = sub.add_parser("evaluate", help="classify a pending tool call")
+    add_call_options(p)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("record", help="record the operator's answer; a yes mints evidence")
+    add_call_options(p)
+    answer = p.add_mutually_exclusive_group(required=True)
+    answer.add_argument("--confirmed", dest="confirmed", action="store_true")
+    answer.add_argument("--declined", dest="confirmed", action="store_false")
+    p.add_argument(
+        "--ttl",
+        # Any integer parses; the facade refuses one outside 1..max with a TtlError.
+        type=int_arg("--ttl", -(2**63), 2**63),
+        default=DEFAULT_TTL_SECONDS,
+        help=f"evidence lifetime in seconds, 1..600 (default {DEFAULT_TTL_SECONDS})",
+    )
+    p.add_argument("--tool-call-id", default=None)
+    p.set_defaults(func=cmd_record)
+
+    p = sub.add_parser("consume", help="check evidence against a pending call and consume it once")
+    p.add_argument("--envelope", required=True, help="envelope JSON file, or - for stdin")
+    add_call_options(p)
+    p.set_defaults(func=cmd_consume)

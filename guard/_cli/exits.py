@@ -1,0 +1,72 @@
+"""Exit codes of ``pi-guard`` and the one table that maps our exceptions to them.
+
+===  =====================================================================================
+ 0   ok, consumed, intact, no gaps
+ 1   unexpected internal error (a bug: one line on stderr, the traceback with
+     ``PI_OPERATOR_GUARD_DEBUG=1``)
+ 2   bad usage or bad input (an argument, JSON text, a file named on the command line)
+ 3   evidence rejected
+ 4   audit integrity failure
+ 5   the audit report found gaps
+ 6   the guard's own state cannot be used (home, signing key, keyring, ledger, log file):
+     fix the environment and retry
+===  =====================================================================================
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from audit import (
+    AuditError,
+    CanonicalizationError,
+    LogClosedError,
+    LogFormatError,
+    LogIntegrityError,
+    LogNotFoundError,
+    LogWriteError,
+    RecordDataError,
+    UsageError,
+)
+from guard._errors import BadInputError, GuardError, StateError
+from planning import PlanningError
+
+__all__ = ["ExitCode", "exit_for"]
+
+
+class ExitCode(IntEnum):
+    """What a ``pi-guard`` exit status means."""
+
+    OK = 0
+    INTERNAL = 1
+    BAD_INPUT = 2
+    REJECTED = 3
+    TAMPERED = 4
+    GAPS = 5
+    STATE = 6
+
+
+# First match wins: leaves before their bases.
+_TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
+    (LogFormatError, ExitCode.TAMPERED, "audit integrity failure"),
+    (LogIntegrityError, ExitCode.TAMPERED, "audit integrity failure"),
+    (RecordDataError, ExitCode.TAMPERED, "audit integrity failure"),
+    (LogNotFoundError, ExitCode.BAD_INPUT, "error"),
+    (UsageError, ExitCode.BAD_INPUT, "error"),
+    (CanonicalizationError, ExitCode.BAD_INPUT, "error"),
+    (LogWriteError, ExitCode.STATE, "audit log unusable"),
+    (LogClosedError, ExitCode.INTERNAL, "internal error"),
+    (AuditError, ExitCode.INTERNAL, "internal error"),
+    (BadInputError, ExitCode.BAD_INPUT, "error"),
+    (PlanningError, ExitCode.BAD_INPUT, "error"),
+    (StateError, ExitCode.STATE, "error"),
+    (GuardError, ExitCode.INTERNAL, "internal error"),
+)
+
+
+def exit_for(exc: Exception) -> tuple[ExitCode, str] | None:
+    """The exit code and message prefix for one of our errors; ``None`` for anything else."""
+    for kind, code, prefix in _TABLE:
+        if isinstance(exc, kind):
+            return code, prefix
+    return None
