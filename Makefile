@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo bench soak clean
+.PHONY: test lint demo schemas bench soak clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,11 @@ test: lint
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)
-	$(BIN)/pi-guard demo --real-pi
+	$(BIN)/python -m tools.pi.demo
+
+# docs/schemas/ is generated from the pydantic models; a test fails when it drifts.
+schemas: $(STAMP)
+	$(BIN)/python -m tools.schemas docs/schemas
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py

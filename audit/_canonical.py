@@ -10,7 +10,7 @@ standard library emits exactly the JCS bytes:
   and writes every other code point literally; ``json.dumps(ensure_ascii=False)``
   does the same.
 * integers within +/-(2**53 - 1) print identically in ECMAScript and Python.
-* object members are sorted by their UTF-16 code units (section 3.2.3); Python's
+* object members are sorted by their UTF-16 code units (RFC 8785 section 3.2.3); Python's
   ``sort_keys`` sorts by code point, which agrees unless a key holds a character
   above U+FFFF. The walk detects such keys and then sorts explicitly.
 

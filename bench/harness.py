@@ -23,7 +23,8 @@ class Row:
 
     ``direction`` says which way is better: ``lower`` for times (ratio = ours / floor),
     ``higher`` for throughputs (ratio = ours / floor as well, so the goal is a minimum).
-    ``goal_abs`` is an absolute limit on ``ours`` (in ``unit``) where the issue sets one.
+    ``goal_abs`` is an absolute limit on ``ours`` (in ``unit``) where the goal is absolute
+    (e.g. a p99 under 1 ms).
     """
 
     section: str

@@ -1,13 +1,14 @@
 """JSON Schemas of every wire shape, generated from the pydantic models.
 
-``python -m tools.schemas docs/schemas`` rewrites the committed copies; a test
-fails when they drift from the models.
+``make schemas`` (``python -m tools.schemas [DIRECTORY]``, default ``docs/schemas``) rewrites the
+committed copies, the only ones in the repository; tests fail when they drift from the models.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from planning import PLANNERS
 
-__all__ = ["generated_schemas", "write_schemas"]
+__all__ = ["DEFAULT_DIRECTORY", "generated_schemas", "main", "render", "write_schemas"]
+
+DEFAULT_DIRECTORY = "docs/schemas"
 
 
 def generated_schemas() -> dict[str, dict[str, Any]]:
@@ -54,15 +57,30 @@ def render(schema: dict[str, Any]) -> str:
 
 
 def write_schemas(directory: Path) -> list[Path]:
+    """Write every generated schema into ``directory`` and remove stale ``*.schema.json`` files."""
     directory.mkdir(parents=True, exist_ok=True)
+    schemas = generated_schemas()
+    for stale in sorted(directory.glob("*.schema.json")):
+        if stale.name not in schemas:
+            stale.unlink()
     written = []
-    for name, schema in generated_schemas().items():
+    for name, schema in schemas.items():
         path = directory / name
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)
     return written
 
 
-if __name__ == "__main__":
-    for path in write_schemas(Path(sys.argv[1] if len(sys.argv) > 1 else "docs/schemas")):
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tools.schemas [DIRECTORY]``: regenerate the schemas, print the files written."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) > 1:
+        sys.stderr.write("usage: python -m tools.schemas [DIRECTORY]\n")
+        return 2
+    for path in write_schemas(Path(args[0] if args else DEFAULT_DIRECTORY)):
         print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

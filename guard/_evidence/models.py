@@ -57,7 +57,10 @@ class ReportOnly(BaseModel):
 
 
 class EvidenceDetails(ReportOnly):
-    """The signed part of an envelope (contract section 4)."""
+    """The signed part of an envelope.
+
+    See the guide, docs/operator-confirmation.md, "The envelope (v1)".
+    """
 
     schema_: Literal["pi-operator-guard/evidence/v1"] = Field(alias="schema")
     evidence_id: str = Field(pattern=r"^oce_[A-Za-z0-9_-]{22,64}$")
@@ -137,7 +140,10 @@ class MatchResult(BaseModel):
 
 
 class ConsumeResult(ReportOnly):
-    """Outcome of the monitor consumer's check (contract section 5)."""
+    """Outcome of the monitor consumer's check.
+
+    See the guide, docs/operator-confirmation.md, "The consumer's checks and reason codes".
+    """
 
     decision: Literal["consumed", "rejected"]
     match: MatchResult

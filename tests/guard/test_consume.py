@@ -1,4 +1,7 @@
-"""The seven checks of contract section 5, each failing in isolation."""
+"""The consumer's seven checks, each failing in isolation.
+
+See the guide, docs/operator-confirmation.md, "The consumer's checks and reason codes".
+"""
 
 from __future__ import annotations
 

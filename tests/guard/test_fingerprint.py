@@ -1,4 +1,4 @@
-"""Path normalization and the payload hash (contract section 3)."""
+"""Path normalization and the payload hash (see the guide, "The envelope (v1)")."""
 
 from __future__ import annotations
 

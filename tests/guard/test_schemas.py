@@ -10,7 +10,7 @@ DOCS = Path(__file__).parent.parent.parent / "docs" / "schemas"
 
 
 def test_committed_schemas_match_the_models() -> None:
-    # Regenerate with: python -m tools.schemas docs/schemas
+    # Regenerate with: make schemas
     generated = generated_schemas()
     committed = {p.name for p in DOCS.glob("*.json")}
     assert committed == set(generated)

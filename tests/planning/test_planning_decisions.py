@@ -1,7 +1,7 @@
 """Every planner decision, checked against tables written out by hand in this file.
 
-The tables below are the contract (docs/operator-confirmation.md, "Planner", shows the same
-rules); they are literal rows, not computed by the planning code. Each boolean input is
+The tables below are the expected behaviour (the guide, docs/operator-confirmation.md, "Planner",
+shows the same rules); they are literal rows, not computed by the planning code. Each boolean input is
 enumerated as false, true and absent, so the documented defaults are checked too.
 """
 

@@ -1,40 +1,34 @@
-"""The JSON Schemas generated from the planner models, pinned by snapshot.
+"""The JSON Schemas generated from the planner models, compared with the one committed copy.
 
 The input schemas are the pi tool parameter schemas and the sidecar's ``describe`` output, so a
-change to them is a change of contract. To regenerate after a deliberate model change, run
-
-    PLANNING_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest tests/planning/test_planning_schema.py
-
-and review the diff of tests/planning/snapshots/ before committing it.
+change to them changes what callers may send. The committed copies live in docs/schemas/
+(``plan-NAME-input.schema.json`` and ``plan-NAME-result.schema.json``); after a deliberate model
+change, regenerate them with ``make schemas`` and review the diff before committing it.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
 
 from planning import PLANNERS, ChannelPlanInput, PreferredChannel
+from tools.schemas import render
 
-SNAPSHOTS = Path(__file__).parent / "snapshots"
-UPDATE = os.environ.get("PLANNING_UPDATE_SNAPSHOTS") == "1"
+SCHEMAS = Path(__file__).resolve().parent.parent.parent / "docs" / "schemas"
 
 
 def _schemas() -> dict[str, dict[str, Any]]:
+    """docs/schemas file name -> the schema the planner models generate now."""
     schemas: dict[str, dict[str, Any]] = {}
     for name, planner in PLANNERS.items():
-        schemas[f"{name}.input.schema.json"] = planner.input_model.model_json_schema()
-        schemas[f"{name}.result.schema.json"] = planner.result_model.model_json_schema(
+        schemas[f"plan-{name}-input.schema.json"] = planner.input_model.model_json_schema()
+        schemas[f"plan-{name}-result.schema.json"] = planner.result_model.model_json_schema(
             mode="serialization"
         )
     return schemas
-
-
-def _render(schema: dict[str, Any]) -> str:
-    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
 def _walk(node: object) -> list[object]:
@@ -49,18 +43,16 @@ def _walk(node: object) -> list[object]:
 
 
 @pytest.mark.parametrize("filename", sorted(_schemas()))
-def test_schema_matches_snapshot(filename: str) -> None:
-    rendered = _render(_schemas()[filename])
-    path = SNAPSHOTS / filename
-    if UPDATE:
-        path.write_text(rendered, encoding="utf-8")
-    assert path.read_text(encoding="utf-8") == rendered, (
-        f"{filename} changed; see this module's docstring to regenerate"
+def test_committed_schema_matches_the_model(filename: str) -> None:
+    path = SCHEMAS / filename
+    assert path.is_file(), f"{filename} missing from docs/schemas; run make schemas"
+    assert path.read_text(encoding="utf-8") == render(_schemas()[filename]), (
+        f"{filename} differs from the planner model; run make schemas and review the diff"
     )
 
 
-def test_no_stale_snapshots() -> None:
-    assert sorted(p.name for p in SNAPSHOTS.glob("*.json")) == sorted(_schemas())
+def test_every_committed_planner_schema_has_a_planner() -> None:
+    assert sorted(p.name for p in SCHEMAS.glob("plan-*.schema.json")) == sorted(_schemas())
 
 
 @pytest.mark.parametrize("filename", sorted(_schemas()))

@@ -1,12 +1,9 @@
-"""``make demo``: the guard inside the real pi, driven by a scripted model, answered by a script.
+"""The real pi for :mod:`tools.pi.demo` (``make demo``) and the end-to-end tests.
 
-Installs the pinned pi (``tools/pi``: exact version, lockfile, ``npm ci``) into the ignored
-``.cache/pi`` of the clone, starts :mod:`tools.pi.scripted_model` on 127.0.0.1, installs the
-extension into a temporary project, runs ``pi --mode rpc`` there, answers the guard's dialogs
-(one yes, one no), prints a readable transcript, then plays the monitor consumer on the
-envelope pi stored in its session, and ends with ``audit verify`` and ``audit report``.
-
-:class:`PiRpc` and :func:`ensure_pi` are reused by the end-to-end tests.
+:func:`ensure_pi` installs the pinned pi (``tools/pi``: exact version, lockfile, ``npm ci``) into
+the ignored ``.cache/pi`` of the clone; :func:`write_agent_dir` and :func:`offline_env` point it
+at :mod:`tools.pi.scripted_model` on 127.0.0.1 with no network; :class:`PiRpc` drives
+``pi --mode rpc`` and answers the guard's dialogs.
 """
 
 from __future__ import annotations
@@ -18,9 +15,6 @@ import os
 import queue
 import shutil
 import subprocess
-import sys
-import tempfile
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -29,7 +23,7 @@ from typing import IO, Any, TextIO
 
 from audit import sha256_prefixed
 from guard._errors import GuardError
-from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer, ToolCall, Turn
+from tools.pi.scripted_model import MODEL_ID, PROVIDER
 from tools.pi.scripted_model import models_json as _models_json
 
 __all__ = [
@@ -132,7 +126,11 @@ def write_agent_dir(agent_dir: Path, base_url: str) -> Path:
 
 
 def offline_env(agent_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for an offline pi run against ``agent_dir`` (contract section 10)."""
+    """The environment for an offline pi run against ``agent_dir``.
+
+    pi reads its providers from ``$PI_CODING_AGENT_DIR/models.json``; ``PI_OFFLINE=1`` and
+    ``PI_SKIP_VERSION_CHECK=1`` keep it off the network. Inherited ``PI_*`` variables are dropped.
+    """
     env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
     env.update(
         {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
@@ -280,152 +278,14 @@ class PiRpc:
         self.close()
 
 
-# -- the demo ----------------------------------------------------------------------------------
-
-DEMO_SCENARIO = "demo"
-DEMO_TURNS = (
-    Turn(tool_calls=(ToolCall("read", {"path": "README.md"}),)),
-    Turn(tool_calls=(ToolCall("bash", {"command": "rm -rf build"}),)),
-    Turn(tool_calls=(ToolCall("write", {"path": ".env", "content": "API_TOKEN=changed\n"}),)),
-    Turn(
-        tool_calls=(
-            ToolCall(
-                "operator_confirmation_implementation_channel_plan", {"guardCanOwnDialog": True}
-            ),
-        )
-    ),
-    Turn(text="That is all: the tool results above say what ran and what was blocked."),
-)
-
-
-def _short(value: object, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _result_text(result: Mapping[str, Any]) -> str:
-    parts = result.get("content") or []
-    return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
-
-
-class _Transcript:
-    def __init__(self, out: TextIO, answers: list[bool]) -> None:
-        self.out = out
-        self.answers = answers
-
-    def say(self, who: str, text: str) -> None:
-        first, *rest = text.splitlines() or [""]
-        self.out.write(f"{who:>10} │ {first}\n")
-        for line in rest:
-            self.out.write(f"{'':>10} │ {line}\n")
-        self.out.flush()
-
-    def answer(self, request: Mapping[str, Any]) -> bool:
-        self.say("guard asks", f"{request.get('title')}\n{request.get('message')}")
-        yes = self.answers.pop(0)
-        self.say("operator", "yes" if yes else "no")
-        return yes
-
-    def on_event(self, event: Mapping[str, Any]) -> None:
-        kind = event.get("type")
-        if kind == "tool_execution_start":
-            self.say("model", f"calls {event['toolName']} {_short(event.get('args'))}")
-        elif kind == "tool_execution_end":
-            status = "error" if event.get("isError") else "ok"
-            text = _result_text(event.get("result") or {})
-            self.say("tool", f"[{status}] {_short(text, 300)}")
-        elif kind == "message_end":
-            message = event.get("message") or {}
-            if message.get("role") == "assistant":
-                text = _result_text(message)
-                if text:
-                    self.say("model", text)
+# -- transitional ---------------------------------------------------------------------------
 
 
 def run_pi_demo(out: TextIO) -> int:
-    """Run the real-pi demo, printing to ``out``. Returns 0 when the audit log verifies."""
-    from guard._guard import Guard
-    from guard._pi.install import install
+    """Deprecated alias of :func:`tools.pi.demo.run_pi_demo` (``python -m tools.pi.demo``).
 
-    root = find_repo_root()
-    pi = ensure_pi(root, log=out)
-    out.write(f"pi {PI_VERSION} ready: {pi}\n\n")
-    with (
-        tempfile.TemporaryDirectory(prefix="pi-guard-demo-") as tmp,
-        ScriptedModelServer({DEMO_SCENARIO: DEMO_TURNS}) as server,
-    ):
-        base = Path(tmp)
-        project = base / "project"
-        (project / "build").mkdir(parents=True)
-        (project / "build" / "app.bin").write_bytes(b"\0" * 64)
-        (project / "README.md").write_text("# demo project\n")
-        (project / ".env").write_text("API_TOKEN=original\n")
-        agent_dir = write_agent_dir(base / "agent", server.base_url)
-        home = agent_dir / "operator-guard"
-        sessions = base / "sessions"
-        result = install("project", project, force=False, uninstall=False, home=home)
-        out.write(result.render() + "\n\n")
-        out.write(f"model server: {server.base_url} (scripted, loopback only)\n")
-        out.write(f"running: pi --mode rpc in {project}\n\n")
+    Kept only while ``pi-guard demo --real-pi`` still imports it; remove with that flag.
+    """
+    from tools.pi.demo import run_pi_demo as run
 
-        transcript = _Transcript(out, [True, False])
-        with PiRpc(pi, project, agent_dir, session_dir=sessions) as session:
-            transcript.say("user", f"scenario:{DEMO_SCENARIO}")
-            session.prompt(
-                f"scenario:{DEMO_SCENARIO} tidy up the project",
-                transcript.answer,
-                on_event=transcript.on_event,
-            )
-        out.write("\n")
-        out.write(f"build/ exists afterwards: {(project / 'build').exists()}\n")
-        out.write(f".env afterwards: {(project / '.env').read_text().strip()}\n\n")
-
-        envelopes = [
-            e["data"]
-            for e in read_session_entries(sessions)
-            if e.get("type") == "custom" and e.get("customType") == "operator-confirmation-evidence"
-        ]
-        out.write(f"evidence envelopes in the session file: {len(envelopes)}\n")
-        with Guard.open(home) as guard:
-            for envelope in envelopes:
-                details = envelope["details"]
-                out.write(
-                    f"  {details['evidenceId']}: {details['toolName']} {details['actionKind']}"
-                    f" expires {details['expiresAtIso']} dispatchAllowed="
-                    f"{str(details['dispatchAllowed']).lower()}\n"
-                )
-                call = ("bash", {"command": "rm -rf build"}, project)
-                out.write("  a monitor consumes it against bash {command: rm -rf build}:\n")
-                for attempt in ("first", "replay"):
-                    consumed = guard.consume(envelope, *call)
-                    why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
-                    match = consumed.match.decision
-                    out.write(f"    {attempt}: {consumed.decision} (match: {match}{why})\n")
-            out.write("\n")
-            verify = guard.verify_audit()
-        out.write(_render_audit(home, verify))
-        return 0 if _intact(verify) else 4
-
-
-def _intact(verify: Any) -> bool:
-    return getattr(verify, "decision", None) == "intact"
-
-
-def _render_audit(home: Path, verify: Any) -> str:
-    """``pi-guard audit verify`` and ``audit report`` for the demo home, as the CLI prints them."""
-    lines = ["$ pi-guard audit verify"]
-    for args in (["audit", "verify"], ["audit", "report"]):
-        done = subprocess.run(
-            [sys.executable, "-m", "guard", "--home", str(home), *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=60,
-        )
-        if args[1] == "report":
-            lines.append("$ pi-guard audit report")
-        lines.append(textwrap.indent((done.stdout + done.stderr).rstrip(), "  "))
-        lines.append(f"  (exit {done.returncode})")
-    lines.append(f"audit log intact: {_intact(verify)}")
-    return "\n".join(lines) + "\n"
+    return run(out)

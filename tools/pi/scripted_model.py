@@ -48,7 +48,7 @@ class _State:
 
 
 def models_json(base_url: str) -> dict[str, Any]:
-    """The ``models.json`` pi needs (contract section 10) to talk to this server offline."""
+    """The ``models.json`` (in ``$PI_CODING_AGENT_DIR``) that points pi at this server, offline."""
     return {
         "providers": {
             PROVIDER: {

@@ -1,0 +1,184 @@
+"""Each package's public surface, pinned (in the spirit of httpx's test_exported_members).
+
+A name added to or dropped from an ``__all__`` must be added to or dropped from the list here
+in the same change, so the public API never changes by accident. Every ``__all__`` is kept in
+the order ruff's RUF022 keeps (isort style: CONSTANTS, then Classes, then functions), every
+name in it resolves, and nothing public is left out of it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+import pytest
+
+AUDIT = [
+    "EVENT_MODELS",
+    "FAULT_KINDS",
+    "GAP_REASONS",
+    "GENESIS_DOMAIN",
+    "HEAD_DOMAIN",
+    "KNOWN_EVENTS",
+    "LOG_SCHEMA",
+    "MAX_LINE_BYTES",
+    "REDACTED",
+    "RESERVED_EVENTS",
+    "AuditError",
+    "AuditHead",
+    "AuditLog",
+    "AuditRecord",
+    "AuditReport",
+    "CanonicalizationError",
+    "Classification",
+    "ConfirmationDeclinedData",
+    "ConfirmationRecordedData",
+    "ConfirmationRequestedData",
+    "EventDataError",
+    "EventError",
+    "EvidenceConsumedData",
+    "EvidenceRejectedData",
+    "FaultKind",
+    "GapReason",
+    "HeadSigner",
+    "KeyGeneratedData",
+    "KeyRotatedData",
+    "LogClosedError",
+    "LogCreatedData",
+    "LogError",
+    "LogFormatError",
+    "LogIntegrityError",
+    "LogNotFoundError",
+    "LogRecoveredData",
+    "LogWriteError",
+    "PlannerReportedData",
+    "ProgressCallback",
+    "RecordDataError",
+    "RecordTooLargeError",
+    "ReportRow",
+    "ReportSummary",
+    "ReservedEventError",
+    "SignerError",
+    "ToolExecutedData",
+    "UnknownEventError",
+    "UsageError",
+    "VerifyDecision",
+    "VerifyResult",
+    "build_report",
+    "canonical_json",
+    "filter_records",
+    "genesis_hash",
+    "read_records",
+    "redact_preview",
+    "render_records",
+    "render_records_jsonl",
+    "render_report",
+    "sha256_hex",
+    "sha256_prefixed",
+    "tty_progress",
+    "verify_log",
+]
+
+PLANNING = [
+    "MAX_INPUT_BYTES",
+    "PLANNERS",
+    "ChannelDecision",
+    "ChannelPlan",
+    "ChannelPlanInput",
+    "PlanInput",
+    "PlanInputError",
+    "PlanResult",
+    "Planner",
+    "PlanningError",
+    "PreferredChannel",
+    "RuntimeConsumptionDecision",
+    "RuntimeConsumptionPlan",
+    "RuntimeConsumptionPlanInput",
+    "SignalSourceDecision",
+    "SignalSourcePlan",
+    "SignalSourcePlanInput",
+    "parse_plan_input",
+    "plan_channel",
+    "plan_runtime_consumption",
+    "plan_signal_source",
+]
+
+GUARD = [
+    "DEFAULT_SKEW",
+    "DEFAULT_TTL_SECONDS",
+    "EVIDENCE_CUSTOM_TYPE",
+    "EVIDENCE_SCHEMA",
+    "MAX_TTL_SECONDS",
+    "TRUSTED_ORIGINS",
+    "BadInputError",
+    "ConfigError",
+    "ConfigProblem",
+    "ConsumeResult",
+    "ConsumptionLedger",
+    "DeclineReason",
+    "Evaluation",
+    "EvidenceDetails",
+    "EvidenceEnvelope",
+    "Fingerprint",
+    "Guard",
+    "GuardError",
+    "InstallResult",
+    "KeyFileError",
+    "KeyStore",
+    "Keyring",
+    "KeyringEntry",
+    "KeyringError",
+    "LedgerError",
+    "MatchResult",
+    "Policy",
+    "PolicyBlockedError",
+    "PublicKeyring",
+    "RecordResult",
+    "Signer",
+    "SqliteLedger",
+    "TtlError",
+    "Verdict",
+    "check_and_consume",
+    "compute_fingerprint",
+    "default_home",
+    "install",
+    "normalize_path",
+    "normalize_tool_name",
+    "payload_hash",
+    "serve",
+    "session_envelopes",
+]
+
+EXPECTED = {"audit": AUDIT, "planning": PLANNING, "guard": GUARD}
+
+
+def _isort_style(name: str) -> tuple[int, str]:
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+
+@pytest.fixture(params=sorted(EXPECTED))
+def package(request: pytest.FixtureRequest) -> ModuleType:
+    return importlib.import_module(request.param)
+
+
+def test_all_is_sorted_without_duplicates(package: ModuleType) -> None:
+    exported = list(package.__all__)
+    assert exported == sorted(exported, key=_isort_style)
+    assert len(exported) == len(set(exported))
+
+
+def test_all_is_exactly_the_expected_list(package: ModuleType) -> None:
+    expected = EXPECTED[package.__name__]
+    assert set(package.__all__) == set(expected)
+    assert len(expected) == len(set(expected))
+
+
+def test_every_exported_name_resolves(package: ModuleType) -> None:
+    for name in package.__all__:
+        assert hasattr(package, name), f"{package.__name__}.{name}"
+        assert getattr(package, name) is not None, f"{package.__name__}.{name}"
+
+
+def test_nothing_public_is_left_out_of_all(package: ModuleType) -> None:
+    public = {name for name in vars(package) if not name.startswith("_")}
+    assert public == set(package.__all__)
