@@ -1,4 +1,4 @@
-"""The action fingerprint (contract section 3): what a confirmation is bound to.
+"""The action fingerprint: what a confirmation is bound to (the guide, "The envelope (v1)").
 
 Record and consume call the same functions, so a confirmation and the pending
 call it is checked against can only match if they describe the very same action.
@@ -95,7 +95,7 @@ def _collapse(path: str) -> str:
 def normalize_path(
     path: str, root: str | os.PathLike[str], *, resolve_symlinks: bool = False
 ) -> str:
-    """Normalize ``path`` against the workspace ``root`` (contract section 3).
+    """Normalize ``path`` against the workspace ``root``.
 
     Backslashes become ``/``, text is NFC, a relative path is resolved against
     ``root``, ``.``/``..``/``//`` collapse lexically, there is no trailing slash.

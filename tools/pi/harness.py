@@ -35,7 +35,6 @@ __all__ = [
     "find_repo_root",
     "offline_env",
     "read_session_entries",
-    "run_pi_demo",
     "write_agent_dir",
 ]
 
@@ -276,16 +275,3 @@ class PiRpc:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-# -- transitional ---------------------------------------------------------------------------
-
-
-def run_pi_demo(out: TextIO) -> int:
-    """Deprecated alias of :func:`tools.pi.demo.run_pi_demo` (``python -m tools.pi.demo``).
-
-    Kept only while ``pi-guard demo --real-pi`` still imports it; remove with that flag.
-    """
-    from tools.pi.demo import run_pi_demo as run
-
-    return run(out)
