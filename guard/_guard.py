@@ -41,7 +41,7 @@ from guard._evidence.models import (
 )
 from guard._home import ensure_private_dir, env, resolve_home
 from guard._policy import Verdict
-from guard._policy.cache import Classifier
+from guard._policy.cache import PolicyCache
 from planning import PLANNERS, PlanResult, parse_plan_input
 
 __all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
@@ -92,7 +92,7 @@ class Guard:
         self.ledger = ledger
         self._preview = preview
         self.key_created = False
-        self.classifier = Classifier(home)
+        self.classifier = PolicyCache(home)
 
     @classmethod
     def open(

@@ -18,7 +18,7 @@ from typing import Any
 from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
 from guard._policy import Policy, Verdict
 
-__all__ = ["Classifier"]
+__all__ = ["PolicyCache"]
 
 _USER_CONFIG = "operator-guard.toml"
 _PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
@@ -35,7 +35,7 @@ def _stat(path: Path) -> tuple[int, int] | None:
     return (info.st_mtime_ns, info.st_size)
 
 
-class Classifier:
+class PolicyCache:
     """Policy lookup for one guard home, cached per workspace."""
 
     def __init__(self, home: Path) -> None:

@@ -27,7 +27,7 @@ from guard._guard import LEDGER_FILE, Guard
 from guard._home import resolve_home
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
-from guard._policy.cache import Classifier
+from guard._policy.cache import PolicyCache
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -88,7 +88,7 @@ class _VerifyOnly:
         self.home = home
         self.keyring = PublicKeyring.load(home / KEYRING_FILE)
         self.ledger = SqliteLedger.open(home / LEDGER_FILE)
-        self.classifier = Classifier(home)
+        self.classifier = PolicyCache(home)
 
     def consume(
         self,
