@@ -364,7 +364,8 @@ class AuditLog:
         def worse(new: str) -> str:
             return new if reason is None or _REASON_RANK[new] > _REASON_RANK[reason] else reason
 
-        for offset, line in lines_backward(fd, size):
+        backward = lines_backward(fd, size)
+        for offset, line in backward:
             if not line.endswith(b"\n"):
                 reason = worse("torn-line")
                 continue
@@ -379,6 +380,7 @@ class AuditLog:
                 reason = worse("unsigned-tail")
                 continue
             if seq == head.seq and rec["hash"] == head.hash:
+                self._check_predecessor(backward, rec)
                 return offset + len(line), reason
             if seq == head.seq or damaged:
                 raise LogIntegrityError(
@@ -396,6 +398,27 @@ class AuditLog:
             "head-mismatch",
             f"no record in the log matches the head (seq {head.seq})",
         )
+
+    def _check_predecessor(self, backward: Iterator[tuple[int, bytes]], rec: Any) -> None:
+        """The line before the head's record must be the record it chains from.
+
+        Without this, a copy of the head's record appended after it would be taken for
+        the head's record, and the appender would sign over a log with two records of
+        one ``seq``.
+        """
+        if rec["seq"] == 0:
+            return
+        previous = next(backward, None)
+        try:
+            before = None if previous is None else check_body(previous[1][:-1])
+        except LineFault:
+            before = None
+        if before is None or before["seq"] != rec["seq"] - 1 or before["hash"] != rec["prev"]:
+            raise LogIntegrityError(
+                self.path,
+                "head-mismatch",
+                f"the record the head names (seq {rec['seq']}) does not chain from the one before",
+            )
 
     # -- recovery --------------------------------------------------------------
 

@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import HEAD_DOMAIN, AuditLog, VerifyResult, canonical_json, sha256_prefixed, verify_log
+from audit import (
+    HEAD_DOMAIN,
+    AuditLog,
+    LogIntegrityError,
+    VerifyResult,
+    canonical_json,
+    sha256_prefixed,
+    verify_log,
+)
 from tests.audit.audit_testkit import (
     FixedSigner,
     consumed,
@@ -418,3 +426,18 @@ def test_rollback_of_log_and_head_together_needs_an_external_head(
     kept_elsewhere = json.loads(pristine.head)
     assert result.last_seq is not None
     assert result.last_seq < kept_elsewhere["seq"]
+
+
+def test_the_appender_refuses_a_copy_of_the_head_record_after_it(
+    tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey], signer: FixedSigner
+) -> None:
+    # Found by the fuzz test: a duplicated last line was taken for the head's record,
+    # and the next append signed a head over a log with two records of one seq.
+    content = b"".join([*pristine.lines, pristine.lines[-1]])
+    path = tmp_path / "audit.jsonl"
+    _check(tmp_path, keys, content, pristine.head)
+    with pytest.raises(LogIntegrityError) as refused:
+        AuditLog.open(path, signer)
+    assert refused.value.kind == "head-mismatch"
+    assert path.read_bytes() == content, "a refusing appender leaves the log alone"
+    assert verify_log(path, keys).decision == "tampered"
