@@ -2,9 +2,10 @@
 
 The pi extension shim starts this process once per session and asks it everything: every
 decision (classify, what the dialog says, why a call is blocked) is made here, in Python.
-Framing and messages are :mod:`guard._sidecar.framing`, request handling is :mod:`guard._sidecar.server`, the
-wire shapes are :mod:`guard._sidecar.wire` and the text people read is :mod:`guard._sidecar.text`;
-this module is the methods and :func:`serve`. Its ``__all__`` re-exports the protocol names.
+Framing and messages are :mod:`guard._sidecar.framing`, request handling is
+:mod:`guard._sidecar.server`, the wire shapes are :mod:`guard._sidecar.wire` and the text people
+read is :mod:`guard._sidecar.text`; this module is the methods and :func:`serve`. Its ``__all__``
+re-exports the protocol names.
 """
 
 from __future__ import annotations

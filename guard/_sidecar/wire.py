@@ -1,7 +1,7 @@
 """The sidecar's params and replies: the wire shapes (``describe`` serves their JSON Schemas).
 
-Names are camelCase on the wire (:data:`~guard._evidence.fingerprint.WIRE_CONFIG`); every params model
-rejects unknown members, so a typo in the shim is an error, not a silently ignored field.
+Names are camelCase on the wire (:data:`~guard._evidence.fingerprint.WIRE_CONFIG`); every params
+model rejects unknown members, so a typo in the shim is an error, not a silently ignored field.
 """
 
 from __future__ import annotations
