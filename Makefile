@@ -16,6 +16,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check audit guard planning tools tests bench examples
 	$(BIN)/ruff format --check audit guard planning tools tests bench examples
 	$(BIN)/mypy
+	$(BIN)/python -m tools.pi.typecheck
 
 test: lint
 	$(BIN)/python -m pytest

@@ -6,7 +6,7 @@
  * with the Python recorded in guard.json at install time. It fails closed: when the sidecar
  * cannot answer, the tool call is blocked.
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -22,17 +22,33 @@ interface GuardConfig {
 	ttlSeconds: number;
 }
 
-type Json = Record<string, any>;
 type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string };
+type JsonObject = { [key: string]: unknown };
+
+// The sidecar's replies (guard/_sidecar/wire.py; pi has no type for them): shapes checked at run time.
+type Kinds = { string: string; boolean: boolean; object: JsonObject; list: readonly unknown[] };
+type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
+type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
+const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?" } as const;
+const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
 
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
 const MAX_MISSED_AUDITS = 100;
 
+const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
+const isKind = (v: unknown, kind: string): boolean =>
+	kind.endsWith("?") ? v == null || isKind(v, kind.slice(0, -1)) : kind === "object" ? isObject(v) : kind === "list" ? Array.isArray(v) : typeof v === kind;
+const has = <const S extends Shape>(v: unknown, shape: S): v is JsonObject & Of<S> =>
+	isObject(v) && Object.entries(shape).every(([key, kind]) => isKind(v[key], kind));
+const isTool = (v: unknown): v is Of<typeof TOOL> => has(v, TOOL);
+const get = (v: unknown, key: string): unknown => (isObject(v) ? v[key] : undefined);
+
 function loadConfig(): GuardConfig {
 	const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-	const raw = JSON.parse(readFileSync(join(here, "guard.json"), "utf8"));
-	if (typeof raw.python !== "string" || !Array.isArray(raw.args)) throw new Error("guard.json lacks python/args");
+	const raw: unknown = JSON.parse(readFileSync(join(here, "guard.json"), "utf8"));
+	if (!has(raw, { python: "string", args: "list" })) throw new Error("guard.json lacks python/args");
 	return {
 		python: raw.python,
 		args: raw.args.map(String),
@@ -56,6 +72,13 @@ class RpcError extends Error {
 	}
 }
 
+/** The sidecar's reply to `method`, narrowed to `shape`; a reply of another shape fails like a refusal. */
+const malformed = (method: string) => new RpcError(`sidecar sent a malformed ${method} reply`, "malformed-reply");
+function expect<const S extends Shape>(method: string, reply: unknown, shape: S): Of<S> {
+	if (has(reply, shape)) return reply;
+	throw malformed(method);
+}
+
 /** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts. */
 class Sidecar {
 	private child: ChildProcessWithoutNullStreams | undefined;
@@ -66,7 +89,7 @@ class Sidecar {
 	private stderrTail: string[] = [];
 	private readonly expected = new WeakSet<object>();
 	private readonly inflight = new Set<Promise<unknown>>();
-	private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+	private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 
 	constructor(private readonly cfg: GuardConfig) {}
 
@@ -111,26 +134,27 @@ class Sidecar {
 			let line = this.buffer.slice(0, nl);
 			this.buffer = this.buffer.slice(nl + 1);
 			if (line.endsWith("\r")) line = line.slice(0, -1);
-			let reply: Json;
+			let reply: unknown;
 			try {
 				reply = JSON.parse(line);
 			} catch {
 				continue;
 			}
+			if (!isObject(reply) || typeof reply.id !== "number") continue;
 			const waiter = this.pending.get(reply.id);
 			if (!waiter) continue;
 			this.ready = true;
 			this.pending.delete(reply.id);
 			clearTimeout(waiter.timer);
 			if (reply.error) {
-				const reason = String(reply.error.data?.reason ?? "error");
-				waiter.reject(new RpcError(`${reply.error.message} [${reason}]`, reason));
+				const reason = String(get(get(reply.error, "data"), "reason") ?? "error");
+				waiter.reject(new RpcError(`${get(reply.error, "message")} [${reason}]`, reason));
 			} else waiter.resolve(reply.result);
 		}
 	}
 
 	/** Call a method. A sidecar that died since the last call fails this call and restarts. */
-	call<T = Json>(method: string, params: object, opts: { restart?: boolean } = {}): Promise<T> {
+	call(method: string, params: object, opts: { restart?: boolean } = {}): Promise<unknown> {
 		if (!this.child) {
 			if (opts.restart === false) return Promise.reject(new Error(this.crashed ?? "sidecar not running"));
 			if (this.crashed) {
@@ -144,7 +168,7 @@ class Sidecar {
 		const child = this.child!;
 		const id = this.nextId++;
 		const timeoutMs = this.ready ? this.cfg.requestTimeoutMs : this.cfg.startTimeoutMs;
-		const answered = new Promise<T>((resolve, reject) => {
+		const answered = new Promise<unknown>((resolve, reject) => {
 			const timer = setTimeout(() => {
 				this.pending.delete(id);
 				reject(new Error(`sidecar gave no answer to ${method} within ${timeoutMs} ms`));
@@ -185,11 +209,11 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		configError = `operator-guard config unreadable (${message(err)}); reinstall with pi-guard install`;
 	}
 	const sidecar = cfg ? new Sidecar(cfg) : undefined;
-	const evidenceByCall = new Map<string, string>();
+	const evidenceByCall = new Map<string, string | null | undefined>();
 	const missedAudits: Call[] = [];
 	const registered = new Set<string>();
 
-	const failClosed = (call: Call, err: unknown) => {
+	const failClosed = (call: Call, err: unknown): ToolCallEventResult => {
 		if (err instanceof RpcError) {
 			return {
 				block: true,
@@ -211,7 +235,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 	};
 
-	const registerTools = (tools: Json[]) => {
+	const registerTools = (tools: readonly Of<typeof TOOL>[]) => {
 		for (const tool of tools) {
 			if (registered.has(tool.name)) continue;
 			registered.add(tool.name);
@@ -231,8 +255,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	};
 
 	const loadTools = async () => {
-		const description = await sidecar!.call("describe", {});
-		registerTools(description.tools ?? []);
+		const tools = expect("describe", await sidecar!.call("describe", {}), { tools: "list?" }).tools ?? [];
+		if (!tools.every(isTool)) throw malformed("describe");
+		registerTools(tools);
 	};
 
 	pi.on("session_start", async (_event, ctx) => {
@@ -252,17 +277,13 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		await sidecar?.stop();
 	});
 
-	pi.on("tool_call", async (event, ctx: ExtensionContext) => {
+	pi.on("tool_call", async (event, ctx: ExtensionContext): Promise<ToolCallEventResult | undefined> => {
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
 		if (!sidecar || !cfg) return { block: true, reason: configError };
-		let reply: Json;
+		let reply: Of<typeof EVALUATE>;
 		try {
-			reply = await sidecar.call("evaluate", {
-				...call,
-				hasUi: ctx.hasUI,
-				confirmTimeoutMs: cfg.confirmTimeoutMs,
-				ttlSeconds: cfg.ttlSeconds,
-			});
+			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds };
+			reply = expect("evaluate", await sidecar.call("evaluate", params), EVALUATE);
 		} catch (err) {
 			return failClosed(call, err);
 		}
@@ -271,20 +292,21 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (reply.action === "allow") return undefined;
 		if (reply.action !== "confirm") return { block: true, reason: String(reply.blockReason) };
 
+		const dialog = expect("evaluate", reply.dialog, { title: "string", message: "string" }); // thrown: pi blocks the call
 		const asked = Date.now();
-		const yes = await ctx.ui.confirm(reply.dialog.title, reply.dialog.message, { timeout: cfg.confirmTimeoutMs });
+		const yes = await ctx.ui.confirm(dialog.title, dialog.message, { timeout: cfg.confirmTimeoutMs });
 		if (!yes) {
 			const reason = Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
 			try {
 				const declined = await sidecar.call("audit.declined", { ...call, reason, confirmTimeoutMs: cfg.confirmTimeoutMs });
-				return { block: true, reason: String(declined.blockReason) };
+				return { block: true, reason: expect("audit.declined", declined, { blockReason: "string" }).blockReason };
 			} catch (err) {
 				return { block: true, reason: `operator-guard blocked this call (${reason}); the audit failed: ${message(err)}` };
 			}
 		}
-		let record: Json;
+		let record: Of<typeof RECORD>;
 		try {
-			record = await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds });
+			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds }), RECORD);
 		} catch (err) {
 			return failClosed(call, err);
 		}
@@ -316,8 +338,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		handler: async (_args, ctx) => {
 			if (!sidecar) return ctx.ui.notify(configError, "error");
 			try {
-				const status = await sidecar.call("status", {});
-				ctx.ui.notify(String(status.text), status.auditIntact ? "info" : "error");
+				const status = expect("status", await sidecar.call("status", {}), { text: "string", auditIntact: "boolean" });
+				ctx.ui.notify(status.text, status.auditIntact ? "info" : "error");
 			} catch (err) {
 				ctx.ui.notify(`operator-guard: sidecar unavailable (${message(err)})`, "error");
 			}
