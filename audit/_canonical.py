@@ -53,7 +53,7 @@ def _walk(value: Any, depth: int) -> int:
         need = _FAST
         for key, item in value.items():
             if type(key) is not str:
-                raise CanonicalizationError("non-string-key", repr(key))
+                raise CanonicalizationError("non-string-key", key)
             if not key.isascii():
                 if not _is_well_formed(key):
                     need = _NEEDS_REFERENCE
@@ -66,7 +66,7 @@ def _walk(value: Any, depth: int) -> int:
     if kind is int:
         if -_INT_MAX <= value <= _INT_MAX:
             return _FAST
-        raise CanonicalizationError("integer-out-of-range", str(value))
+        raise CanonicalizationError("integer-out-of-range", value)
     if value is None or kind is bool:
         return _FAST
     if kind is list or kind is tuple:

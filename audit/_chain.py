@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 from audit._canonical import canonical_json, sha256_prefixed
 from audit._errors import CanonicalizationError, LogNotFoundError, LogWriteError
 from audit._models import LogCreatedData, genesis_hash
+from audit._wire import ISO_MILLIS_RE
 
 __all__ = [
     "MAX_HEAD_BYTES",
@@ -37,7 +37,6 @@ __all__ = [
 MAX_HEAD_BYTES = 64 * 1024
 _CHUNK = 64 * 1024
 _RECORD_KEYS = frozenset({"seq", "ts", "event", "data", "prev", "hash"})
-_TS = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z")
 # In canonical form the members are data, event, hash, prev, seq, ts: "hash" is never
 # first, and ',"' cannot occur inside a JSON string (a quote there is escaped), so the
 # last occurrence of this marker is the top-level hash member.
@@ -78,7 +77,7 @@ def check_body(body: bytes) -> dict[str, Any]:
         type(seq) is not int
         or seq < 0
         or type(ts) is not str
-        or _TS.fullmatch(ts) is None
+        or ISO_MILLIS_RE.fullmatch(ts) is None
         or type(event) is not str
         or not event
         or type(rec["data"]) is not dict

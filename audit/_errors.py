@@ -4,6 +4,7 @@
 
     AuditError
     ├── CanonicalizationError      a value has no RFC 8785 form
+    ├── JsonInputError             text the strict JSON loader refuses (``code``, ``problem``)
     ├── EventError                 append refused an event (nothing was written)
     │   ├── UnknownEventError
     │   ├── ReservedEventError
@@ -19,18 +20,22 @@
     ├── RecordDataError            a record read back does not fit its event's model
     └── UsageError                 a bad argument to a library function (filters, limits)
 
-Messages never echo event data: a preview or a path may be sensitive.
+Messages never echo event data: a preview or a path may be sensitive. :func:`shorten`
+(re-exported as ``audit.shorten``) makes the one-line rendering of a bad value.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 
 __all__ = [
     "AuditError",
     "CanonicalizationError",
     "EventDataError",
     "EventError",
+    "JsonInputError",
     "LogClosedError",
     "LogError",
     "LogFormatError",
@@ -43,12 +48,43 @@ __all__ = [
     "SignerError",
     "UnknownEventError",
     "UsageError",
+    "shorten",
 ]
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
-def _short(value: object, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _render(value: object) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # an int past sys.get_int_max_str_digits() has no repr
+        if isinstance(value, int):
+            return f"<integer of about {math.ceil(value.bit_length() * math.log10(2))} digits>"
+        return f"<{type(value).__name__} too large to show>"
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply to show>"
+
+
+def shorten(value: object, limit: int = 120) -> str:
+    """One line of at most ``limit`` characters showing ``value`` (``repr`` unless a str).
+
+    Control characters and line separators are escaped; a long value keeps both ends
+    (``head…tail``), so the file name at the end of a long path survives. Never raises,
+    not even for an integer too long for ``repr``.
+    """
+    text = value if isinstance(value, str) else _render(value)
+    text = _UNPRINTABLE.sub(_escape, text)
+    limit = max(limit, 8)
+    if len(text) <= limit:
+        return text
+    head = limit // 3
+    return text[:head] + "…" + text[len(text) - (limit - head - 1) :]
 
 
 class AuditError(Exception):
@@ -61,17 +97,34 @@ class CanonicalizationError(AuditError):
     ``code`` is a kebab-case reason; ``value`` is a short rendering of the bad value.
     """
 
-    def __init__(self, code: str, value: str) -> None:
+    def __init__(self, code: str, value: object) -> None:
         self.code = code
-        self.value = value[:200]
+        self.value = shorten(value, 200)
         super().__init__(f"cannot canonicalize ({code}): {self.value}")
+
+
+class JsonInputError(AuditError):
+    """JSON text that :func:`audit.load_json` refuses; nothing was decoded.
+
+    ``code`` is a kebab-case reason (``invalid-json``, ``not-utf8``, ``too-large``,
+    ``duplicate-key``, ``non-finite-number``, ``number-too-long``, ``number-out-of-range``,
+    ``too-deep``), ``problem`` says it in words, ``value`` is a short rendering of the
+    offending piece (``None`` when there is nothing useful to show).
+    """
+
+    def __init__(self, code: str, problem: str, value: str | None = None) -> None:
+        self.code = code
+        self.problem = problem
+        self.value = value
+        shown = f" (got {value})" if value is not None else ""
+        super().__init__(f"{problem}{shown}")
 
 
 class EventError(AuditError):
     """:meth:`audit.AuditLog.append` refused an event; nothing was written."""
 
     def __init__(self, event: str, problem: str) -> None:
-        self.event = _short(event, 80)
+        self.event = shorten(event, 80)
         self.problem = problem
         super().__init__(f"audit event {self.event!r}: {problem}")
 
@@ -115,7 +168,7 @@ class SignerError(AuditError):
 
     def __init__(self, what: str, value: object) -> None:
         self.what = what
-        self.value = _short(value)
+        self.value = shorten(value)
         super().__init__(f"head signer returned a bad {what}: {self.value}")
 
 
@@ -181,7 +234,7 @@ class RecordDataError(AuditError):
 
     def __init__(self, seq: int, event: str) -> None:
         self.seq = seq
-        self.event = _short(event, 80)
+        self.event = shorten(event, 80)
         super().__init__(f"record {seq} ({self.event}): data does not fit the event's model")
 
 
@@ -191,5 +244,5 @@ class UsageError(AuditError):
     def __init__(self, what: str, problem: str, value: object) -> None:
         self.what = what
         self.problem = problem
-        self.value = _short(value)
+        self.value = shorten(value)
         super().__init__(f"{what}: {problem} (got {self.value})")

@@ -19,7 +19,6 @@ signing over the damage.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import json
@@ -68,7 +67,7 @@ from audit._models import (
     genesis_hash,
 )
 from audit._redact import redact_preview
-from audit._time import now_ts
+from audit._wire import b64url_encode, format_iso, utc_now
 
 __all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "read_records"]
 
@@ -101,10 +100,6 @@ class _Tail:
     size: int
     next_seq: int
     prev: str
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -434,7 +429,7 @@ class AuditLog:
 
     def _quarantine(self, fd: int, start: int, size: int) -> str:
         """Copy bytes ``[start, size)`` to ``<log>.torn-<ts>``; truncate the log to ``start``."""
-        stamp = now_ts().replace("-", "").replace(":", "")
+        stamp = format_iso(utc_now()).replace("-", "").replace(":", "")
         base = f"{self.path.name}.torn-{stamp}"
         try:
             for attempt in range(1, 1000):
@@ -479,12 +474,12 @@ class AuditLog:
         signature = self._signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
         if not isinstance(signature, bytes) or len(signature) != 64:
             raise SignerError("signature", signature)
-        return canonical_json({**unsigned, "signature": _b64url(signature)}) + b"\n"
+        return canonical_json({**unsigned, "signature": b64url_encode(signature)}) + b"\n"
 
     def _write(
         self, fd: int, tail: _Tail, event: str, data: dict[str, Any]
     ) -> tuple[AuditRecord, _Tail]:
-        ts = now_ts()
+        ts = format_iso(utc_now())
         body = {"seq": tail.next_seq, "ts": ts, "event": event, "data": data, "prev": tail.prev}
         record_hash = sha256_prefixed(canonical_json(body))
         record = {**body, "hash": record_hash}

@@ -10,10 +10,20 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field
 
 from audit._canonical import canonical_json, sha256_prefixed
+from audit._wire import (
+    WIRE_CONFIG,
+    ActionKind,
+    EvidenceId,
+    IsoMillis,
+    KeyId,
+    Origin,
+    Sha256,
+    Signature,
+    parse_iso,
+)
 
 __all__ = [
     "EVENT_MODELS",
@@ -22,7 +32,6 @@ __all__ = [
     "KNOWN_EVENTS",
     "LOG_SCHEMA",
     "RESERVED_EVENTS",
-    "ActionKind",
     "AuditHead",
     "AuditRecord",
     "ConfirmationDeclinedData",
@@ -43,12 +52,6 @@ LOG_SCHEMA = "pi-operator-guard/audit/v1"
 GENESIS_DOMAIN = b"pi-operator-guard/audit-genesis/v1\n"
 HEAD_DOMAIN = b"pi-operator-guard/audit-head/v1\n"
 
-Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
-KeyId = Annotated[str, Field(pattern=r"^ed25519:[0-9a-f]{64}$")]
-IsoMillis = Annotated[
-    str, Field(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$")
-]
-EvidenceId = Annotated[str, Field(pattern=r"^oce_[A-Za-z0-9_-]{1,200}$")]
 # An evidence id taken from a rejected (possibly malformed) envelope: any short text.
 AnyEvidenceId = Annotated[str, Field(min_length=1, max_length=256)]
 LogId = Annotated[str, Field(pattern=r"^log_[A-Za-z0-9_-]{16,200}$")]
@@ -59,22 +62,6 @@ PathText = Annotated[str, Field(min_length=1, max_length=16384)]
 Preview = Annotated[str, Field(max_length=1024)]
 Reason = Annotated[str, Field(min_length=1, max_length=512)]
 Reasons = Annotated[list[Reason], Field(max_length=64)]
-Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{86}$")]
-
-ActionKind = Literal["destructive", "protected"]
-Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
-
-
-WIRE_CONFIG = ConfigDict(
-    strict=True,
-    extra="forbid",
-    frozen=True,
-    alias_generator=to_camel,
-    validate_by_name=True,
-    validate_by_alias=True,
-    serialize_by_alias=True,
-)
-"""Every audit wire model: strict, closed, frozen; snake_case in Python, camelCase on the wire."""
 
 
 class _Wire(BaseModel):
@@ -103,7 +90,7 @@ class AuditRecord(_Wire):
     @property
     def timestamp(self) -> datetime:
         """``ts`` as an aware UTC datetime."""
-        return datetime.fromisoformat(self.ts)
+        return parse_iso(self.ts, "ts")
 
     def to_line(self) -> bytes:
         """The exact bytes of this record's line, LF included."""

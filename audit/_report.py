@@ -27,7 +27,6 @@ from pydantic import BaseModel, ValidationError
 
 from audit._errors import RecordDataError
 from audit._models import (
-    WIRE_CONFIG,
     AuditRecord,
     ConfirmationDeclinedData,
     ConfirmationRecordedData,
@@ -36,6 +35,7 @@ from audit._models import (
     ToolExecutedData,
 )
 from audit._table import render_table, short_hash
+from audit._wire import WIRE_CONFIG, ActionKind
 
 __all__ = [
     "GAP_REASONS",
@@ -72,7 +72,7 @@ class ReportRow(_Wire):
     ts: str
     tool_call_id: str
     tool_name: str
-    action_kind: Literal["destructive", "protected"]
+    action_kind: ActionKind
     path: str | None
     scope: str | None
     payload_hash: str

@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from audit._errors import UsageError
 from audit._models import AuditRecord
 from audit._table import render_table, short_hash
-from audit._time import parse_instant
 
 __all__ = ["filter_records", "render_records", "render_records_jsonl"]
+
+
+def _instant(value: datetime | str, what: str) -> datetime:
+    """An aware UTC datetime from a datetime or an ISO 8601 string; naive means UTC.
+
+    Lenient on purpose: this reads what a person typed, not the wire (see ``parse_iso``).
+    """
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise UsageError(what, "not an ISO 8601 date or time", value) from None
+    elif isinstance(value, datetime):
+        moment = value
+    else:
+        raise UsageError(what, "must be a datetime or an ISO 8601 string", value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
 
 _HASH_FIELDS = frozenset({"payloadHash", "oldKeyId", "newKeyId", "keyId"})
 _SHOWN_ELSEWHERE = ("toolName", "toolCallId")
@@ -32,8 +52,8 @@ def filter_records(
     Times are ISO 8601 (a naive time means UTC). Raises :class:`audit.UsageError` for a
     bad time.
     """
-    start = None if since is None else parse_instant(since, "since")
-    stop = None if until is None else parse_instant(until, "until")
+    start = None if since is None else _instant(since, "since")
+    stop = None if until is None else _instant(until, "until")
     for record in records:
         if event is not None and not (
             record.event == event or (event.endswith(".") and record.event.startswith(event))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import os
 import sys
 import time
@@ -16,7 +14,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ValidationError
 
 from audit._chain import MAX_HEAD_BYTES, Chain, LineFault, check_body, open_snapshot
-from audit._models import WIRE_CONFIG, AuditHead
+from audit._errors import JsonInputError
+from audit._models import AuditHead
+from audit._wire import WIRE_CONFIG, b64url_decode, load_json
 
 __all__ = [
     "FAULT_KINDS",
@@ -86,10 +86,6 @@ class VerifyResult(BaseModel):
         if self.decision == "unanchored" and self.allow_unanchored:
             return 0
         return 4
-
-
-def _b64url_decode(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
 def verify_log(
@@ -204,15 +200,18 @@ def _check_head(
     if len(raw) > MAX_HEAD_BYTES:
         return None, ["head-malformed"], "the head file is too large"
     try:
-        head = AuditHead.model_validate_json(raw)
-    except ValidationError:
+        head = AuditHead.model_validate(load_json(raw, max_bytes=MAX_HEAD_BYTES))
+    except (JsonInputError, ValidationError):
         return None, ["head-malformed"], "the head file is not a valid head"
     public = public_keys.get(head.key_id)
     if public is None:
         return None, ["head-unknown-key"], f"the head is signed by an unknown key {head.key_id}"
+    signature = b64url_decode(head.signature, 64)
     try:
-        public.verify(_b64url_decode(head.signature), head.signing_payload())
-    except (InvalidSignature, binascii.Error, ValueError):
+        if signature is None:
+            raise InvalidSignature
+        public.verify(signature, head.signing_payload())
+    except InvalidSignature:
         return None, ["head-signature-invalid"], "the head's signature does not verify"
     return head, [], ""
 
