@@ -18,9 +18,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from audit import AuditLog, VerifyResult, redact_preview, verify_log
+from audit import AuditLog, Origin, VerifyResult, redact_preview, utc_now, verify_log
 from guard._errors import BadInputError, TtlError
-from guard._evidence.clock import now_utc
 from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.fingerprint import (
@@ -36,13 +35,13 @@ from guard._evidence.models import (
     MAX_TTL_SECONDS,
     ConsumeResult,
     Evaluation,
-    Origin,
     RecordResult,
 )
 from guard._home import ensure_private_dir, env, resolve_home
+from guard._plan import plan_input
 from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
-from planning import PLANNERS, PlanResult, parse_plan_input
+from planning import PLANNERS, PlanResult
 
 __all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
 
@@ -116,7 +115,7 @@ class Guard:
         if created:
             guard.key_created = True
             audit.append("key.generated", {"keyId": signer.key_id})
-        ledger.prune(now_utc(), DEFAULT_SKEW)
+        ledger.prune(utc_now(), DEFAULT_SKEW)
         return guard
 
     # -- keys -------------------------------------------------------------
@@ -262,7 +261,7 @@ class Guard:
             fp,
             origin=origin,
             ttl_seconds=ttl_seconds,
-            now=now_utc(),
+            now=utc_now(),
             tool_call_id=tool_call_id,
         )
         d = envelope.details
@@ -303,7 +302,7 @@ class Guard:
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
         result = check_and_consume(
-            envelope, pending, keyring=self.public_keyring(), ledger=self.ledger, now=now_utc()
+            envelope, pending, keyring=self.public_keyring(), ledger=self.ledger, now=utc_now()
         )
         call = {"toolName": normalize_tool_name(tool_name)}
         fields = {**call, **_fingerprint_fields(pending)}
@@ -351,8 +350,11 @@ class Guard:
     # -- planner ----------------------------------------------------------
 
     def plan(self, planner: str, params: Mapping[str, Any] | str | bytes) -> PlanResult:
-        """Run a read-only planner and audit ``planner.reported``. Raises ``PlanInputError``."""
-        inp = parse_plan_input(planner, params)
+        """Run a read-only planner and audit ``planner.reported``. Raises ``PlanInputError``.
+
+        ``params`` is a mapping or JSON text, decoded strictly (:func:`audit.load_json`).
+        """
+        inp = plan_input(planner, params)
         result = PLANNERS[planner].run(inp)
         self.audit.append(
             "planner.reported",

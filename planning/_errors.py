@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-__all__ = ["PlanInputError", "PlanningError"]
+__all__ = ["PlanInputError", "PlanningError", "safe_repr"]
+
+
+def safe_repr(value: object) -> str:
+    """``repr(value)``, or a placeholder where ``repr`` fails (an integer past 4300 digits)."""
+    try:
+        return repr(value)
+    except (ValueError, RecursionError):
+        return f"<{type(value).__name__} too large to show>"
 
 
 def _short(value: object, limit: int = 120) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    # Planning may not import audit.shorten (layering); this is its own one-line cut.
+    text = value if isinstance(value, str) else safe_repr(value)
     text = " ".join(text.splitlines())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -1,18 +1,16 @@
-"""The planner registry and the one way raw input becomes a validated planner input."""
+"""The planner registry and the one way decoded input becomes a validated planner input."""
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Literal, NoReturn, overload
+from typing import Any, Literal, overload
 
 from pydantic import ValidationError
 
 from planning._channel import ChannelPlan, ChannelPlanInput, plan_channel
-from planning._errors import PlanInputError
+from planning._errors import PlanInputError, safe_repr
 from planning._runtime_consumption import (
     RuntimeConsumptionPlan,
     RuntimeConsumptionPlanInput,
@@ -26,10 +24,13 @@ PlanInput = ChannelPlanInput | SignalSourcePlanInput | RuntimeConsumptionPlanInp
 PlanResult = ChannelPlan | SignalSourcePlan | RuntimeConsumptionPlan
 
 MAX_INPUT_BYTES = 64 * 1024
-"""Largest accepted JSON input, in UTF-8 bytes."""
+"""Largest JSON text a caller should decode for a planner, in UTF-8 bytes.
+
+Planning itself takes decoded values (see :func:`parse_plan_input`); the CLI and the
+sidecar pass this limit to their strict JSON loader.
+"""
 
 _MAX_ERRORS_SHOWN = 3
-_MAX_INT_DIGITS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,42 +93,6 @@ PLANNERS: Mapping[str, Planner] = MappingProxyType(
 )
 
 
-class _Refused(Exception):
-    """Raised from inside the json.loads hooks; becomes a PlanInputError."""
-
-    def __init__(self, problem: str, value: str) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.value = value
-
-
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _Refused("duplicate key", repr(key))
-        result[key] = value
-    return result
-
-
-def _reject_constant(name: str) -> NoReturn:
-    raise _Refused("NaN and Infinity are not JSON", repr(name))
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise _Refused("number out of range", repr(text))
-    return value
-
-
-def _bounded_int(text: str) -> int:
-    # Python refuses very long integers with a message about its own settings; say it plainly.
-    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
-        raise _Refused("number too long", text[:20] + "…")
-    return int(text)
-
-
 _JSON_TYPE = {dict: "object", list: "array", str: "string", int: "number", float: "number"}
 
 
@@ -137,44 +102,6 @@ def _json_type(value: object) -> str:
     if isinstance(value, bool):
         return "boolean"
     return _JSON_TYPE.get(type(value), type(value).__name__)
-
-
-def _decode(name: str, raw: str | bytes | bytearray | memoryview) -> object:
-    if isinstance(raw, str):
-        # len() counts code points, each at least one UTF-8 byte: a cheap first bound.
-        if len(raw) > MAX_INPUT_BYTES:
-            raise PlanInputError(name, f"input larger than {MAX_INPUT_BYTES} bytes")
-        try:
-            size = len(raw.encode("utf-8"))
-        except UnicodeEncodeError as exc:
-            raise PlanInputError(name, "input is not valid Unicode (lone surrogate)") from exc
-        if size > MAX_INPUT_BYTES:
-            raise PlanInputError(name, f"input larger than {MAX_INPUT_BYTES} bytes")
-        text = raw
-    else:
-        data = bytes(raw)
-        if len(data) > MAX_INPUT_BYTES:
-            raise PlanInputError(name, f"input larger than {MAX_INPUT_BYTES} bytes")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise PlanInputError(name, f"input is not valid UTF-8 (at byte {exc.start})") from exc
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=_reject_duplicates,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-            parse_int=_bounded_int,
-        )
-    except _Refused as exc:
-        raise PlanInputError(name, f"not valid JSON: {exc.problem}", value=exc.value) from exc
-    except json.JSONDecodeError as exc:
-        raise PlanInputError(
-            name, f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
-        ) from exc
-    except RecursionError as exc:
-        raise PlanInputError(name, "not valid JSON: nested too deeply") from exc
 
 
 def _explain(name: str, error: ValidationError) -> PlanInputError:
@@ -189,7 +116,7 @@ def _explain(name: str, error: ValidationError) -> PlanInputError:
             problem, value = "unknown field (not permitted)", None
         elif detail["type"] == "duplicate_field":
             field, value = str(detail.get("ctx", {}).get("alias")), None
-        faults.append((field, problem, None if value is None else repr(value)))
+        faults.append((field, problem, None if value is None else safe_repr(value)))
     field, problem, value = faults[0]
     if len(faults) > 1:
         others = "; ".join(
@@ -201,29 +128,26 @@ def _explain(name: str, error: ValidationError) -> PlanInputError:
     return PlanInputError(name, problem, field=field, value=value)
 
 
-RawInput = str | bytes | Mapping[str, Any]
-
-
 @overload
-def parse_plan_input(planner_name: Literal["channel"], raw: RawInput) -> ChannelPlanInput: ...
+def parse_plan_input(planner_name: Literal["channel"], raw: object) -> ChannelPlanInput: ...
 @overload
 def parse_plan_input(
-    planner_name: Literal["signal-source"], raw: RawInput
+    planner_name: Literal["signal-source"], raw: object
 ) -> SignalSourcePlanInput: ...
 @overload
 def parse_plan_input(
-    planner_name: Literal["runtime-consumption"], raw: RawInput
+    planner_name: Literal["runtime-consumption"], raw: object
 ) -> RuntimeConsumptionPlanInput: ...
 @overload
-def parse_plan_input(planner_name: str, raw: RawInput) -> PlanInput: ...
-def parse_plan_input(planner_name: str, raw: RawInput) -> PlanInput:
-    """Validate raw input for the named planner; raise :class:`PlanInputError` on any fault.
+def parse_plan_input(planner_name: str, raw: object) -> PlanInput: ...
+def parse_plan_input(planner_name: str, raw: object) -> PlanInput:
+    """Validate already-decoded JSON for the named planner; raise :class:`PlanInputError`.
 
-    ``raw`` is JSON text (``str`` or UTF-8 ``bytes``, at most :data:`MAX_INPUT_BYTES`) or an
-    already-decoded mapping. The JSON must be one object, without duplicate keys or
-    NaN/Infinity. Fields are validated strictly against the planner's input model: unknown
-    fields, wrong types and a field given under both its camelCase and snake_case names are
-    refused, and the one-line message names the field.
+    ``raw`` must be a mapping (a decoded JSON object); planning decodes no text: callers
+    decode it strictly first (no duplicate keys, no NaN/Infinity, bounded size). Fields are
+    validated strictly against the planner's input model: unknown fields, wrong types and a
+    field given under both its camelCase and snake_case names are refused, and the one-line
+    message names the field.
     """
     planner = PLANNERS.get(planner_name) if isinstance(planner_name, str) else None
     if planner is None:
@@ -231,19 +155,12 @@ def parse_plan_input(planner_name: str, raw: RawInput) -> PlanInput:
             None,
             "unknown planner; expected one of: " + ", ".join(sorted(PLANNERS)),
             field="planner",
-            value=repr(planner_name),
+            value=safe_repr(planner_name),
         )
     name = planner.name
-    data: object
-    if isinstance(raw, str | bytes | bytearray | memoryview):
-        data = _decode(name, raw)
-        if not isinstance(data, dict):
-            raise PlanInputError(name, "input must be a JSON object", value=_json_type(data))
-    elif isinstance(raw, Mapping):
-        data = dict(raw)
-    else:
-        raise PlanInputError(name, "input must be JSON text or a mapping", value=type(raw).__name__)
+    if not isinstance(raw, Mapping):
+        raise PlanInputError(name, "input must be a JSON object", value=_json_type(raw))
     try:
-        return planner.input_model.model_validate(data)
+        return planner.input_model.model_validate(dict(raw))
     except ValidationError as exc:
         raise _explain(name, exc) from exc

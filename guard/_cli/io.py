@@ -9,24 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from audit import JsonInputError, load_json
 from guard._errors import BadInputError
 
 __all__ = ["MAX_JSON_BYTES", "emit", "load_json_object", "read_text_arg"]
 
 MAX_JSON_BYTES = 1 << 20
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise BadInputError("json", "duplicate key", key)
-        out[key] = value
-    return out
-
-
-def _no_constants(name: str) -> Any:
-    raise BadInputError("json", "NaN and Infinity are not JSON", name)
 
 
 def read_text_arg(value: str, what: str) -> str:
@@ -62,15 +50,11 @@ def read_file_arg(value: str, what: str) -> str:
 
 
 def load_json_object(text: str, what: str) -> dict[str, Any]:
-    """Parse a JSON object, refusing duplicate keys, NaN/Infinity and other top-level types."""
+    """Parse a JSON object strictly (:func:`audit.load_json`); anything else is a BadInputError."""
     try:
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_no_constants)
-    except json.JSONDecodeError as exc:
-        raise BadInputError(
-            what, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
-    except RecursionError:
-        raise BadInputError(what, "JSON nested too deeply") from None
+        value = load_json(text, max_bytes=MAX_JSON_BYTES)
+    except JsonInputError as exc:
+        raise BadInputError(what, exc.problem, exc.value) from None
     if not isinstance(value, dict):
         raise BadInputError(what, "must be a JSON object", type(value).__name__)
     return value

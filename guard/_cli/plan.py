@@ -9,7 +9,8 @@ from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_text_arg
 from guard._guard import AUDIT_LOG_FILE, Guard
 from guard._home import resolve_home
-from planning import PLANNERS, parse_plan_input
+from guard._plan import plan_input
+from planning import PLANNERS
 
 __all__ = ["register"]
 
@@ -25,7 +26,7 @@ def cmd_plan(args: argparse.Namespace) -> ExitCode:
         with Guard.open(home) as guard:
             emit(guard.plan(args.planner, raw))
     else:
-        emit(PLANNERS[args.planner].run(parse_plan_input(args.planner, raw)))
+        emit(PLANNERS[args.planner].run(plan_input(args.planner, raw)))
     return ExitCode.OK
 
 

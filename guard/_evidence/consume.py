@@ -14,14 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, get_args
 
-from audit import CanonicalizationError
+from audit import CanonicalizationError, Origin, b64url_decode, parse_iso
 from guard._errors import MalformedEvidence
-from guard._evidence.clock import parse_iso
 from guard._evidence.envelope import parse_envelope, signing_message
 from guard._evidence.fingerprint import Fingerprint
-from guard._evidence.keys import PublicKeyring, b64url_decode
+from guard._evidence.keys import PublicKeyring
 from guard._evidence.ledger import ConsumptionLedger
 from guard._evidence.models import (
     MAX_TTL_SECONDS,
@@ -29,13 +28,12 @@ from guard._evidence.models import (
     EvidenceDetails,
     MatchDecision,
     MatchResult,
-    Origin,
 )
 
 __all__ = ["DEFAULT_SKEW", "TRUSTED_ORIGINS", "check_and_consume"]
 
 DEFAULT_SKEW = timedelta(seconds=5)
-TRUSTED_ORIGINS: frozenset[Origin] = frozenset({"runtime-ui-confirm", "operator-contract-review"})
+TRUSTED_ORIGINS: frozenset[Origin] = frozenset(get_args(Origin))
 
 _FIELDS = (
     ("action_kind", "action-kind-mismatch"),

@@ -7,25 +7,30 @@ head's, so a signature made for one can never pass as the other.
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
-from audit import CanonicalizationError, canonical_json
+from audit import (
+    CanonicalizationError,
+    JsonInputError,
+    Origin,
+    b64url_encode,
+    canonical_json,
+    format_iso,
+    load_json,
+)
 from guard._errors import MalformedEvidence
-from guard._evidence.clock import add_seconds, format_iso
 from guard._evidence.fingerprint import Fingerprint
-from guard._evidence.keys import Signer, b64url_encode
+from guard._evidence.keys import Signer
 from guard._evidence.models import (
     EVIDENCE_CUSTOM_TYPE,
     EVIDENCE_SCHEMA,
     EvidenceDetails,
     EvidenceEnvelope,
-    Origin,
 )
 
 __all__ = [
@@ -78,7 +83,7 @@ def mint_envelope(
         "trusted": True,
         **fingerprint.model_dump(mode="json", exclude_none=True),
         "createdAtIso": format_iso(now),
-        "expiresAtIso": format_iso(add_seconds(now, ttl_seconds)),
+        "expiresAtIso": format_iso(now + timedelta(seconds=ttl_seconds)),
         "dispatchAllowed": False,
         "canOverrideMonitorBlock": False,
         "authorization": "none",
@@ -93,19 +98,6 @@ def mint_envelope(
     )
 
 
-def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise MalformedEvidence("duplicate-key", key[:80])
-        out[key] = value
-    return out
-
-
-def _reject_constant(name: str) -> Any:
-    raise MalformedEvidence("non-finite-number", name)
-
-
 def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelope, dict[str, Any]]:
     """Strictly parse an envelope; returns the model and the raw ``details`` object.
 
@@ -115,23 +107,10 @@ def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelo
     Raises :class:`MalformedEvidence` on anything that is not a well-formed v1 envelope.
     """
     if isinstance(raw, bytes | str):
-        data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-        if len(data) > MAX_ENVELOPE_BYTES:
-            raise MalformedEvidence("too-large", f"{len(data)} bytes > {MAX_ENVELOPE_BYTES}")
         try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise MalformedEvidence("not-utf8", "envelope is not valid UTF-8") from None
-        try:
-            obj = json.loads(
-                text, object_pairs_hook=_reject_duplicates, parse_constant=_reject_constant
-            )
-        except json.JSONDecodeError as exc:
-            raise MalformedEvidence(
-                "invalid-json", f"line {exc.lineno} col {exc.colno}: {exc.msg}"
-            ) from None
-        except RecursionError:
-            raise MalformedEvidence("too-deep", "nesting too deep") from None
+            obj = load_json(raw, max_bytes=MAX_ENVELOPE_BYTES)
+        except JsonInputError as exc:
+            raise MalformedEvidence(exc.code, str(exc)) from None
     elif isinstance(raw, Mapping):
         obj = dict(raw)
         try:

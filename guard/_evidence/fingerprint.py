@@ -12,18 +12,23 @@ import posixpath
 import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field
 
-from audit import CanonicalizationError, canonical_json, sha256_prefixed
+from audit import (
+    WIRE_CONFIG,
+    ActionKind,
+    CanonicalizationError,
+    Sha256,
+    canonical_json,
+    sha256_prefixed,
+)
 from guard._errors import BadInputError
 
 __all__ = [
     "MAX_PATH_CHARS",
     "MAX_TOOL_NAME_CHARS",
-    "ActionKind",
     "Fingerprint",
     "compute_fingerprint",
     "normalize_path",
@@ -33,18 +38,6 @@ __all__ = [
 
 MAX_PATH_CHARS = 4096
 MAX_TOOL_NAME_CHARS = 256
-
-ActionKind = Literal["destructive", "protected"]
-
-WIRE_CONFIG = ConfigDict(
-    strict=True,
-    extra="forbid",
-    frozen=True,
-    alias_generator=to_camel,
-    validate_by_name=True,
-    validate_by_alias=True,
-    serialize_by_alias=True,
-)
 
 
 class Fingerprint(BaseModel):
@@ -56,7 +49,7 @@ class Fingerprint(BaseModel):
     tool_name: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
     path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
     scope: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
-    payload_hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    payload_hash: Sha256
 
 
 def normalize_tool_name(tool_name: str) -> str:

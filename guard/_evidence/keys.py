@@ -10,7 +10,6 @@ heads. ``keyId`` is ``"ed25519:" + hex(SHA-256(raw public key))``.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import json
@@ -27,10 +26,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import BaseModel, Field, ValidationError
 
-from audit import sha256_hex
+from audit import (
+    WIRE_CONFIG,
+    KeyId,
+    UsageError,
+    b64url_decode,
+    b64url_encode,
+    format_iso,
+    parse_iso,
+    sha256_hex,
+    utc_now,
+)
 from guard._errors import KeyFileError, KeyringError
-from guard._evidence.clock import format_iso, now_utc, parse_iso
-from guard._evidence.fingerprint import WIRE_CONFIG
 from guard._home import ensure_private_dir
 
 __all__ = [
@@ -42,8 +49,6 @@ __all__ = [
     "KeyringEntry",
     "PublicKeyring",
     "Signer",
-    "b64url_decode",
-    "b64url_encode",
     "key_id_for",
 ]
 
@@ -56,28 +61,6 @@ RETIRED_KEY_GRACE_SECONDS = 900
 _MAX_KEYRING_BYTES = 1 << 20
 
 
-def b64url_encode(data: bytes) -> str:
-    """Unpadded base64url (RFC 4648 section 5)."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def b64url_decode(text: str, expected_len: int) -> bytes | None:
-    """Decode canonical unpadded base64url of exactly ``expected_len`` bytes, else ``None``.
-
-    Canonical means re-encoding gives the same text: padding, whitespace,
-    non-alphabet characters and non-zero trailing bits are all refused.
-    """
-    if not isinstance(text, str) or not text.isascii():
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-    except (ValueError, TypeError):
-        return None
-    if len(raw) != expected_len or b64url_encode(raw) != text:
-        return None
-    return raw
-
-
 def key_id_for(public_key: Ed25519PublicKey) -> str:
     raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return "ed25519:" + sha256_hex(raw)
@@ -88,7 +71,7 @@ class KeyringEntry(BaseModel):
 
     model_config = WIRE_CONFIG
 
-    key_id: str = Field(pattern=r"^ed25519:[0-9a-f]{64}$")
+    key_id: KeyId
     public_key: str = Field(pattern=r"^[A-Za-z0-9_-]{43}$")
     status: Literal["active", "retired"]
     created_at_iso: str
@@ -133,7 +116,10 @@ class PublicKeyring:
             if entry.status == "retired":
                 if entry.retired_at_iso is None:
                     raise KeyringError(source, f"retired key {entry.key_id} has no retiredAt")
-                retired = parse_iso(entry.retired_at_iso, "retiredAt")
+                try:
+                    retired = parse_iso(entry.retired_at_iso, "retiredAt")
+                except UsageError as exc:
+                    raise KeyringError(source, str(exc)) from None
             keys[entry.key_id] = (public, retired)
         return cls(keys)
 
@@ -283,7 +269,7 @@ class KeyStore:
                 public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
             ),
             status="active",
-            created_at_iso=format_iso(now_utc()),
+            created_at_iso=format_iso(utc_now()),
         )
         updated = Keyring(keys=(*keyring.keys, entry))
         # Keyring first: a crash between the two writes leaves an extra public key,
@@ -314,7 +300,7 @@ class KeyStore:
         with self._locked():
             old = self.load_signer()
             keyring = self.keyring()
-            stamp = format_iso(now_utc())
+            stamp = format_iso(utc_now())
             retired = tuple(
                 e.model_copy(update={"status": "retired", "retired_at_iso": stamp})
                 if e.status == "active"

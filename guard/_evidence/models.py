@@ -11,12 +11,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
-from guard._evidence.fingerprint import (
-    MAX_PATH_CHARS,
-    MAX_TOOL_NAME_CHARS,
+from audit import (
     WIRE_CONFIG,
-    Fingerprint,
+    ActionKind,
+    EvidenceId,
+    IsoMillis,
+    KeyId,
+    Origin,
+    Sha256,
+    Signature,
 )
+from guard._evidence.fingerprint import MAX_PATH_CHARS, MAX_TOOL_NAME_CHARS, Fingerprint
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
@@ -29,7 +34,6 @@ __all__ = [
     "EvidenceEnvelope",
     "MatchDecision",
     "MatchResult",
-    "Origin",
     "RecordResult",
     "ReportOnly",
 ]
@@ -39,11 +43,9 @@ EVIDENCE_CUSTOM_TYPE: Literal["operator-confirmation-evidence"] = "operator-conf
 DEFAULT_TTL_SECONDS = 30
 MAX_TTL_SECONDS = 600
 
-Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
 MatchDecision = Literal[
     "match", "missing", "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed"
 ]
-_ISO = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$"
 
 
 class ReportOnly(BaseModel):
@@ -63,19 +65,19 @@ class EvidenceDetails(ReportOnly):
     """
 
     schema_: Literal["pi-operator-guard/evidence/v1"] = Field(alias="schema")
-    evidence_id: str = Field(pattern=r"^oce_[A-Za-z0-9_-]{22,64}$")
+    evidence_id: EvidenceId
     origin: Origin
     trusted: Literal[True]
-    action_kind: Literal["destructive", "protected"]
+    action_kind: ActionKind
     tool_name: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
     path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
     scope: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
-    payload_hash: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    payload_hash: Sha256
     tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
-    created_at_iso: str = Field(pattern=_ISO)
-    expires_at_iso: str = Field(pattern=_ISO)
-    key_id: str = Field(pattern=r"^ed25519:[0-9a-f]{64}$")
-    signature: str = Field(pattern=r"^[A-Za-z0-9_-]{86}$")
+    created_at_iso: IsoMillis
+    expires_at_iso: IsoMillis
+    key_id: KeyId
+    signature: Signature
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -20,9 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audit import sha256_prefixed
+from audit import WIRE_CONFIG, sha256_prefixed
 from guard._errors import BadInputError, InstallTargetError, ModifiedInstallError
-from guard._evidence.fingerprint import WIRE_CONFIG
 from guard._home import pi_agent_dir
 
 __all__ = [

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from audit import JsonInputError, load_json
 from guard._evidence.models import EVIDENCE_CUSTOM_TYPE
 from guard._sidecar.framing import iter_frames
 
@@ -19,17 +19,19 @@ def session_envelopes(
 
     They are the ``data`` of ``{"type": "custom", "customType":
     "operator-confirmation-evidence"}`` entries. Only ``tool_call_id`` filters; nothing is
-    checked here: hand each one to ``consume``, which trusts none of it. Over-long or torn
-    lines are skipped, so a session being written is fine to read.
+    checked here: hand each one to ``consume``, which trusts none of it. Over-long, torn or
+    not strictly valid JSON lines are skipped, so a session being written is fine to read.
     """
+    marker = EVIDENCE_CUSTOM_TYPE.encode()
     found: list[dict[str, Any]] = []
     with session_file.open("rb") as stream:
         for frame in iter_frames(stream):
-            if frame.oversize or not frame.data.strip():
+            # Only lines naming the custom type can hold evidence: skip the rest unparsed.
+            if frame.oversize or marker not in frame.data:
                 continue
             try:
-                entry = json.loads(frame.data)
-            except (ValueError, RecursionError):
+                entry = load_json(frame.data)
+            except JsonInputError:
                 continue
             if not isinstance(entry, dict) or entry.get("type") != "custom":
                 continue

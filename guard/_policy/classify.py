@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from audit import shorten
 from guard._errors import BadInputError
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import Command, analyze
 from guard._policy.checks import Match, catastrophic_matches, check, unique
-from guard._policy.models import ActionKind, Settings, Verdict
+from guard._policy.models import PolicyActionKind, Settings, Verdict
 from guard._policy.paths import Mention, command_mentions
 from guard._policy.realpath import realpath
 from guard._policy.rules import CompiledRule, first_subcommand_words, leading_positionals
@@ -45,10 +46,6 @@ def pi_tool_path(raw: str) -> str:
 class _Unit:
     command: Command | None
     mentions: list[Mention]
-
-
-def _short(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class Classifier:
@@ -127,7 +124,11 @@ class Classifier:
             path_out, unit = self._file_unit(tool_name, raw, cwd_text)
             if unit is None:
                 matches.append(
-                    check("invalid-input", "the path input is not usable: " + _short(repr(raw)))
+                    check(
+                        "invalid-input",
+                        "the path input is not usable: "
+                        + shorten(repr(raw) if isinstance(raw, str) else raw),
+                    )
                 )
             else:
                 units.append(unit)
@@ -317,7 +318,7 @@ class Classifier:
         top = max(m.rank for m in active)
         ordered = sorted(active, key=lambda m: -m.rank)
         leading = [m for m in ordered if m.rank == top]
-        kind: ActionKind = (
+        kind: PolicyActionKind = (
             "destructive" if any(m.kind == "destructive" for m in leading) else "protected"
         )
         targets = unique([*targets_file, *(t for m in ordered for t in m.targets)])

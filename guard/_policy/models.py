@@ -11,10 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from guard._evidence.fingerprint import WIRE_CONFIG
+from audit import WIRE_CONFIG
 
 __all__ = [
-    "ActionKind",
     "ConfigFile",
     "ConfigProblem",
     "DescribedCheck",
@@ -22,6 +21,7 @@ __all__ = [
     "DescribedRule",
     "IgnoredRule",
     "LayerName",
+    "PolicyActionKind",
     "PolicyDescription",
     "Rule",
     "RuleKind",
@@ -33,7 +33,8 @@ __all__ = [
 _WIRE = WIRE_CONFIG
 
 VerdictName = Literal["allow", "confirm", "block"]
-ActionKind = Literal["local-safe", "destructive", "protected"]
+PolicyActionKind = Literal["local-safe", "destructive", "protected"]
+"""How the policy classes a call; unlike ``audit.ActionKind`` it includes ``local-safe``."""
 RuleKind = Literal["destructive", "protected"]
 Access = Literal["read", "write"]
 LayerName = Literal["builtin", "user", "project"]
@@ -53,7 +54,7 @@ class Verdict(BaseModel):
     model_config = _WIRE
 
     verdict: VerdictName
-    action_kind: ActionKind
+    action_kind: PolicyActionKind
     rule_ids: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     targets: tuple[str, ...] = ()

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from audit import JsonInputError, load_json
 from guard._errors import InvalidRequestFault, RpcFault
 
 __all__ = [
@@ -149,21 +150,6 @@ class RpcCode:
 RequestId = str | int | None
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _reject_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # RFC 8259 section 4 leaves duplicates undefined; parsers disagree on which wins,
-    # so a request that has them is ambiguous and refused.
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "duplicate-key", key=key[:80])
-        out[key] = value
-    return out
-
-
 def decode_request(frame: Frame) -> Any:
     """The JSON value of one record, or a :class:`RpcFault` (parse error / oversize)."""
     if frame.oversize:
@@ -175,20 +161,14 @@ def decode_request(frame: Frame) -> Any:
             sizeBytes=frame.oversize,
         )
     try:
-        text = frame.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "not-utf8", offset=exc.start) from None
-    try:
-        return json.loads(
-            text, parse_constant=_reject_constant, object_pairs_hook=_reject_duplicate_keys
-        )
-    except RecursionError:  # hostile nesting: CPython's parser recurses per level
-        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "too-deep") from None
-    except ValueError as exc:
-        detail: dict[str, Any] = {"detail": str(exc)[:200]}
-        if isinstance(exc, json.JSONDecodeError):
-            detail = {"detail": exc.msg, "offset": exc.pos}
-        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", "invalid-json", **detail) from None
+        # Duplicate keys are refused too: RFC 8259 leaves them undefined and parsers
+        # disagree on which one wins, so such a request is ambiguous.
+        return load_json(frame.data, max_bytes=MAX_LINE_BYTES)
+    except JsonInputError as exc:
+        detail = {"detail": exc.problem}
+        if exc.value is not None:
+            detail["value"] = exc.value
+        raise RpcFault(RpcCode.PARSE_ERROR, "Parse error", exc.code, **detail) from None
 
 
 def recover_id(head: bytes) -> RequestId:

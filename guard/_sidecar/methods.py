@@ -97,12 +97,12 @@ class _VerifyOnly:
         tool_input: Mapping[str, Any],
         cwd: str,
     ) -> ConsumeResult:
-        from guard._evidence.clock import now_utc
+        from audit import utc_now
         from guard._evidence.consume import check_and_consume
 
         _, pending = self.classifier.pending(tool_name, tool_input, cwd)
         return check_and_consume(
-            envelope, pending, keyring=self.keyring, ledger=self.ledger, now=now_utc()
+            envelope, pending, keyring=self.keyring, ledger=self.ledger, now=utc_now()
         )
 
     def close(self) -> None:

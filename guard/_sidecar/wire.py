@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from guard._evidence.fingerprint import WIRE_CONFIG
+from audit import WIRE_CONFIG
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._guard import DeclineReason
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from audit import utc_now
 from guard import (
     ConsumeResult,
     Fingerprint,
@@ -25,7 +26,6 @@ from guard import (
     check_and_consume,
     compute_fingerprint,
 )
-from guard._evidence.clock import now_utc
 from guard._evidence.envelope import mint_envelope
 
 TOOL_INPUT: dict[str, Any] = {"command": "rm -rf build"}
@@ -43,7 +43,7 @@ class World:
     pending: Fingerprint
 
     def now(self) -> datetime:
-        return now_utc()
+        return utc_now()
 
     def mint(
         self, *, signer: Signer | None = None, ttl: int = 60, fingerprint: Fingerprint | None = None

@@ -181,7 +181,7 @@ def error_reason(reply: dict[str, Any]) -> tuple[int, str]:
 @pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
 def test_sidecar_refuses_non_finite_numbers(sidecar: Sidecar, constant: bytes) -> None:
     line = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + constant + b"}}"
-    assert error_reason(answer(sidecar, line)) == (RpcCode.PARSE_ERROR, "invalid-json")
+    assert error_reason(answer(sidecar, line)) == (RpcCode.PARSE_ERROR, "non-finite-number")
 
 
 def test_sidecar_survives_deeply_nested_json(sidecar: Sidecar) -> None:

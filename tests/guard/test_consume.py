@@ -16,6 +16,7 @@ from freezegun import freeze_time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from audit import b64url_encode
 from guard import (
     ConsumeResult,
     Fingerprint,
@@ -25,7 +26,6 @@ from guard import (
     compute_fingerprint,
 )
 from guard._evidence.envelope import mint_envelope, signing_message
-from guard._evidence.keys import b64url_encode
 
 from .conftest import Keys
 

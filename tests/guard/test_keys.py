@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from audit import b64url_decode, b64url_encode, utc_now
 from guard import KeyFileError, KeyringError, KeyStore
-from guard._evidence.clock import now_utc
-from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, b64url_decode, b64url_encode
+from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS
 
 
 def test_generated_key_is_private(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_rotation_retires_the_old_key_with_grace(tmp_path: Path) -> None:
     ring = store.public_keyring()
     statuses = {e.key_id: e.status for e in store.keyring().keys}
     assert statuses == {old.key_id: "retired", new.key_id: "active"}
-    now = now_utc()
+    now = utc_now()
     assert ring.usable_key(old.key_id, now) is not None
     later = now + timedelta(seconds=RETIRED_KEY_GRACE_SECONDS + 1)
     assert ring.usable_key(old.key_id, later) is None

@@ -107,7 +107,9 @@ def test_iter_frames_reads_a_stream_in_bounded_pieces() -> None:
     [
         (b"{not json", RpcCode.PARSE_ERROR, "invalid-json"),
         (b"\xff\xfe{}", RpcCode.PARSE_ERROR, "not-utf8"),
-        (b'{"x": NaN}', RpcCode.PARSE_ERROR, "invalid-json"),
+        (b'{"x": NaN}', RpcCode.PARSE_ERROR, "non-finite-number"),
+        (b'{"x": ' + b"9" * 5000 + b"}", RpcCode.PARSE_ERROR, "number-too-long"),
+        (b'{"x": 1e400}', RpcCode.PARSE_ERROR, "number-out-of-range"),
         (b"", RpcCode.PARSE_ERROR, "invalid-json"),
     ],
 )

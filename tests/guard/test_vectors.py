@@ -9,9 +9,10 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from audit import b64url_encode
 from guard import payload_hash
 from guard._evidence.envelope import signing_message
-from guard._evidence.keys import b64url_encode, key_id_for
+from guard._evidence.keys import key_id_for
 
 VECTOR = json.loads((Path(__file__).parent.parent / "vectors" / "evidence-v1.json").read_text())
 

@@ -260,9 +260,9 @@ def _combinations(defaults: dict[str, bool]) -> Iterator[tuple[dict[str, Any], d
 
 
 def _run(planner: str, raw: dict[str, Any]) -> PlanResult:
-    """Go the whole way from JSON text, as the CLI and the sidecar do."""
+    """Go the whole way from decoded JSON, as the CLI and the sidecar do."""
     p = PLANNERS[planner]
-    return p.run(parse_plan_input(planner, json.dumps(raw)))
+    return p.run(parse_plan_input(planner, json.loads(json.dumps(raw))))
 
 
 def assert_report_only(result: PlanResult, decision_key: str) -> None:
@@ -589,11 +589,10 @@ def test_losing_a_capability_never_makes_a_plan_more_permissive(planner: str) ->
 
 def test_same_input_same_plan_whatever_the_spelling() -> None:
     camel = parse_plan_input(
-        "channel", '{"preferredChannel": "wrapper", "wrapperCanPreserveStructuredDetails": true}'
+        "channel", {"preferredChannel": "wrapper", "wrapperCanPreserveStructuredDetails": True}
     )
     snake = parse_plan_input(
-        "channel",
-        '{"preferred_channel": "wrapper", "wrapper_can_preserve_structured_details": true}',
+        "channel", {"preferred_channel": "wrapper", "wrapper_can_preserve_structured_details": True}
     )
     assert camel == snake
     assert plan_channel(camel) == plan_channel(snake) == plan_channel(camel)

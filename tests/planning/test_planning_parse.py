@@ -1,8 +1,12 @@
-"""parse_plan_input: the one door from raw JSON (CLI, sidecar, pi tool) to a planner input."""
+"""parse_plan_input: the one door from decoded JSON (CLI, sidecar, pi tool) to a planner input.
+
+Decoding JSON text strictly is the callers' job (tests/guard/test_plan_input.py).
+"""
 
 from __future__ import annotations
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -11,7 +15,6 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from planning import (
-    MAX_INPUT_BYTES,
     PLANNERS,
     ChannelPlanInput,
     PlanInput,
@@ -33,7 +36,7 @@ def refused(planner: str, raw: Any) -> PlanInputError:
     return caught.value
 
 
-@pytest.mark.parametrize("raw", ["{}", b"{}", " {}\n", {}])
+@pytest.mark.parametrize("raw", [{}, MappingProxyType({})])
 def test_empty_object_is_valid_and_means_all_defaults(raw: Any) -> None:
     assert parse_plan_input("channel", raw) == ChannelPlanInput()
     assert parse_plan_input("signal-source", raw) == SignalSourcePlanInput()
@@ -63,7 +66,7 @@ def test_documented_defaults() -> None:
 @pytest.mark.parametrize("planner", sorted(PLANNERS))
 @pytest.mark.parametrize("key", ["bogus", "GuardCanOwnDialog", "dispatchAllowed", ""])
 def test_unknown_field_is_refused_and_named(planner: str, key: str) -> None:
-    error = refused(planner, json.dumps({key: True}))
+    error = refused(planner, {key: True})
     assert error.field == key
     assert error.planner == planner
     assert "unknown field" in str(error)
@@ -77,10 +80,10 @@ def test_unknown_field_in_a_mapping_is_refused_too() -> None:
 
 def test_wrong_type_is_refused_with_field_and_value() -> None:
     for bad in ['"true"', "1", "0", "null", "[]", "{}"]:
-        error = refused("signal-source", '{"upstreamMutationAllowed": ' + bad + "}")
+        error = refused("signal-source", {"upstreamMutationAllowed": json.loads(bad)})
         assert error.field == "upstreamMutationAllowed"
         assert "boolean" in error.problem
-    error = refused("channel", '{"guardCanOwnDialog": "yes"}')
+    error = refused("channel", {"guardCanOwnDialog": "yes"})
     assert str(error) == (
         "channel plan input: field 'guardCanOwnDialog': Input should be a valid boolean (got 'yes')"
     )
@@ -88,14 +91,14 @@ def test_wrong_type_is_refused_with_field_and_value() -> None:
 
 def test_preferred_channel_accepts_exactly_the_three_channels_or_absence() -> None:
     for channel in ("guard-owned", "wrapper", "upstream-pr"):
-        parsed = parse_plan_input("channel", json.dumps({"preferredChannel": channel}))
+        parsed = parse_plan_input("channel", {"preferredChannel": channel})
         assert isinstance(parsed, ChannelPlanInput)
         assert parsed.preferred_channel == channel
     for bad in ['"guard-owned-report-only"', '"Wrapper"', '""', "null", "true", "1"]:
-        error = refused("channel", '{"preferredChannel": ' + bad + "}")
+        error = refused("channel", {"preferredChannel": json.loads(bad)})
         assert error.field == "preferredChannel"
         assert "also" not in str(error)
-    error = refused("channel", '{"preferredChannel": "Wrapper"}')
+    error = refused("channel", {"preferredChannel": "Wrapper"})
     assert str(error) == (
         "channel plan input: field 'preferredChannel': must be one of 'guard-owned', "
         "'wrapper', 'upstream-pr' (got 'Wrapper')"
@@ -103,7 +106,7 @@ def test_preferred_channel_accepts_exactly_the_three_channels_or_absence() -> No
 
 
 def test_both_spellings_of_one_field_are_refused() -> None:
-    error = refused("channel", '{"guardCanOwnDialog": true, "guard_can_own_dialog": false}')
+    error = refused("channel", {"guardCanOwnDialog": True, "guard_can_own_dialog": False})
     assert error.field == "guardCanOwnDialog"
     assert "given twice" in str(error)
     with pytest.raises(ValidationError):
@@ -111,77 +114,43 @@ def test_both_spellings_of_one_field_are_refused() -> None:
 
 
 def test_several_faults_are_reported_on_one_line() -> None:
-    error = refused("channel", '{"a": 1, "b": 2, "c": 3, "d": 4, "guardCanOwnDialog": 1}')
+    error = refused("channel", {"a": 1, "b": 2, "c": 3, "d": 4, "guardCanOwnDialog": 1})
     assert error.field == "guardCanOwnDialog"
     assert "'a'" in str(error)
     assert "more" in str(error)
 
 
 @pytest.mark.parametrize(
-    ("raw", "problem"),
-    [
-        ('{"guardCanOwnDialog": true, "guardCanOwnDialog": false}', "duplicate key"),
-        ('{"x": NaN}', "NaN and Infinity"),
-        ('{"x": Infinity}', "NaN and Infinity"),
-        ('{"x": -Infinity}', "NaN and Infinity"),
-        ('{"x": 1e400}', "out of range"),
-        ('{"x": ' + "9" * 5000 + "}", "number too long"),
-        ('{"x": 1', "not valid JSON"),
-        ("", "not valid JSON"),
-        ("\ufeff{}", "not valid JSON"),
-        ("[" * 100_000, "larger than"),
-        ("[" * 30_000 + "]" * 30_000, "nested too deeply"),
-        ("{} {}", "not valid JSON"),
-        ("{'a': 1}", "not valid JSON"),
-    ],
-)
-def test_malformed_json_is_refused(raw: str, problem: str) -> None:
-    assert problem in str(refused("channel", raw))
-
-
-@pytest.mark.parametrize(
     ("raw", "kind"),
-    [("[]", "array"), ('"x"', "string"), ("1", "number"), ("null", "null"), ("true", "boolean")],
+    [([], "array"), ("x", "string"), (1, "number"), (None, "null"), (True, "boolean")],
 )
-def test_top_level_must_be_an_object(raw: str, kind: str) -> None:
+def test_top_level_must_be_an_object(raw: object, kind: str) -> None:
     error = refused("runtime-consumption", raw)
     assert "must be a JSON object" in str(error)
     assert error.value == kind
 
 
-def test_bytes_must_be_utf8() -> None:
-    assert "not valid UTF-8" in str(refused("channel", b'{"a": "\xff"}'))
-    assert "not valid UTF-8" in str(refused("channel", b"\xfe\xff{}"))
-    assert "lone surrogate" in str(refused("channel", '{"a": "\ud800"}'))
-    parsed = parse_plan_input("channel", b'{"preferredChannel": "wrapper"}')
-    assert isinstance(parsed, ChannelPlanInput)
-
-
-def test_size_limit_is_64_kib_in_utf8_bytes() -> None:
-    at_limit = "{" + " " * (MAX_INPUT_BYTES - 2) + "}"
-    assert parse_plan_input("channel", at_limit) == ChannelPlanInput()
-    assert parse_plan_input("channel", at_limit.encode()) == ChannelPlanInput()
-    over = "{" + " " * (MAX_INPUT_BYTES - 1) + "}"
-    assert "larger than 65536 bytes" in str(refused("channel", over))
-    assert "larger than" in str(refused("channel", over.encode()))
-    # Under the limit in code points, over it in UTF-8 bytes.
-    wide = '{"x": "' + "é" * (MAX_INPUT_BYTES // 2) + '"}'
-    assert len(wide) < MAX_INPUT_BYTES
-    assert "larger than" in str(refused("channel", wide))
-
-
 @pytest.mark.parametrize("name", ["", "Channel", "plan", "signal_source", "channel "])
 def test_unknown_planner_is_refused(name: str) -> None:
-    error = refused(name, "{}")
+    error = refused(name, {})
     assert error.field == "planner"
     assert error.planner is None
     assert "channel, runtime-consumption, signal-source" in str(error)
 
 
 def test_input_of_another_type_is_refused() -> None:
-    assert "JSON text or a mapping" in str(refused("channel", 42))
-    assert "JSON text or a mapping" in str(refused("channel", ["guardCanOwnDialog"]))
+    # JSON text is not decoded here: text is a JSON string, not an object.
+    assert refused("channel", "{}").value == "string"
+    assert refused("channel", b"{}").value == "bytes"
+    assert refused("channel", ["guardCanOwnDialog"]).value == "array"
     assert refused("channel", {1: True}).field == "1"
+
+
+def test_a_huge_integer_is_refused_without_a_stray_value_error() -> None:
+    # repr() of an int past 4300 digits raises ValueError; the message must not.
+    error = refused("channel", {"guardCanOwnDialog": 10**5000})
+    assert error.field == "guardCanOwnDialog"
+    assert len(str(error)) < 300
 
 
 def test_planner_function_refuses_the_wrong_input_model() -> None:
@@ -198,7 +167,7 @@ def test_errors_form_a_small_tree() -> None:
     assert not issubclass(PlanInputError, ValueError)
 
 
-def _outcome(planner: str, raw: str | bytes) -> PlanInput | PlanInputError:
+def _outcome(planner: str, raw: object) -> PlanInput | PlanInputError:
     try:
         return parse_plan_input(planner, raw)
     except PlanInputError as error:
@@ -228,22 +197,10 @@ objects = st.dictionaries(
 )
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    planner=st.sampled_from(sorted(PLANNERS)), raw=st.text(max_size=200) | st.binary(max_size=200)
-)
-def test_arbitrary_text_gives_an_input_or_our_error(planner: str, raw: str | bytes) -> None:
-    outcome = _outcome(planner, raw)
-    if isinstance(outcome, PlanInputError):
-        assert "\n" not in str(outcome)
-    else:
-        assert isinstance(outcome, PLANNERS[planner].input_model)
-
-
 @settings(max_examples=300, deadline=None)
 @given(planner=st.sampled_from(sorted(PLANNERS)), obj=objects)
 def test_arbitrary_objects_give_an_input_or_our_error(planner: str, obj: dict[str, Any]) -> None:
-    outcome = _outcome(planner, json.dumps(obj))
+    outcome = _outcome(planner, obj)
     if isinstance(outcome, PlanInputError):
         assert "\n" not in str(outcome)
         assert outcome.planner == planner

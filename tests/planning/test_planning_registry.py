@@ -125,7 +125,7 @@ def test_planners_do_no_io() -> None:
         for name, planner in PLANNERS.items():
             for raw in raws:
                 try:
-                    planner.run(parse_plan_input(name, raw))
+                    planner.run(parse_plan_input(name, json.loads(raw)))
                 except Exception:
                     pass
         print(json.dumps(events))
@@ -149,7 +149,7 @@ def test_plans_are_deterministic_across_processes() -> None:
 
 def test_parse_then_run_round_trip_for_every_planner() -> None:
     for name, planner in PLANNERS.items():
-        result = planner.run(parse_plan_input(name, "{}"))
+        result = planner.run(parse_plan_input(name, {}))
         again = planner.result_model.model_validate_json(result.model_dump_json())
         assert again == result
         assert again.decision == result.decision

@@ -6,9 +6,9 @@ import json
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import canonical_json, sha256_prefixed
+from audit import b64url_encode, canonical_json, sha256_prefixed
 from guard._evidence.envelope import signing_message
-from guard._evidence.keys import b64url_encode, key_id_for
+from guard._evidence.keys import key_id_for
 
 SEED = bytes(range(32))
 TOOL_INPUT = {"command": "rm -rf build"}

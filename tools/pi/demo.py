@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from audit import shorten
 from guard import Guard
 from guard._pi.install import install
 from tools.pi.harness import (
@@ -54,9 +55,9 @@ DEMO_TURNS = (
 
 
 def _short(value: object, limit: int = 100) -> str:
+    """A transcript line: JSON for non-strings, whitespace runs collapsed, then shortened."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(" ".join(text.split()), limit)
 
 
 def _result_text(result: Mapping[str, Any]) -> str:
