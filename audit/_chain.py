@@ -19,14 +19,13 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from audit._canonical import canonical_json, sha256_prefixed
-from audit._errors import CanonicalizationError, LogNotFoundError, LogWriteError
+from audit._errors import CanonicalizationError, LineFault, LogNotFoundError, LogWriteError
 from audit._models import LogCreatedData, genesis_hash
 from audit._wire import ISO_MILLIS_RE
 
 __all__ = [
     "MAX_HEAD_BYTES",
     "Chain",
-    "LineFault",
     "check_body",
     "head_path_for",
     "lines_backward",
@@ -41,15 +40,6 @@ _RECORD_KEYS = frozenset({"seq", "ts", "event", "data", "prev", "hash"})
 # first, and ',"' cannot occur inside a JSON string (a quote there is escaped), so the
 # last occurrence of this marker is the top-level hash member.
 _HASH_MARK = b',"hash":"'
-
-
-class LineFault(Exception):
-    """Internal: one line failed a check. ``kind`` is a fault kind, ``detail`` says why."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        self.kind = kind
-        self.detail = detail
-        super().__init__(f"{kind}: {detail}")
 
 
 def head_path_for(path: Path) -> Path:

@@ -17,6 +17,7 @@
     │   ├── LogWriteError
     │   ├── LogFormatError         a bad line while reading records (``line``, ``kind``)
     │   └── LogIntegrityError      the appender refuses to sign over a damaged log
+    ├── LineFault                  internal: one line failed a check (never leaves the package)
     ├── RecordDataError            a record read back does not fit its event's model
     └── UsageError                 a bad argument to a library function (filters, limits)
 
@@ -236,6 +237,19 @@ class RecordDataError(AuditError):
         self.seq = seq
         self.event = shorten(event, 80)
         super().__init__(f"record {seq} ({self.event}): data does not fit the event's model")
+
+
+class LineFault(AuditError):
+    """Internal: one log line failed a check; ``kind`` is a fault kind, ``detail`` says why.
+
+    Readers turn it into :class:`LogFormatError` (with the path and line number) or a
+    ``tampered`` verify result; it never leaves the package.
+    """
+
+    def __init__(self, kind: str, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{kind}: {detail}")
 
 
 class UsageError(AuditError):

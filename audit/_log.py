@@ -38,7 +38,6 @@ from audit._canonical import canonical_json, sha256_prefixed
 from audit._chain import (
     MAX_HEAD_BYTES,
     Chain,
-    LineFault,
     check_body,
     head_path_for,
     lines_backward,
@@ -47,6 +46,7 @@ from audit._chain import (
 )
 from audit._errors import (
     EventDataError,
+    LineFault,
     LogClosedError,
     LogFormatError,
     LogIntegrityError,

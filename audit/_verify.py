@@ -13,8 +13,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ValidationError
 
-from audit._chain import MAX_HEAD_BYTES, Chain, LineFault, check_body, open_snapshot
-from audit._errors import JsonInputError
+from audit._chain import MAX_HEAD_BYTES, Chain, check_body, open_snapshot
+from audit._errors import JsonInputError, LineFault
 from audit._models import AuditHead
 from audit._wire import WIRE_CONFIG, b64url_decode, load_json
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from audit import shorten
+
 __all__ = [
     "BadInputError",
     "ConfigError",
@@ -122,7 +124,7 @@ class StateError(GuardError):
     what = "state"
 
     def __init__(self, path: object, problem: str) -> None:
-        self.path = _text(path)
+        self.path = str(_text(path))
         self.problem = problem
         super().__init__(f"{self.what}: {problem} ({shorten(self.path, _VALUE_LIMIT)})")
 
@@ -178,17 +180,6 @@ class InvalidRequestFault(RpcFault):
         self.request_id = request_id
 
 
-def shorten(text: str, limit: int) -> str:  # replaced by audit.shorten at the primitives merge
-    if len(text) <= limit:
-        return text
-    head = limit // 3
-    return text[:head] + "…" + text[len(text) - (limit - head - 1) :]
-
-
-def _text(value: object) -> str:
-    # Paths print as their text, never as PosixPath('…').
-    if isinstance(value, str):
-        return value
-    if isinstance(value, os.PathLike):
-        return str(os.fspath(value))
-    return repr(value)
+def _text(value: object) -> object:
+    # Paths print as their text, never as PosixPath('…'); shorten() renders the rest.
+    return str(os.fspath(value)) if isinstance(value, os.PathLike) else value

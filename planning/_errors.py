@@ -1,4 +1,12 @@
-"""The planning package's exception tree: one base, a leaf that carries the bad value."""
+"""The planning package's exception tree: one base, a leaf that carries the bad value.
+
+::
+
+    PlanningError
+    └── PlanInputError     planner input we refuse (``planner``, ``field``, ``problem``, ``value``)
+
+Planning imports nothing of ours, so the one-line rendering of a bad value is its own.
+"""
 
 from __future__ import annotations
 

@@ -20,6 +20,7 @@ from enum import IntEnum
 from audit import (
     AuditError,
     CanonicalizationError,
+    JsonInputError,
     LogClosedError,
     LogFormatError,
     LogIntegrityError,
@@ -54,6 +55,7 @@ _TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
     (LogNotFoundError, ExitCode.BAD_INPUT, "error"),
     (UsageError, ExitCode.BAD_INPUT, "error"),
     (CanonicalizationError, ExitCode.BAD_INPUT, "error"),
+    (JsonInputError, ExitCode.BAD_INPUT, "error"),
     (LogWriteError, ExitCode.STATE, "audit log unusable"),
     (LogClosedError, ExitCode.INTERNAL, "internal error"),
     (AuditError, ExitCode.INTERNAL, "internal error"),
