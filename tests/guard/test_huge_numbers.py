@@ -17,10 +17,10 @@ import pytest
 from audit import read_records
 from guard import BadInputError, Guard
 from guard._sidecar.framing import RpcCode
-from tests.guard.test_cli import one_line_error
-from tests.guard.test_cli import run as cli
-from tests.guard.test_sidecar import error_of, rpc
-from tests.guard.test_sidecar import run as serve
+from tests.guard.cli.test_cli import one_line_error
+from tests.guard.cli.test_cli import run as cli
+from tests.guard.sidecar.test_sidecar import error_of, rpc
+from tests.guard.sidecar.test_sidecar import run as serve
 
 DIGITS = "9" * 5000  # past the 4300-digit limit of int()
 HUGE = 10**5000  # the same, reaching the API as a Python int

@@ -14,7 +14,9 @@ from guard import payload_hash
 from guard._evidence.envelope import signing_message
 from guard._evidence.keys import key_id_for
 
-VECTOR = json.loads((Path(__file__).parent.parent / "vectors" / "evidence-v1.json").read_text())
+VECTOR = json.loads(
+    (Path(__file__).resolve().parents[2] / "vectors" / "evidence-v1.json").read_text()
+)
 
 
 def test_payload_hash_known_answer() -> None:

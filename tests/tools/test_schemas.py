@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tools.schemas import generated_schemas, render
 
-DOCS = Path(__file__).parent.parent.parent / "docs" / "schemas"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "schemas"
 
 
 def test_committed_schemas_match_the_models() -> None:

@@ -26,8 +26,7 @@ from guard import (
     compute_fingerprint,
 )
 from guard._evidence.envelope import mint_envelope, signing_message
-
-from .conftest import Keys
+from tests.guard.conftest import Keys
 
 T0 = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)
 CALL = {"command": "rm -rf build"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-SHIM = Path(__file__).resolve().parents[2] / "guard" / "_pi" / "extension" / "index.ts"
+SHIM = Path(__file__).resolve().parents[3] / "guard" / "_pi" / "extension" / "index.ts"
 ANY = re.compile(r"\bany\b")
 
 
