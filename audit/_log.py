@@ -61,6 +61,7 @@ from audit._models import (
     HEAD_DOMAIN,
     KNOWN_EVENTS,
     LOG_SCHEMA,
+    MAX_OPERATOR_REASON_CHARS,
     RESERVED_EVENTS,
     AuditHead,
     AuditRecord,
@@ -168,7 +169,8 @@ class AuditLog:
 
         A torn or unsigned tail left by a crash is quarantined here. ``previews=False``
         drops every ``preview`` field before it is written; otherwise previews are
-        passed through :func:`audit.redact_preview`.
+        passed through :func:`audit.redact_preview`. An ``operatorReason`` is always
+        redacted the same way (at most :data:`audit.MAX_OPERATOR_REASON_CHARS` characters).
         """
         log_path = Path(path)
         try:
@@ -248,6 +250,12 @@ class AuditLog:
             del plain["preview"]
         elif isinstance(preview, str):
             plain["preview"] = redact_preview(preview)
+        # The operator's own words: kept even without previews, but redacted and bounded alike.
+        reason = plain.get("operatorReason")
+        if isinstance(reason, str):
+            plain["operatorReason"] = redact_preview(reason, limit=MAX_OPERATOR_REASON_CHARS)
+            if not plain["operatorReason"]:
+                del plain["operatorReason"]
         try:
             model = EVENT_MODELS[event].model_validate(plain)
         except ValidationError as exc:

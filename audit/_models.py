@@ -31,6 +31,7 @@ __all__ = [
     "HEAD_DOMAIN",
     "KNOWN_EVENTS",
     "LOG_SCHEMA",
+    "MAX_OPERATOR_REASON_CHARS",
     "RESERVED_EVENTS",
     "AuditHead",
     "AuditRecord",
@@ -60,6 +61,9 @@ ToolCallId = Annotated[str, Field(min_length=1, max_length=256)]
 # Fingerprint fields are never truncated; the limit only keeps a line bounded.
 PathText = Annotated[str, Field(min_length=1, max_length=16384)]
 Preview = Annotated[str, Field(max_length=1024)]
+MAX_OPERATOR_REASON_CHARS = 200
+"""The longest operator reason a record keeps (after secret redaction, like a preview)."""
+OperatorReason = Annotated[str, Field(min_length=1, max_length=MAX_OPERATOR_REASON_CHARS)]
 Reason = Annotated[str, Field(min_length=1, max_length=512)]
 Reasons = Annotated[list[Reason], Field(max_length=64)]
 
@@ -179,6 +183,13 @@ class ConfirmationDeclinedData(_Wire):
     payload_hash: Sha256
     tool_call_id: ToolCallId | None = None
     preview: Preview | None = None
+    operator_reason: OperatorReason | None = Field(
+        default=None,
+        description=(
+            'What the operator typed when declining ("No, with a reason"): one line, '
+            "secret-redacted, at most 200 characters."
+        ),
+    )
 
 
 class EvidenceConsumedData(_Wire):

@@ -18,7 +18,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from audit import AuditLog, Origin, VerifyResult, redact_preview, utc_now, verify_log
+from audit import (
+    MAX_OPERATOR_REASON_CHARS,
+    AuditLog,
+    Origin,
+    VerifyResult,
+    redact_preview,
+    utc_now,
+    verify_log,
+)
 from guard._errors import BadInputError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
 from guard._evidence.envelope import mint_envelope
@@ -43,11 +51,22 @@ from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
 from planning import PLANNERS, PlanResult
 
-__all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard"]
+__all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard", "operator_reason_text"]
 
 AUDIT_LOG_FILE = "audit.jsonl"
 LEDGER_FILE = "ledger.sqlite3"
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
+
+
+def operator_reason_text(reason: str | None) -> str | None:
+    """The operator's decline reason as it is kept and shown: one line, secrets redacted,
+    at most :data:`audit.MAX_OPERATOR_REASON_CHARS` characters; ``None`` when nothing is left.
+    """
+    if reason is None:
+        return None
+    if not isinstance(reason, str):
+        raise BadInputError("operator reason", "must be text", type(reason).__name__)
+    return redact_preview(reason, limit=MAX_OPERATOR_REASON_CHARS) or None
 
 
 def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
@@ -211,11 +230,15 @@ class Guard:
         tool_call_id: str | None = None,
         origin: Origin = "operator-contract-review",
         decline_reason: DeclineReason = "declined",
+        operator_reason: str | None = None,
     ) -> RecordResult:
         """Record the operator's answer about a call; a "yes" mints signed evidence.
 
         The fingerprint is computed here from the call itself, never taken from
         the caller. ``ttl_seconds`` outside 1..600 is refused, not clipped.
+        ``operator_reason`` is what the operator said when declining; it goes into the
+        ``confirmation.declined`` record (see :func:`operator_reason_text`) and is ignored
+        for a "yes".
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
@@ -245,9 +268,16 @@ class Guard:
                 summary=evaluation.summary,
             )
         if not confirmed:
+            said = operator_reason_text(operator_reason)
             self.audit.append(
                 "confirmation.declined",
-                {"reason": decline_reason, **_fingerprint_fields(fp), **call, **preview},
+                {
+                    "reason": decline_reason,
+                    **_fingerprint_fields(fp),
+                    **call,
+                    **preview,
+                    **({"operatorReason": said} if said else {}),
+                },
             )
             return RecordResult(
                 decision="declined",

@@ -16,6 +16,7 @@ from freezegun import freeze_time
 from audit import (
     HEAD_DOMAIN,
     LOG_SCHEMA,
+    MAX_OPERATOR_REASON_CHARS,
     AuditLog,
     AuditRecord,
     EventDataError,
@@ -139,6 +140,26 @@ def test_preview_is_redacted_and_can_be_turned_off(log_path: Path, signer: Fixed
     assert kept.data["preview"] == "GITHUB_TOKEN=[REDACTED] git push"
     assert "preview" not in dropped.data
     assert b"ghp_" not in log_path.read_bytes()
+
+
+def test_an_operator_reason_is_redacted_bounded_and_kept_without_previews(
+    log_path: Path, signer: FixedSigner
+) -> None:
+    declined = {
+        "reason": "declined",
+        "actionKind": "destructive",
+        "toolName": "bash",
+        "payloadHash": phash("x"),
+    }
+    said = "wrong\tdir API_KEY=s3cr3t " + "x" * 400
+    with AuditLog.open(log_path, signer, previews=False) as log:
+        kept = log.append("confirmation.declined", {**declined, "operatorReason": said})
+        blank = log.append("confirmation.declined", {**declined, "operatorReason": " \n "})
+    reason = kept.data["operatorReason"]
+    assert reason.startswith("wrong dir API_KEY=[REDACTED] xxx")
+    assert len(reason) == MAX_OPERATOR_REASON_CHARS
+    assert "operatorReason" not in blank.data
+    assert b"s3cr3t" not in log_path.read_bytes()
 
 
 # -- validation -------------------------------------------------------------------

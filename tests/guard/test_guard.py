@@ -12,6 +12,7 @@ from freezegun import freeze_time
 import guard
 from audit import read_records
 from guard import BadInputError, Guard, TtlError
+from guard._guard import operator_reason_text
 
 RM = {"command": "rm -rf build"}
 
@@ -98,6 +99,19 @@ def test_record_declined_and_invalid(g: Guard, tmp_path: Path) -> None:
     assert list(read_records(g.audit.path))[-1].data["reason"] == "timeout"
     safe = g.record("bash", {"command": "ls"}, tmp_path, confirmed=True)
     assert (safe.decision, safe.reasons) == ("invalid", ("action-not-protected",))
+
+
+def test_a_decline_keeps_the_operators_reason_as_one_redacted_line(
+    g: Guard, tmp_path: Path
+) -> None:
+    g.record("bash", RM, tmp_path, confirmed=False, operator_reason="  use\n git clean  ")
+    assert list(read_records(g.audit.path))[-1].data["operatorReason"] == "use git clean"
+    g.record("bash", RM, tmp_path, confirmed=False, operator_reason="")
+    assert "operatorReason" not in list(read_records(g.audit.path))[-1].data
+    assert operator_reason_text("token=abc123 ok") == "token=[REDACTED] ok"
+    assert operator_reason_text(None) is None
+    with pytest.raises(BadInputError):
+        operator_reason_text(42)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("ttl", [0, -1, 601, 10**9, True, 30.0, "30"])
