@@ -106,7 +106,11 @@ class ChannelPlan(PlanResultModel):
     implementation_allowed: ImplementationNotAllowed = False
     runtime_destructive_dialog_enabled: Literal[False] = Field(
         default=False,
-        description="Always false: no plan enables an operational destructive dialog.",
+        description=(
+            "Always false: no plan turns on a new operational destructive-action dialog "
+            "(the guard's own report-only confirmation is already there; a plan neither "
+            "adds nor removes it)."
+        ),
     )
     direct_node_modules_patch_allowed: Literal[False] = Field(
         default=False, description="Always false: no plan allows patching pi in node_modules."
@@ -173,7 +177,7 @@ def _plan(channel: ChannelDecision, reasons: list[str], next_actions: list[str])
             "channel-plan",
             "channel",
             channel,
-            "destructive-dialog=no node-modules-patch=no ",
+            "new-dialog=no node-modules-patch=no ",
             codes,
         ),
     )

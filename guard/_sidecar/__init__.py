@@ -2,6 +2,7 @@
 
 ``framing`` reads and writes one JSON object per LF-terminated line, ``server`` dispatches
 requests and maps errors, ``wire`` holds each method's params and result models, ``methods``
-implements them and ``text`` words what people read. A new RPC method goes into ``wire``,
+implements them, ``text`` words what people read and ``runtime`` fills the pi runtime's facts
+into a planner's input. A new RPC method goes into ``wire``,
 ``methods`` and ``text``, and the shim (:mod:`guard._pi`) calls it.
 """

@@ -19,11 +19,11 @@ from typing import Any, BinaryIO
 import structlog
 
 from audit import AuditError
-from guard._errors import GuardError, RpcFault
+from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.ledger import SqliteLedger
 from guard._evidence.models import ConsumeResult
-from guard._guard import LEDGER_FILE, Guard
+from guard._guard import LEDGER_FILE, Guard, operator_reason_text
 from guard._home import resolve_home
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
@@ -38,8 +38,17 @@ from guard._sidecar.framing import (
     error_response,
     iter_frames,
 )
+from guard._sidecar.runtime import fill_runtime_facts
 from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
-from guard._sidecar.text import PLANNER_TOOL_NAME, block_reason_for, dialog_for, planner_tools
+from guard._sidecar.text import (
+    PLANNER_TOOL_NAME,
+    block_reason_for,
+    dialog_for,
+    planner_tools,
+    runtime_note,
+    status_home_unusable,
+    status_on,
+)
 from guard._sidecar.wire import (
     ConsumeParams,
     DeclinedParams,
@@ -71,6 +80,15 @@ __all__ = [
 
 PROTOCOL = "pi-operator-guard/sidecar/v1"
 _log = get_logger("guard.sidecar")
+
+
+def _open_problem(home: Path, exc: Exception) -> tuple[str, str]:
+    """Which file could not be used and why (the OS error where there is one)."""
+    if isinstance(exc, StateError):
+        return exc.path, exc.problem
+    if isinstance(exc, OSError):
+        return str(exc.filename or home), exc.strerror or str(exc)
+    return str(home), str(exc)
 
 
 # -- the backend: a full guard, or verify-only (public keyring, no signing key) ----------------
@@ -118,6 +136,7 @@ class Sidecar(RpcServer):
         self._guard: Guard | None = None
         self._monitor: _VerifyOnly | None = None
         self._open_error: str | None = None
+        self._open_problem: tuple[str, str] | None = None
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -126,6 +145,7 @@ class Sidecar(RpcServer):
         except (GuardError, AuditError, OSError) as exc:
             # Keep serving: every call then gets a clear error and the shim fails closed.
             self._open_error = f"{type(exc).__name__}: {exc}"
+            self._open_problem = _open_problem(self.home, exc)
             _log.error("guard-open-failed", home=str(self.home), error=self._open_error)
         methods = {
             "describe": Method(NoParams, self._describe, True),
@@ -150,14 +170,25 @@ class Sidecar(RpcServer):
 
     # -- methods ---------------------------------------------------------------------------------
 
+    def _status_line(self) -> str:
+        """The footer text for this sidecar: on, or why the home is unusable."""
+        if self._open_problem is not None:
+            return status_home_unusable(*self._open_problem)
+        return status_on(os.getpid())
+
     def _need_guard(self) -> Guard:
         if self._guard is None:
+            detail: dict[str, str] = {}
+            if self._open_problem is not None:
+                path, problem = self._open_problem
+                detail["detail"] = f"home unusable ({path}: {problem})"
             raise RpcFault(
                 RpcCode.GUARD_UNAVAILABLE,
                 "Guard unavailable",
                 "guard-open-failed",
                 home=str(self.home),
                 error=self._open_error,
+                **detail,
             )
         return self._guard
 
@@ -199,6 +230,7 @@ class Sidecar(RpcServer):
             "home": str(self.home),
             "keyId": key_id,
             "error": self._open_error,
+            "statusText": self._status_line(),
         }
 
     def _status(self, _: NoParams) -> dict[str, Any]:
@@ -275,6 +307,7 @@ class Sidecar(RpcServer):
             tool_call_id=p.tool_call_id,
             origin="runtime-ui-confirm",
             decline_reason=p.decline_reason,
+            operator_reason=p.operator_reason,
         )
         return result.model_dump(mode="json")
 
@@ -289,9 +322,14 @@ class Sidecar(RpcServer):
             tool_call_id=p.tool_call_id,
             origin="runtime-ui-confirm",
             decline_reason=p.reason,
+            operator_reason=p.operator_reason,
         )
         reason = block_reason_for(
-            p.reason, evaluation, p.tool_name, confirm_timeout_ms=p.confirm_timeout_ms
+            p.reason,
+            evaluation,
+            p.tool_name,
+            confirm_timeout_ms=p.confirm_timeout_ms,
+            operator_reason=operator_reason_text(p.operator_reason),
         )
         return DeclinedReply(record=result, block_reason=reason).model_dump(mode="json")
 
@@ -330,8 +368,19 @@ class Sidecar(RpcServer):
         return result.model_dump(mode="json")
 
     def _plan(self, p: PlanParams) -> dict[str, Any]:
-        plan = self._need_guard().plan(p.planner, p.params)
+        """Run a planner; with ``runtime`` (the pi tool), fill in what the runtime knows."""
+        params = p.params
+        filled: dict[str, bool] = {}
+        if p.runtime is not None:
+            params, filled = fill_runtime_facts(p.planner, params, p.runtime)
+        plan = self._need_guard().plan(p.planner, params)
         dumped: dict[str, Any] = plan.model_dump(mode="json")
+        if p.runtime is not None:
+            dumped["runtime"] = {
+                "facts": p.runtime.model_dump(mode="json"),
+                "filled": filled,
+                "note": runtime_note(p.runtime.has_ui),
+            }
         return dumped
 
     def _tool_executed(self, p: ToolExecutedParams) -> dict[str, Any]:

@@ -9,9 +9,17 @@ from typing import Any, Literal
 
 from guard._evidence.models import Evaluation
 from guard._guard import DeclineReason
-from guard._sidecar.wire import Dialog, PlannerTool
+from guard._sidecar.wire import Dialog, DialogChoices, PlannerTool
 
-__all__ = ["PLANNER_TOOL_NAME", "block_reason_for", "dialog_for", "planner_tools"]
+__all__ = [
+    "PLANNER_TOOL_NAME",
+    "block_reason_for",
+    "dialog_for",
+    "planner_tools",
+    "runtime_note",
+    "status_home_unusable",
+    "status_on",
+]
 
 PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
 
@@ -46,11 +54,21 @@ def dialog_for(
     lines += [
         f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
         f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
-        "Yes records signed, report-only evidence and lets this one call run;"
-        " it authorizes nothing else.",
+        "No is preselected: Enter alone declines. Yes records signed, report-only evidence"
+        " and lets this one call run; it authorizes nothing else.",
     ]
     title = f"operator-guard: allow {evaluation.action_kind} {tool_name}?"
-    return Dialog(title=title, message="\n".join(lines))
+    return Dialog(
+        title=title,
+        message="\n".join(lines),
+        choices=DialogChoices(
+            no="No",
+            no_with_reason="No, and tell the agent why…",
+            yes=f"Yes, run this {tool_name} call once",
+        ),
+        reason_title=f"operator-guard: why not? (the agent reads this; {tool_name} stays blocked)",
+        reason_placeholder="e.g. use git clean -n first",
+    )
 
 
 def block_reason_for(
@@ -59,8 +77,13 @@ def block_reason_for(
     tool_name: str,
     *,
     confirm_timeout_ms: int = 60_000,
+    operator_reason: str | None = None,
 ) -> str:
-    """The text pi returns as the blocked tool result (the model and the operator read it)."""
+    """The text pi returns as the blocked tool result (the model and the operator read it).
+
+    ``operator_reason`` (already cleaned by :func:`guard._guard.operator_reason_text`) is
+    quoted after a decline.
+    """
     what = {
         "declined": "the operator declined it",
         "timeout": f"no answer within {_seconds(confirm_timeout_ms)} (a timeout counts as No)",
@@ -69,6 +92,8 @@ def block_reason_for(
         "sidecar-unavailable": "the guard sidecar was unavailable (fail closed)",
         "blocked-by-policy": "the policy blocks it outright",
     }[reason]
+    if reason == "declined" and operator_reason:
+        what += f', saying: "{operator_reason}"'
     target = evaluation.fingerprint.path if evaluation.fingerprint else None
     detail = f" Target: {target}." if target else ""
     shown = evaluation.preview and evaluation.preview != target
@@ -76,6 +101,35 @@ def block_reason_for(
     return (
         f"operator-guard blocked this {evaluation.action_kind} {tool_name} call: {what}."
         f" Nothing was run.{detail}{preview} [reason: {reason}]"
+    )
+
+
+# -- the footer -------------------------------------------------------------------------------
+
+
+def status_on(pid: int) -> str:
+    """The footer while the guard works: the live sidecar's pid."""
+    return f"operator-guard on (sidecar pid {pid})"
+
+
+def status_home_unusable(path: str, problem: str) -> str:
+    """The footer when the sidecar runs but cannot open the home (every risky call blocks)."""
+    return f"operator-guard home unusable ({path}: {problem})"
+
+
+def runtime_note(has_ui: bool) -> str:
+    """What the planner tool adds inside pi, so its report matches what the operator sees."""
+    if has_ui:
+        return (
+            "Inside pi: operator-guard owns the confirmation dialog in this session and asks"
+            " before every destructive or protected call (No preselected); a Yes records"
+            " report-only evidence for that one call in the session (pi.appendEntry)."
+            " This plan adds no dialog and authorizes nothing."
+        )
+    return (
+        "Inside pi without a UI (print or JSON mode): operator-guard cannot show its"
+        " dialog here, so every destructive or protected call is blocked."
+        " This plan adds no dialog and authorizes nothing."
     )
 
 

@@ -6,7 +6,7 @@ unknown members, so a typo in the shim is an error, not a silently ignored field
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -20,12 +20,14 @@ __all__ = [
     "DeclinedParams",
     "DeclinedReply",
     "Dialog",
+    "DialogChoices",
     "EvaluateParams",
     "EvaluateReply",
     "NoParams",
     "PlanParams",
     "PlannerTool",
     "RecordParams",
+    "RuntimeFacts",
     "ToolExecutedParams",
     "VerifyParams",
 ]
@@ -54,15 +56,21 @@ class EvaluateParams(CallParams):
     ttl_seconds: int = Field(default=DEFAULT_TTL_SECONDS, ge=1, le=600)
 
 
+# What the operator typed, as sent; the guard keeps a redacted line of at most 200 characters.
+OperatorReasonText = Annotated[str, Field(max_length=4096)]
+
+
 class RecordParams(CallParams):
     confirmed: bool
     ttl_seconds: int = DEFAULT_TTL_SECONDS
     decline_reason: DeclineReason = "declined"
+    operator_reason: OperatorReasonText | None = None
 
 
 class DeclinedParams(CallParams):
     reason: DeclineReason
     confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
+    operator_reason: OperatorReasonText | None = None
 
 
 class ConsumeParams(CallParams):
@@ -89,20 +97,51 @@ class ToolExecutedParams(CallParams):
     evidence_id: str | None = Field(default=None, min_length=1, max_length=128)
 
 
+class RuntimeFacts(_Wire):
+    """What the pi runtime knows about itself when the model calls a planner tool.
+
+    ``hasUi``: this session can show the guard's dialog (``ctx.hasUI``);
+    ``appendEntry``: the extension can store structured session entries (``pi.appendEntry``).
+    """
+
+    has_ui: bool
+    append_entry: bool
+
+
 class PlanParams(_Wire):
+    """``runtime``: set by the shim for the planner tool; the planner input fields these facts
+    decide are filled in from them unless ``params`` sets them (see ``guard._sidecar.runtime``).
+    """
+
     planner: str = Field(default="channel", min_length=1, max_length=64)
     params: dict[str, Any] = Field(default_factory=dict)
+    runtime: RuntimeFacts | None = None
 
 
 class VerifyParams(_Wire):
     allow_unanchored: bool = False
 
 
+class DialogChoices(_Wire):
+    """The dialog's choices, shown in this order; the first (``no``) is highlighted."""
+
+    no: str
+    no_with_reason: str
+    yes: str
+
+
 class Dialog(_Wire):
-    """What ``ctx.ui.confirm`` shows: it names the exact action."""
+    """What the shim shows with ``ctx.ui.select``: it names the exact action.
+
+    ``title`` and ``message`` are shown together above the choices; after ``noWithReason``
+    the shim asks ``reasonTitle`` with ``ctx.ui.input`` (``reasonPlaceholder`` as its hint).
+    """
 
     title: str
     message: str
+    choices: DialogChoices
+    reason_title: str
+    reason_placeholder: str
 
 
 class EvaluateReply(_Wire):
