@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,8 @@ SCENARIOS: dict[str, list[Turn]] = {
         Turn(text="done"),
     ],
     "plan": turns(ToolCall(PLANNER_TOOL_NAME, {"guardCanOwnDialog": True})),
+    "plan-empty": turns(ToolCall(PLANNER_TOOL_NAME, {})),
+    "plan-guard-owned": turns(ToolCall(PLANNER_TOOL_NAME, {"preferredChannel": "guard-owned"})),
     "big-write-then-rm": [
         Turn(tool_calls=(ToolCall("write", {"path": "big.txt", "content": "x" * (3 << 19)}),)),
         Turn(tool_calls=(bash("rm -rf build"),)),
@@ -63,8 +65,8 @@ class World:
     def install(self, **options: Any) -> None:
         install("project", self.project, force=True, uninstall=False, home=self.home, **options)
 
-    def rpc(self, *extra_args: str) -> PiRpc:
-        return PiRpc(
+    def rpc(self, *extra_args: str) -> GuardPiRpc:
+        return GuardPiRpc(
             self.pi,
             self.project,
             self.agent_dir,
@@ -112,15 +114,80 @@ class World:
         )
 
 
+# The operator's answer to the guard's dialog: True (yes), False (no), None (no answer), or
+# a string: "No, with a reason", then that reason typed into the input dialog.
+GuardAnswer = Callable[[Mapping[str, Any]], bool | str | None]
+
+
+class GuardPiRpc(PiRpc):
+    """:class:`PiRpc` that answers the guard's dialog, a ``select`` with No first."""
+
+    def prompt(
+        self,
+        text: str,
+        answer: GuardAnswer = lambda _request: False,
+        *,
+        timeout: float = 60.0,
+        on_event: Callable[[Mapping[str, Any]], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        reasons: list[str] = []
+
+        def reply(event: Mapping[str, Any]) -> None:
+            if on_event is not None:
+                on_event(event)
+            if event.get("type") != "extension_ui_request":
+                return
+            if event.get("method") == "select" and is_guard_dialog(event):
+                said = answer(event)
+                no, with_reason, yes = event["options"]
+                if said is None:
+                    return
+                if isinstance(said, str):
+                    reasons.append(said)
+                choice = with_reason if isinstance(said, str) else yes if said else no
+                self.send({"type": "extension_ui_response", "id": event["id"], "value": choice})
+            elif event.get("method") == "input" and reasons:
+                value = reasons.pop(0)
+                self.send({"type": "extension_ui_response", "id": event["id"], "value": value})
+
+        return super().prompt(text, lambda _request: False, timeout=timeout, on_event=reply)
+
+
+def is_guard_dialog(event: Mapping[str, Any]) -> bool:
+    return str(event.get("title", "")).startswith("operator-guard: allow ")
+
+
 def tool_ends(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [e for e in events if e.get("type") == "tool_execution_end"]
 
 
 def confirms(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The guard's dialogs; ``message`` is the text under the title's first line."""
     return [
-        e
+        {**e, "message": e["title"].partition("\n")[2]}
         for e in events
-        if e.get("type") == "extension_ui_request" and e.get("method") == "confirm"
+        if e.get("type") == "extension_ui_request"
+        and e.get("method") == "select"
+        and is_guard_dialog(e)
+    ]
+
+
+def statuses(events: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    """The guard's footer texts, in order (RPC mode sends each ``setStatus`` as a request)."""
+    return [
+        e.get("statusText")
+        for e in events
+        if e.get("type") == "extension_ui_request"
+        and e.get("method") == "setStatus"
+        and e.get("statusKey") == "operator-guard"
+    ]
+
+
+def notices(events: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [
+        str(e.get("message"))
+        for e in events
+        if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
     ]
 
 

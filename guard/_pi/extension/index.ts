@@ -4,23 +4,15 @@
  * Wiring only. Every decision (what is destructive or protected, what the dialog says, why a
  * call is blocked) is made by the Python sidecar `pi-guard serve`, started once per session
  * with the Python recorded in guard.json at install time. It fails closed: when the sidecar
- * cannot answer, the tool call is blocked.
+ * cannot answer, the tool call is blocked. It is never silently absent: the footer follows the
+ * sidecar, and without a UI every block and a broken start are written to stderr. When two
+ * copies load into one pi (global and project install), the first one guards, the other stands down.
  */
-import type { ExtensionAPI, ExtensionContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-interface GuardConfig {
-	python: string;
-	args: string[];
-	home: string | null;
-	confirmTimeoutMs: number;
-	requestTimeoutMs: number;
-	startTimeoutMs: number;
-	ttlSeconds: number;
-}
 
 type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string };
 type JsonObject = { [key: string]: unknown };
@@ -31,11 +23,18 @@ type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
 const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?" } as const;
+const DIALOG = { title: "string", message: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
+const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
+const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
 
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
 const MAX_MISSED_AUDITS = 100;
+const MAX_REASON_CHARS = 4096; // what the sidecar accepts; it keeps a redacted line of 200
+const SHIM_VERSION = "2";
+const ACTIVE = Symbol.for("pi-operator-guard.active"); // one pi process, one guard
+const HERE = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
 
 const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
 const isKind = (v: unknown, kind: string): boolean =>
@@ -45,9 +44,9 @@ const has = <const S extends Shape>(v: unknown, shape: S): v is JsonObject & Of<
 const isTool = (v: unknown): v is Of<typeof TOOL> => has(v, TOOL);
 const get = (v: unknown, key: string): unknown => (isObject(v) ? v[key] : undefined);
 
-function loadConfig(): GuardConfig {
-	const here = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-	const raw: unknown = JSON.parse(readFileSync(join(here, "guard.json"), "utf8"));
+type GuardConfig = ReturnType<typeof loadConfig>;
+function loadConfig() {
+	const raw: unknown = JSON.parse(readFileSync(join(HERE, "guard.json"), "utf8"));
 	if (!has(raw, { python: "string", args: "list" })) throw new Error("guard.json lacks python/args");
 	return {
 		python: raw.python,
@@ -61,6 +60,28 @@ function loadConfig(): GuardConfig {
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** Claim this pi process for this copy; returns the copy that already holds it, if another one does. */
+function elect(): { path: string; version: string } | undefined {
+	const registry = globalThis as unknown as Record<symbol, unknown>;
+	const held = registry[ACTIVE];
+	if (has(held, { path: "string", version: "string" }) && held.path !== HERE) return held;
+	registry[ACTIVE] = { path: HERE, version: SHIM_VERSION };
+	return undefined;
+}
+function release(): void {
+	const registry = globalThis as unknown as Record<symbol, unknown>;
+	if (get(registry[ACTIVE], "path") === HERE) delete registry[ACTIVE];
+}
+
+/** The TUI owns the terminal; every other mode (print, JSON, RPC: stdout is the protocol) can take a stderr line.
+ * `ctx.mode` is new in pi 0.8x; older pi: a UI on a terminal is the TUI. */
+const isTui = (ctx: ExtensionContext & { mode?: unknown }): boolean =>
+	ctx.mode !== undefined ? ctx.mode === "tui" : ctx.hasUI && process.stdout.isTTY === true;
+const say = (ctx: ExtensionContext, text: string, level: "warning" | "error"): void => {
+	if (!isTui(ctx)) process.stderr.write(`${text.replaceAll("\n", " ")}\n`);
+	if (ctx.hasUI) ctx.ui.notify(text, level);
+};
 
 /** The sidecar answered with a JSON-RPC error: it is alive but refused this request. */
 class RpcError extends Error {
@@ -79,9 +100,11 @@ function expect<const S extends Shape>(method: string, reply: unknown, shape: S)
 	throw malformed(method);
 }
 
-/** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts. */
+/** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts.
+ * `onChange` hears when a sidecar goes down (why) and when a replacement starts (no text). */
 class Sidecar {
 	private child: ChildProcessWithoutNullStreams | undefined;
+	private starts = 0;
 	private buffer = "";
 	private nextId = 1;
 	private ready = false;
@@ -91,11 +114,10 @@ class Sidecar {
 	private readonly inflight = new Set<Promise<unknown>>();
 	private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 
-	constructor(private readonly cfg: GuardConfig) {}
-
-	get pid(): number | undefined {
-		return this.child?.pid;
-	}
+	constructor(
+		private readonly cfg: GuardConfig,
+		private readonly onChange: (down?: string) => void,
+	) {}
 
 	start(): void {
 		if (this.child) return;
@@ -114,13 +136,17 @@ class Sidecar {
 		child.stdin.on("error", () => undefined); // a dead pipe is reported by "exit"
 		child.on("error", (err) => this.onGone(child, `could not start ${this.cfg.python}: ${err.message}`));
 		child.on("exit", (code, sig) => this.onGone(child, `exited (${sig ?? `code ${code}`})`));
+		if (this.starts++) this.onChange();
 	}
 
 	private onGone(child: ChildProcessWithoutNullStreams, why: string): void {
 		if (this.child !== child) return;
 		this.child = undefined;
 		const tail = this.stderrTail.length ? `: ${this.stderrTail[this.stderrTail.length - 1]}` : "";
-		if (!this.expected.has(child)) this.crashed = `sidecar ${why}${tail}`;
+		if (!this.expected.has(child)) {
+			this.crashed = `sidecar ${why}${tail}`;
+			this.onChange(this.crashed);
+		}
 		for (const p of this.pending.values()) {
 			clearTimeout(p.timer);
 			p.reject(new Error(`sidecar ${why}${tail}`));
@@ -147,8 +173,11 @@ class Sidecar {
 			this.pending.delete(reply.id);
 			clearTimeout(waiter.timer);
 			if (reply.error) {
-				const reason = String(get(get(reply.error, "data"), "reason") ?? "error");
-				waiter.reject(new RpcError(`${get(reply.error, "message")} [${reason}]`, reason));
+				const data = get(reply.error, "data");
+				const reason = String(get(data, "reason") ?? "error");
+				const detail = get(data, "detail"); // e.g. the home's path and OS error
+				const text = typeof detail === "string" ? `${get(reply.error, "message")}: ${detail}` : get(reply.error, "message");
+				waiter.reject(new RpcError(`${text} [${reason}]`, reason));
 			} else waiter.resolve(reply.result);
 		}
 	}
@@ -174,6 +203,7 @@ class Sidecar {
 				reject(new Error(`sidecar gave no answer to ${method} within ${timeoutMs} ms`));
 				this.expected.add(child); // a hung sidecar is replaced on the next call
 				child.kill("SIGKILL");
+				this.onChange(`sidecar gave no answer within ${timeoutMs} ms`);
 			}, timeoutMs);
 			this.pending.set(id, { resolve, reject, timer });
 			child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
@@ -201,6 +231,17 @@ class Sidecar {
 }
 
 export default function operatorGuard(pi: ExtensionAPI) {
+	const active = elect();
+	if (active) {
+		// Another copy (a global and a project install, say) already guards this pi: two guards
+		// would mean two sidecars and two dialogs per call. Stand down: register nothing that guards.
+		const notice =
+			`operator-guard: the copy at ${HERE} stands down; the copy at ${active.path} guards this session. ` +
+			"Two installs load at once: remove one (pi-guard install --uninstall).";
+		process.stderr.write(`${notice}\n`);
+		pi.on("session_start", (_event, ctx) => (ctx.hasUI ? ctx.ui.notify(notice, "warning") : undefined));
+		return;
+	}
 	let cfg: GuardConfig | undefined;
 	let configError = "";
 	try {
@@ -208,25 +249,51 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	} catch (err) {
 		configError = `operator-guard config unreadable (${message(err)}); reinstall with pi-guard install`;
 	}
-	const sidecar = cfg ? new Sidecar(cfg) : undefined;
+	let ui: ExtensionUIContext | undefined; // the latest context's UI: the footer follows the sidecar
+	const status = (text: string) => {
+		try {
+			ui?.setStatus(STATUS_KEY, text);
+		} catch {
+			// a context pi has since replaced
+		}
+	};
+	const probe = () =>
+		sidecar
+			?.call("health", {}, { restart: false })
+			.then((reply) => expect("health", reply, HEALTH))
+			.then((health) => (status(health.statusText), health));
+	const sidecar = cfg
+		? new Sidecar(cfg, (down) => {
+				status(down === undefined ? "operator-guard restarting" : `operator-guard down (${down})`);
+				if (down === undefined) probe()?.catch((err) => status(`operator-guard down (${message(err)})`));
+			})
+		: undefined;
 	const evidenceByCall = new Map<string, string | null | undefined>();
 	const missedAudits: Call[] = [];
 	const registered = new Set<string>();
 
-	const failClosed = (call: Call, err: unknown): ToolCallEventResult => {
+	/** Block the call; without a UI nobody would see the tool result, so say it on stderr too. */
+	const blocked = (ctx: ExtensionContext, toolName: string, reason: string): ToolCallEventResult => {
+		if (!ctx.hasUI) {
+			const colon = reason.indexOf(": ");
+			const why = reason.startsWith("operator-guard blocked this ") && colon > 0 ? reason.slice(colon + 2) : reason;
+			process.stderr.write(`operator-guard blocked ${toolName}: ${why.replaceAll("\n", " ")}\n`);
+		}
+		return { block: true, reason };
+	};
+
+	const failClosed = (ctx: ExtensionContext, call: Call, err: unknown): ToolCallEventResult => {
 		if (err instanceof RpcError) {
-			return {
-				block: true,
-				reason: `operator-guard blocked this ${call.toolName} call: the guard refused to evaluate it (${err.message}). Nothing was run. [reason: ${err.reason}]`,
-			};
+			const what = err.reason === "guard-open-failed" ? "the guard cannot work" : "the guard refused to evaluate it";
+			return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: ${what} (${err.message}). Nothing was run. [reason: ${err.reason}]`);
 		}
 		if (missedAudits.length < MAX_MISSED_AUDITS) missedAudits.push(call);
-		return {
-			block: true,
-			reason:
-				`operator-guard blocked this ${call.toolName} call: the guard sidecar is unavailable (${message(err)}). ` +
+		return blocked(
+			ctx,
+			call.toolName,
+			`operator-guard blocked this ${call.toolName} call: the guard sidecar is unavailable (${message(err)}). ` +
 				"Fail closed: nothing was run. [reason: sidecar-unavailable]",
-		};
+		);
 	};
 
 	const flushMissedAudits = () => {
@@ -245,9 +312,11 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				description: tool.description,
 				promptSnippet: tool.description,
 				parameters: tool.parameters,
-				async execute(_toolCallId, params) {
+				async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
 					if (!sidecar) throw new Error(configError);
-					const plan = await sidecar.call("plan", { planner: tool.planner, params });
+					// What this runtime knows; the sidecar fills it in unless the caller set it.
+					const runtime = { hasUi: ctx.hasUI, appendEntry: typeof pi.appendEntry === "function" };
+					const plan = await sidecar.call("plan", { planner: tool.planner, params, runtime });
 					return { content: [{ type: "text", text: JSON.stringify(plan, null, 2) }], details: plan };
 				},
 			});
@@ -261,57 +330,68 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	};
 
 	pi.on("session_start", async (_event, ctx) => {
-		if (!sidecar) {
-			ctx.ui.notify(configError, "error");
-			return;
-		}
+		ui = ctx.ui;
+		const broken = (why: string) => {
+			status(`operator-guard down (${why})`);
+			say(ctx, `operator-guard: ${why}; risky tool calls will be blocked`, "error");
+		};
+		if (!sidecar) return broken(configError);
 		try {
 			await loadTools();
-			ctx.ui.setStatus(STATUS_KEY, `operator-guard on (sidecar pid ${sidecar.pid})`);
+			const health = await probe();
+			if (health && !health.ok) say(ctx, `${health.statusText}; risky tool calls will be blocked`, "error");
 		} catch (err) {
-			ctx.ui.notify(`operator-guard: sidecar unavailable (${message(err)}); risky tool calls will be blocked`, "error");
+			broken(`sidecar unavailable: ${message(err)}`);
 		}
 	});
 
 	pi.on("session_shutdown", async () => {
+		release();
 		await sidecar?.stop();
 	});
 
 	pi.on("tool_call", async (event, ctx: ExtensionContext): Promise<ToolCallEventResult | undefined> => {
+		ui = ctx.ui;
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
-		if (!sidecar || !cfg) return { block: true, reason: configError };
+		if (!sidecar || !cfg) return blocked(ctx, call.toolName, configError);
 		let reply: Of<typeof EVALUATE>;
 		try {
 			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds };
 			reply = expect("evaluate", await sidecar.call("evaluate", params), EVALUATE);
 		} catch (err) {
-			return failClosed(call, err);
+			return failClosed(ctx, call, err);
 		}
 		if (missedAudits.length) flushMissedAudits();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
 		if (reply.action === "allow") return undefined;
-		if (reply.action !== "confirm") return { block: true, reason: String(reply.blockReason) };
+		if (reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
 
-		const dialog = expect("evaluate", reply.dialog, { title: "string", message: "string" }); // thrown: pi blocks the call
+		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
+		// Enter declines, and so do Esc and the timeout.
+		const dialog = expect("evaluate", reply.dialog, DIALOG); // thrown: pi blocks the call
+		const choices = expect("evaluate", dialog.choices, CHOICES);
 		const asked = Date.now();
-		const yes = await ctx.ui.confirm(dialog.title, dialog.message, { timeout: cfg.confirmTimeoutMs });
-		if (!yes) {
-			const reason = Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
+		const opts = { timeout: cfg.confirmTimeoutMs };
+		const choice = await ctx.ui.select(`${dialog.title}\n${dialog.message}`, [choices.no, choices.noWithReason, choices.yes], opts);
+		if (choice !== choices.yes) {
+			const reason = choice === undefined && Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
+			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : undefined;
+			const operatorReason = said?.trim() ? said.slice(0, MAX_REASON_CHARS) : undefined;
 			try {
-				const declined = await sidecar.call("audit.declined", { ...call, reason, confirmTimeoutMs: cfg.confirmTimeoutMs });
-				return { block: true, reason: expect("audit.declined", declined, { blockReason: "string" }).blockReason };
+				const declined = await sidecar.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg.confirmTimeoutMs });
+				return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
 			} catch (err) {
-				return { block: true, reason: `operator-guard blocked this call (${reason}); the audit failed: ${message(err)}` };
+				return blocked(ctx, call.toolName, `operator-guard blocked this call (${reason}); the audit failed: ${message(err)}`);
 			}
 		}
 		let record: Of<typeof RECORD>;
 		try {
 			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds }), RECORD);
 		} catch (err) {
-			return failClosed(call, err);
+			return failClosed(ctx, call, err);
 		}
 		if (record.decision !== "recorded" || !record.envelope) {
-			return { block: true, reason: `operator-guard blocked this call: no evidence recorded (${record.summary})` };
+			return blocked(ctx, call.toolName, `operator-guard blocked this call: no evidence recorded (${record.summary})`);
 		}
 		pi.appendEntry(EVIDENCE_ENTRY, record.envelope);
 		evidenceByCall.set(event.toolCallId, record.evidenceId);
