@@ -1,4 +1,5 @@
-"""The pinned pi versions (tools/pi/<flavor>) install and run with a node they accept."""
+"""tools/pi/harness.py: the pinned pi versions (tools/pi/<flavor>) install and run with a node
+they accept."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ import pytest
 
 from tools.pi.harness import PinnedPi, PiSetupError, minimum_node, node_version
 
-pytestmark = pytest.mark.e2e
 
-
+@pytest.mark.e2e
 def test_each_pinned_pi_runs_with_a_node_it_accepts(pinned_pi: PinnedPi) -> None:
     meta = json.loads((pinned_pi.package_dir / "package.json").read_text())
     assert (meta["name"], meta["version"]) == (pinned_pi.package, pinned_pi.version)
