@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tools.pi.harness import ensure_pi
+from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -19,7 +19,12 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-@pytest.fixture(scope="session")
-def pi_bin() -> Path:
-    """The pinned pi, installed into the ignored .cache/pi on first use (file-locked)."""
-    return ensure_pi(REPO)
+@pytest.fixture(scope="session", params=FLAVORS, ids=[f"{f}-{PINNED[f][1]}" for f in FLAVORS])
+def pinned_pi(request: pytest.FixtureRequest) -> PinnedPi:
+    """Each pinned pi in turn (legacy, current): a test that uses it runs once per version.
+
+    Installed into the ignored ``.cache/pi-<flavor>`` on first use (file-locked), with Node 22
+    into ``.cache/node`` when the machine's node is too old for it.
+    """
+    flavor: Flavor = request.param
+    return ensure_pi(REPO, flavor)

@@ -1,4 +1,9 @@
-"""Fixtures for the end-to-end tests: the pinned pi, the scripted model, a fresh world."""
+"""Fixtures for the end-to-end tests: the pinned pi, the scripted model, a fresh world.
+
+``world`` depends on ``pinned_pi`` (tests/conftest.py), which is parametrized over the pinned
+pi versions, so every end-to-end test runs once on each (ids ``legacy-0.73.1``,
+``current-0.87.1``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.pi.harness import write_agent_dir
+from tools.pi.harness import PinnedPi, write_agent_dir
 from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import SCENARIOS, World
@@ -43,8 +48,15 @@ def model_server() -> Iterator[ScriptedModelServer]:
 
 @pytest.fixture
 def world(
-    tmp_path: Path, pi_bin: Path, model_server: ScriptedModelServer, sidecar_command: list[str]
+    tmp_path: Path,
+    pinned_pi: PinnedPi,
+    model_server: ScriptedModelServer,
+    sidecar_command: list[str],
 ) -> World:
+    """A fresh project with the guard installed globally (personal install in the world's
+    agent dir), so it loads on every pi version without ``--approve``; a test that wants a
+    project install calls ``world.install("project")`` (and ``world.install("global",
+    uninstall=True)`` to have only that one)."""
     project = tmp_path / "project"
     for name in ("build", "dist", "a", "b", "c"):
         (project / name).mkdir(parents=True)
@@ -58,7 +70,7 @@ def world(
         agent_dir=agent_dir,
         home=agent_dir / "operator-guard",
         sessions=tmp_path / "sessions",
-        pi=pi_bin,
+        pi=pinned_pi,
     )
     world.install()
     return world

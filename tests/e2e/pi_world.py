@@ -12,9 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guard._pi.install import install
 from guard._sidecar.methods import PLANNER_TOOL_NAME
-from tools.pi.harness import PiRpc, read_session_entries
+from tools.pi.harness import (
+    InstallWhere,
+    PinnedPi,
+    PiRpc,
+    install_guard,
+    offline_env,
+    read_session_entries,
+)
 from tools.pi.scripted_model import ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,17 +59,45 @@ SCENARIOS: dict[str, list[Turn]] = {
 
 @dataclass
 class World:
-    """A temporary project with the guard installed, its pi agent dir and guard home."""
+    """A temporary project, its pi agent dir and guard home, and the pi that runs there.
+
+    ``install_mode`` is where :meth:`install` puts the guard: ``"global"`` (the personal
+    install in the world's agent dir, which every pi loads) or ``"project"`` (the project's
+    ``.pi/extensions``, which the current pi loads only in a trusted folder or with
+    ``--approve``).
+    """
 
     tmp: Path
     project: Path
     agent_dir: Path
     home: Path
     sessions: Path
-    pi: Path
+    pi: PinnedPi
+    install_mode: InstallWhere = "global"
 
-    def install(self, **options: Any) -> None:
-        install("project", self.project, force=True, uninstall=False, home=self.home, **options)
+    def install(self, where: InstallWhere | None = None, **options: Any) -> None:
+        options.setdefault("force", True)
+        install_guard(
+            where or self.install_mode, self.project, self.agent_dir, home=self.home, **options
+        )
+
+    def extensions_dir(self, where: InstallWhere | None = None) -> Path:
+        """The pi extensions directory of an install (default: of ``install_mode``)."""
+        if (where or self.install_mode) == "global":
+            return self.agent_dir / "extensions"
+        return self.project / ".pi" / "extensions"
+
+    def trust_project(self, trusted: bool = True) -> None:
+        """Save a project-trust decision for the project in the world's agent dir
+        (``trust.json``, as pi's ``/trust`` does); only the current pi reads it."""
+        path = self.agent_dir / "trust.json"
+        saved = json.loads(path.read_text()) if path.exists() else {}
+        saved[str(self.project.resolve())] = trusted
+        path.write_text(json.dumps(saved, indent=2) + "\n")
+
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of an offline pi run in this world, with the right node on PATH."""
+        return self.pi.env(offline_env(self.agent_dir, extra))
 
     def rpc(self, *extra_args: str) -> GuardPiRpc:
         return GuardPiRpc(

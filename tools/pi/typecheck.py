@@ -1,9 +1,10 @@
-"""``make lint``: type-check the pi extension shim against the pinned pi's published types.
+"""``make lint``: type-check the pi extension shim against every pinned pi's published types.
 
-Installs the pinned pi and TypeScript (``tools/pi``: exact versions, lockfile, ``npm ci``) into
-the ignored ``.cache/pi`` exactly as the end-to-end tests do (:func:`ensure_pi`; a changed
-lockfile reinstalls), then runs ``tsc -p tools/pi/tsconfig.json`` (strict, no emit) and exits
-with its status.
+For each pinned pi (:data:`~tools.pi.harness.FLAVORS`: legacy and current) this installs it and
+its TypeScript (``tools/pi/<flavor>``: exact versions, lockfile, ``npm ci``) into the ignored
+``.cache/pi-<flavor>`` exactly as the end-to-end tests do (:func:`ensure_pi`; a changed lockfile
+reinstalls), then runs that install's ``tsc -p tools/pi/<flavor>/tsconfig.json`` (strict, no
+emit) with the node that runs that pi. Exits 0 only when every check passes.
 """
 
 from __future__ import annotations
@@ -12,35 +13,42 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools.pi.harness import PiSetupError, ensure_pi, find_repo_root
+from tools.pi.harness import FLAVORS, Flavor, PinnedPi, PiSetupError, ensure_pi, find_repo_root
 
-__all__ = ["TSCONFIG", "main", "tsc_command"]
-
-TSCONFIG = Path("tools") / "pi" / "tsconfig.json"
+__all__ = ["main", "tsc_command", "tsconfig"]
 
 
-def tsc_command(root: Path) -> list[str]:
-    """The ``tsc`` invocation, relative to ``root`` (run it with ``cwd=root``)."""
-    return [str(Path(".cache") / "pi" / "node_modules" / ".bin" / "tsc"), "-p", str(TSCONFIG)]
+def tsconfig(flavor: Flavor) -> Path:
+    """The tsconfig for ``flavor``, relative to the clone's root."""
+    return Path("tools") / "pi" / flavor / "tsconfig.json"
+
+
+def tsc_command(pi: PinnedPi) -> list[str]:
+    """The ``tsc`` invocation for ``pi``'s types (run it with ``cwd`` the clone's root)."""
+    tsc = pi.prefix / "node_modules" / "typescript" / "bin" / "tsc"
+    return [str(pi.node), str(tsc), "-p", str(tsconfig(pi.flavor))]
 
 
 def main() -> int:
     root = find_repo_root()
-    try:
-        ensure_pi(root, log=sys.stderr)
-    except PiSetupError as exc:
-        print(f"typecheck: {exc}", file=sys.stderr)
-        return 2
-    command = tsc_command(root)
-    if not (root / command[0]).is_file():
-        print(
-            f"typecheck: {command[0]} missing; were devDependencies omitted "
-            "(NODE_ENV=production or npm config omit=dev)? Remove .cache/pi and retry.",
-            file=sys.stderr,
-        )
-        return 2
-    print(" ".join(command), flush=True)
-    return subprocess.run(command, cwd=root, check=False).returncode
+    worst = 0
+    for flavor in FLAVORS:
+        try:
+            pi = ensure_pi(root, flavor, log=sys.stderr)
+        except PiSetupError as exc:
+            print(f"typecheck: {exc}", file=sys.stderr)
+            return 2
+        command = tsc_command(pi)
+        if not Path(command[1]).is_file():
+            print(
+                f"typecheck: {command[1]} missing; were devDependencies omitted "
+                f"(NODE_ENV=production or npm config omit=dev)? Remove {pi.prefix} and retry.",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"{pi.package} {pi.version}: tsc -p {command[-1]}", flush=True)
+        worst = max(worst, subprocess.run(command, cwd=root, check=False).returncode)
+    return worst
 
 
 if __name__ == "__main__":

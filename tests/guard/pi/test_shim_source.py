@@ -1,8 +1,8 @@
 """The pi extension shim's source has no ``any`` (test_install checks its size and imports).
 
-``make lint`` type-checks the shim (``tsc`` strict, ``tools/pi/tsconfig.json``); strict mode
-forbids an implicit ``any`` but not a written one, so this test looks for the word itself
-in the shim's code (comments and the text of string and template literals do not count).
+``make lint`` type-checks the shim against both pinned pi versions (``tsc`` strict,
+``tools/pi/<version>/tsconfig.json``); strict mode forbids an implicit ``any`` but not a
+written one, so this test looks for the word itself in the shim's code (comments and the text of string and template literals do not count).
 """
 
 from __future__ import annotations

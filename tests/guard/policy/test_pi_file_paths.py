@@ -12,12 +12,10 @@ import pytest
 from guard._evidence.fingerprint import compute_fingerprint, normalize_path
 from guard._policy.classify import pi_tool_path
 from tests.guard.policy.conftest import World
+from tools.pi.harness import PinnedPi
 
 PI_FILE_TOOLS = ("read", "write", "edit", "grep", "find", "ls")
-REPO = Path(__file__).resolve().parents[3]
-PI_PATH_UTILS = (
-    REPO / ".cache/pi/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/path-utils.js"
-)
+PI_PATH_UTILS = Path("dist/core/tools/path-utils.js")  # in each pinned pi's package
 
 # (as the model wrote it, what pi opens before resolving it against the cwd)
 CASES = [
@@ -102,17 +100,24 @@ def test_other_tools_keep_the_path_as_written_and_check_pi_forms(world: World) -
     assert spaced.path == normalize_path("@team\u00a0secrets", world.project)
 
 
-def test_matches_pis_own_resolve_to_cwd(world: World, pi_bin: Path) -> None:
-    # pi_bin installs the pinned pi into .cache/pi on first use (make test needs node anyway).
-    assert PI_PATH_UTILS.is_file(), PI_PATH_UTILS
+def test_matches_pis_own_resolve_to_cwd(world: World, pinned_pi: PinnedPi) -> None:
+    # pinned_pi installs each pinned pi into .cache on first use (make test needs node anyway).
+    path_utils = pinned_pi.package_dir / PI_PATH_UTILS
+    assert path_utils.is_file(), path_utils
     raws = [raw for raw, _ in CASES]
     script = (
-        "import { resolveToCwd } from " + json.dumps(PI_PATH_UTILS.as_uri()) + ";\n"
+        "import { resolveToCwd } from " + json.dumps(path_utils.as_uri()) + ";\n"
         "const [cwd, raws] = JSON.parse(process.argv[1]);\n"
         "console.log(JSON.stringify(raws.map((p) => resolveToCwd(p, cwd))));\n"
     )
     done = subprocess.run(
-        ["node", "--input-type=module", "-e", script, json.dumps([str(world.project), raws])],
+        [
+            str(pinned_pi.node),
+            "--input-type=module",
+            "-e",
+            script,
+            json.dumps([str(world.project), raws]),
+        ],
         capture_output=True,
         text=True,
         env={**os.environ, "HOME": str(world.home)},
