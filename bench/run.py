@@ -9,7 +9,9 @@ Sections (all by default):
   appenders, each against the same floor run with as many processes;
 * ``sidecar``: added latency of ``evaluate`` and ``evaluate + record`` through the real
   JSON-RPC pipe against a bare ``ping`` round trip;
-* ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present.
+* ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present;
+* ``sandbox``: added latency of the OS sandbox per agent bash call (``bench/bench_sandbox.py``)
+  against an unsandboxed ``bash -c true`` spawned the same way.
 
 Prints a table and writes the same rows as JSON to ``bench/results.json``. Everything it
 writes besides that lives in a temporary directory that is removed at the end.
@@ -35,7 +37,7 @@ if str(HERE) not in sys.path:  # run as a script: sibling modules are importable
 
 from harness import Row, machine, render  # noqa: E402
 
-SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy")
+SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy", "sandbox")
 
 
 def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, Any]]:
@@ -93,6 +95,26 @@ def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
     return [row], result
 
 
+def _sandbox_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
+    from bench_sandbox import GOAL_ADDED_P50_MS, measure
+
+    result = measure(samples)
+    if "skipped" in result:
+        return [], result
+    bare, boxed, added = result["bare"], result["sandboxed"], result["added"]
+    section = "sandbox"
+    rows = [
+        Row(section, "sandboxed bash call, p50", "ms", boxed["p50"], bare["p50"],
+            "bash -c true p50", "lower"),
+        Row(section, "sandboxed bash call, p95", "ms", boxed["p95"], bare["p95"],
+            "bash -c true p95", "lower"),
+        Row(section, "added by the sandbox (sandboxed - bare), p50", "ms", added["p50"],
+            bare["p50"], "bash -c true p50", "lower", goal_abs=GOAL_ADDED_P50_MS,
+            note=f"added p95 {added['p95']:.3f} ms; {result['bindMounts']} bind mounts"),
+    ]  # fmt: skip
+    return rows, result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
@@ -114,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     scale_counts = [1, 2] if quick else [1, 2, 4, 8]
     per_process = 25 if quick else 100
     sidecar_samples = (300, 50) if quick else (3000, 300)
+    sandbox_samples = 60 if quick else 600
 
     rows: list[Row] = []
     details: dict[str, Any] = {}
@@ -142,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = run_scaling(part, scale_counts, per_process, 1 if quick else 3)
             elif section == "sidecar":
                 new, detail = _sidecar_rows(*sidecar_samples)
+            elif section == "sandbox":
+                new, detail = _sandbox_rows(sandbox_samples)
             else:
                 new, detail = _policy_rows(50 if quick else 200)
             timings[section] = round(time.perf_counter() - started, 1)

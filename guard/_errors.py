@@ -15,6 +15,8 @@
     │   ├── KeyFileError         signing key missing, unreadable, unsafe or malformed
     │   ├── KeyringError         public keyring missing, unreadable or corrupted
     │   └── LedgerError          consumption ledger cannot be opened, or stays locked
+    ├── SandboxUnavailableError  the OS sandbox cannot start and the user's policy requires
+    │                            it: the agent's commands are not run (fail closed)
     ├── MalformedEvidence        internal: an envelope failed the structural check; it
     │                            becomes a ``malformed`` decision and never escapes
     └── RpcFault                 internal: a JSON-RPC error for the sidecar to send
@@ -45,6 +47,7 @@ __all__ = [
     "ModifiedInstallError",
     "PolicyBlockedError",
     "RpcFault",
+    "SandboxUnavailableError",
     "StateError",
     "TtlError",
 ]
@@ -151,6 +154,14 @@ class LedgerError(StateError):
     """The consumption ledger cannot be opened or is locked past its busy timeout."""
 
     what = "ledger"
+
+
+class SandboxUnavailableError(GuardError):
+    """The sandbox cannot start (``reason`` is the probe's code) and the policy requires it."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        self.reason = reason
+        super().__init__(f"{message} [reason: {reason}]")
 
 
 class MalformedEvidence(GuardError):

@@ -1,9 +1,9 @@
 """``pi-guard``: the command-line boundary, where our errors become one line and an exit code.
 
 One module per command group (``evidence``, ``audit``, ``plan``, ``policy``, ``pi``,
-``demo``), each with ``register(subparsers)``; exit codes live in :mod:`guard._cli.exits`
-with the one table that maps our exceptions to them. A new command group is a new
-module here and one line in :data:`_GROUPS`.
+``demo``, ``sandbox``), each with ``register(subparsers)``; exit codes live in
+:mod:`guard._cli.exits` with the one table that maps our exceptions to them. A new
+command group is a new module here and one line in :data:`_GROUPS`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from guard._cli import audit, demo, evidence, pi, plan, policy
+from guard._cli import audit, demo, evidence, pi, plan, policy, sandbox
 from guard._cli.args import Parser, Subparsers, home_arg
 from guard._cli.exits import ExitCode, exit_for
 from guard._home import env_flag
@@ -30,6 +30,7 @@ _GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     policy.register,
     pi.register,
     demo.register,
+    sandbox.register,
 )
 
 

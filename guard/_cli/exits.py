@@ -10,6 +10,9 @@
  5   the audit report found gaps
  6   the guard's own state cannot be used (home, signing key, keyring, ledger, log file):
      fix the environment and retry
+ 7   the OS sandbox cannot start here (``pi-guard sandbox check``: bubblewrap missing, user
+     namespaces disabled, unsupported platform); with ``[sandbox] mode = "required"`` the
+     agent's commands are blocked
 ===  =====================================================================================
 """
 
@@ -29,7 +32,7 @@ from audit import (
     RecordDataError,
     UsageError,
 )
-from guard._errors import BadInputError, GuardError, StateError
+from guard._errors import BadInputError, GuardError, SandboxUnavailableError, StateError
 from planning import PlanningError
 
 __all__ = ["ExitCode", "exit_for"]
@@ -45,6 +48,7 @@ class ExitCode(IntEnum):
     TAMPERED = 4
     GAPS = 5
     STATE = 6
+    SANDBOX = 7
 
 
 # First match wins: leaves before their bases.
@@ -62,6 +66,7 @@ _TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
     (BadInputError, ExitCode.BAD_INPUT, "error"),
     (PlanningError, ExitCode.BAD_INPUT, "error"),
     (StateError, ExitCode.STATE, "error"),
+    (SandboxUnavailableError, ExitCode.SANDBOX, "sandbox unavailable"),
     (GuardError, ExitCode.INTERNAL, "internal error"),
 )
 

@@ -18,11 +18,12 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from guard._policy.models import ConfigProblem, LayerName, Rule, Settings
+from guard._policy.models import ConfigProblem, LayerName, Rule, SandboxSettings, Settings
 
 __all__ = [
     "LIST_FIELDS",
     "PROJECT_RELAX_MESSAGE",
+    "PROJECT_SANDBOX_MESSAGE",
     "LayerFile",
     "builtin_layer",
     "check_config_file",
@@ -46,9 +47,11 @@ LIST_FIELDS = frozenset(
         "target_paths",
         "relaxes",
         "shell_tools",
+        "writable",
+        "hidden",
     }
 )
-_TOP_KEYS = ("version", "settings", "rule")
+_TOP_KEYS = ("version", "settings", "sandbox", "rule")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -66,6 +69,9 @@ class LayerFile:
     settings: Settings
     problems: tuple[ConfigProblem, ...]
     settings_lines: Mapping[str, int] = field(default_factory=dict)
+    # ``[sandbox]`` (user layer only; ``None`` when absent, invalid or refused) and its line.
+    sandbox: SandboxSettings | None = None
+    sandbox_line: int = 1
 
 
 class _Lines:
@@ -188,7 +194,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             reader.problem(
                 reader.lines.of("", 0, key),
                 key,
-                "unknown key (expected version, [settings] or [[rule]])",
+                "unknown key (expected version, [settings], [sandbox] or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -207,6 +213,8 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             settings = Settings.model_validate(_listify(raw_settings))
         except ValidationError as exc:
             reader.validation("settings", None, exc)
+
+    sandbox, sandbox_line = _parse_sandbox(data, reader, layer)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -240,7 +248,36 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         settings,
         tuple(reader.problems),
         settings_lines,
+        sandbox,
+        sandbox_line,
     )
+
+
+PROJECT_SANDBOX_MESSAGE = (
+    "ignored: [sandbox] is read from the user's file only; a project file can never "
+    "change the sandbox (the project directory is writable by the model)"
+)
+
+
+def _parse_sandbox(
+    data: Mapping[str, Any], reader: _Reader, layer: LayerName
+) -> tuple[SandboxSettings | None, int]:
+    """``[sandbox]`` of the user's layer; in any other layer it is a problem and ignored."""
+    if "sandbox" not in data:
+        return None, 1
+    line = reader.lines.of("sandbox", 0)
+    raw = data["sandbox"]
+    if layer != "user":
+        reader.problem(line, "sandbox", PROJECT_SANDBOX_MESSAGE)
+        return None, line
+    if not isinstance(raw, dict):
+        reader.problem(reader.lines.of("", 0, "sandbox"), "sandbox", "must be a table")
+        return None, line
+    try:
+        return SandboxSettings.model_validate(_listify(raw)), line
+    except ValidationError as exc:
+        reader.validation("sandbox", None, exc)
+        return None, line
 
 
 def read_layer(path: Path, layer: LayerName) -> LayerFile:

@@ -19,6 +19,7 @@ from guard._home import pi_agent_dir
 from guard._policy.checks import CHECKS
 from guard._policy.config import (
     PROJECT_RELAX_MESSAGE,
+    PROJECT_SANDBOX_MESSAGE,
     LayerFile,
     builtin_layer,
     read_layer,
@@ -29,6 +30,7 @@ from guard._policy.models import (
     IgnoredRule,
     LayerName,
     Rule,
+    SandboxSettings,
     Settings,
 )
 from guard._policy.rules import CompiledRule, compile_rule
@@ -50,6 +52,8 @@ class MergedLayers:
     settings: Settings = field(default_factory=Settings)
     settings_from: dict[str, LayerName] = field(default_factory=dict)
     placeholders: dict[str, str] = field(default_factory=dict)
+    sandbox: SandboxSettings = field(default_factory=SandboxSettings)
+    sandbox_from: LayerName = "builtin"
 
 
 def load_layers(home: Path, project: Path | None) -> MergedLayers:
@@ -77,6 +81,7 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     for layer_file in files:
         loaded.problems.extend(layer_file.problems)
     loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
+    _sandbox_settings(user, project_layer, loaded)
     _accept_rules(files, loaded, loaded.settings, placeholders, project_dir)
     layers = tuple(
         DescribedLayer(
@@ -150,6 +155,45 @@ def _merge_settings(
         ),
         source,
     )
+
+
+def _sandbox_settings(user: LayerFile, project: LayerFile | None, loaded: MergedLayers) -> None:
+    """``[sandbox]`` comes from the user's file only; a file with problems only restricts.
+
+    The project layer's table was already reported when it was parsed; here it is listed
+    as ignored. From a user file with problems only ``hidden`` and ``network`` count (they
+    can only take away); ``mode``, ``writable``, ``tmp`` and ``bwrap`` fall back to defaults.
+    """
+    if project is not None and any(p.key == "sandbox" for p in project.problems):
+        loaded.ignored.append(
+            IgnoredRule(
+                id="sandbox",
+                layer="project",
+                file=project.file or "<project>",
+                line=project.sandbox_line,
+                reason=PROJECT_SANDBOX_MESSAGE,
+            )
+        )
+    if user.sandbox is None:
+        return
+    loaded.sandbox_from = "user"
+    if not user.problems:
+        loaded.sandbox = user.sandbox
+        return
+    loaded.sandbox = SandboxSettings(hidden=user.sandbox.hidden, network=user.sandbox.network)
+    relaxing = user.sandbox.model_fields_set & {"mode", "writable", "tmp", "bwrap"}
+    if relaxing:
+        why = (
+            "ignored: this file has problems, and a file with problems never relaxes the "
+            "policy (" + ", ".join(f"sandbox.{k}" for k in sorted(relaxing)) + ")"
+        )
+        file = user.file or "<user>"
+        loaded.ignored.append(
+            IgnoredRule(id="sandbox", layer="user", file=file, line=user.sandbox_line, reason=why)
+        )
+        loaded.problems.append(
+            ConfigProblem(file=file, line=user.sandbox_line, key="sandbox", message=why)
+        )
 
 
 def _relaxable_ids(builtin: LayerFile) -> frozenset[str]:

@@ -25,6 +25,7 @@ __all__ = [
     "PolicyDescription",
     "Rule",
     "RuleKind",
+    "SandboxSettings",
     "Settings",
     "Verdict",
     "VerdictName",
@@ -164,6 +165,33 @@ class Settings(BaseModel):
     resolve_symlinks: bool | None = None
     case_sensitive_paths: bool | None = None
     shell_tools: _Texts | None = Field(default=None, max_length=64)
+
+
+class SandboxSettings(BaseModel):
+    """``[sandbox]``: the OS sandbox around the agent's shell commands (user layer only).
+
+    A project file's ``[sandbox]`` table is refused: the model can write the project, and
+    every key here can widen what the agent reaches. Paths are absolute or start with ``~``.
+    """
+
+    model_config = _WIRE
+
+    mode: Literal["required", "off"] = "required"
+    writable: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    hidden: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    tmp: Literal["private", "host"] = "private"
+    network: Literal["shared", "none"] = "shared"
+    bwrap: str | None = Field(default=None, min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _paths(self) -> SandboxSettings:
+        named = (*self.writable, *self.hidden, *((self.bwrap,) if self.bwrap else ()))
+        for path in named:
+            if not path.startswith(("/", "~")) or "\0" in path or len(path) > 4096:
+                raise ValueError(f"paths must be absolute or start with '~', got {path!r}")
+        if self.bwrap is not None and self.bwrap.startswith("~"):
+            raise ValueError("'bwrap' must be an absolute path")
+        return self
 
 
 class ConfigFile(BaseModel):

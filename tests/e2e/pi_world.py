@@ -77,9 +77,8 @@ class World:
 
     def install(self, where: InstallWhere | None = None, **options: Any) -> None:
         options.setdefault("force", True)
-        install_guard(
-            where or self.install_mode, self.project, self.agent_dir, home=self.home, **options
-        )
+        options.setdefault("home", self.home)
+        install_guard(where or self.install_mode, self.project, self.agent_dir, **options)
 
     def extensions_dir(self, where: InstallWhere | None = None) -> Path:
         """The pi extensions directory of an install (default: of ``install_mode``)."""

@@ -1,0 +1,41 @@
+"""The OS sandbox around every agent shell command (bubblewrap on Linux).
+
+``model`` (typed input and results), ``argv`` (the pure argv builder and POSIX quoting),
+``collect`` (which paths of this machine are writable, protected or hidden), ``probe`` (can
+bwrap start here), ``plan`` (one session's state and prefix; the spawn hook's transform).
+"""
+
+from __future__ import annotations
+
+from guard._sandbox.argv import build_argv, shell_prefix, shell_quote, wrap_command
+from guard._sandbox.collect import collect_input, find_bwrap
+from guard._sandbox.model import (
+    MountPath,
+    ProbeResult,
+    SandboxInput,
+    SandboxPlan,
+    SandboxState,
+    SpawnContext,
+)
+from guard._sandbox.plan import effective_settings, filter_env, plan, spawn
+from guard._sandbox.probe import probe
+
+__all__ = [
+    "MountPath",
+    "ProbeResult",
+    "SandboxInput",
+    "SandboxPlan",
+    "SandboxState",
+    "SpawnContext",
+    "build_argv",
+    "collect_input",
+    "effective_settings",
+    "filter_env",
+    "find_bwrap",
+    "plan",
+    "probe",
+    "shell_prefix",
+    "shell_quote",
+    "spawn",
+    "wrap_command",
+]

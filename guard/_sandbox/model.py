@@ -1,0 +1,127 @@
+"""The sandbox's typed shapes: what goes into the bwrap argv, and what a probe or a plan says.
+
+Everything that reaches :func:`guard._sandbox.argv.build_argv` is already resolved (real
+paths, and what each path is on disk), so building the argv touches nothing and is a pure
+function of a :class:`SandboxInput`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from audit import WIRE_CONFIG
+
+__all__ = [
+    "MountPath",
+    "PathKind",
+    "ProbeResult",
+    "ProbeStatus",
+    "SandboxInput",
+    "SandboxPlan",
+    "SandboxState",
+    "SpawnContext",
+]
+
+PathKind = Literal["dir", "file", "other", "missing"]
+"""What a resolved path is on disk: only existing paths can be mounted or covered."""
+
+ProbeStatus = Literal[
+    "ok",
+    "missing-binary",
+    "not-executable",
+    "unsupported-platform",
+    "userns-unavailable",
+    "start-failed",
+    "timeout",
+    "bwrap-writable",
+]
+"""Reason codes of :class:`ProbeResult` (``ok`` when the sandbox can start)."""
+
+SandboxState = Literal["sandboxed", "unsandboxed", "unavailable"]
+"""``sandboxed``: every agent command runs in bwrap. ``unsandboxed``: the user's policy
+opted out (``[sandbox] mode = "off"``). ``unavailable``: the sandbox cannot start and the
+policy requires it, so the agent's bash is blocked (fail closed)."""
+
+
+class MountPath(BaseModel):
+    """One real (symlink-resolved, absolute) path and what it is."""
+
+    model_config = WIRE_CONFIG
+
+    path: str = Field(min_length=1)
+    kind: PathKind
+
+
+class SandboxInput(BaseModel):
+    """Everything the argv depends on, resolved.
+
+    * ``workspace``: the agent's working directory, read-write (also ``--chdir``);
+    * ``writable``: extra read-write paths, from the user's policy only;
+    * ``read_only``: the guard's installation (packages, venv, site-packages), the installed
+      extension directories and ``guard.json`` files, the project's ``.pi`` directory, pi's
+      agent directory and the bwrap binary: re-bound read-only after every writable bind;
+    * ``hidden``: covered by an empty read-only tmpfs (a directory) or ``/dev/null`` (a
+      file) after everything else: the guard home, pi's credentials, the user's runtime dir;
+    * ``tmp``: ``private`` mounts an empty tmpfs on ``/tmp``; ``host`` binds the host's;
+    * ``network``: ``shared`` keeps the host network, ``none`` unshares it;
+    * ``unshare_user``: use a user namespace (and forbid nested ones inside);
+    * ``unset_env``: variables bwrap removes (the ones that point at the guard).
+    """
+
+    model_config = WIRE_CONFIG
+
+    bwrap: str = Field(min_length=1)
+    shell: str = Field(default="/bin/bash", min_length=1)
+    workspace: MountPath
+    writable: tuple[MountPath, ...] = ()
+    read_only: tuple[MountPath, ...] = ()
+    hidden: tuple[MountPath, ...] = ()
+    tmp: Literal["private", "host"] = "private"
+    network: Literal["shared", "none"] = "shared"
+    unshare_user: bool = True
+    unset_env: tuple[str, ...] = ()
+
+
+class ProbeResult(BaseModel):
+    """Whether bwrap exists and can start a sandbox here; ``message`` is one line."""
+
+    model_config = WIRE_CONFIG
+
+    ok: bool
+    status: ProbeStatus
+    bwrap: str | None
+    version: str | None = None
+    message: str
+
+
+class SandboxPlan(BaseModel):
+    """What the shim needs for one session: the state and, when sandboxed, the prefix.
+
+    The spawn hook builds every command as ``prefix + " " + shell_quote(command)`` (see
+    :func:`guard._sandbox.argv.wrap_command`) and removes ``unset_env`` from the
+    environment. ``argv`` is the same prefix as a list (without the command).
+    """
+
+    model_config = WIRE_CONFIG
+
+    state: SandboxState
+    reason: ProbeStatus | Literal["opted-out", "workspace-hidden"] | None = None
+    message: str
+    cwd: str
+    prefix: str | None = None
+    argv: tuple[str, ...] | None = None
+    unset_env: tuple[str, ...] = ()
+    settings_from: Literal["builtin", "user", "project"] = "builtin"
+    notes: tuple[str, ...] = ()
+
+
+class SpawnContext(BaseModel):
+    """pi's bash spawn context: ``{command, cwd, env}``, in and out of the spawn hook."""
+
+    model_config = WIRE_CONFIG
+
+    command: str
+    cwd: str
+    env: dict[str, str]

@@ -1,0 +1,193 @@
+"""One session's sandbox: the user's settings, the probe, and the prefix every command gets.
+
+:func:`plan` is what the sidecar answers when the shim asks at session start; pi's bash
+spawn hook is synchronous, so it cannot ask per call: it applies :func:`spawn` (in the shim:
+the same string concatenation) to every command. ``pi-guard sandbox run/argv/check`` use
+the same two functions.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+from guard._errors import BadInputError, SandboxUnavailableError
+from guard._policy.layering import CONFIG_FILE_NAME, load_layers
+from guard._policy.models import ConfigProblem, LayerName, SandboxSettings
+from guard._sandbox.argv import TMP, build_argv, is_within, shell_prefix, wrap_command
+from guard._sandbox.collect import collect_input, guard_env_names
+from guard._sandbox.model import ProbeResult, SandboxInput, SandboxPlan, SpawnContext
+from guard._sandbox.probe import probe
+
+__all__ = ["effective_settings", "filter_env", "plan", "spawn"]
+
+Prober = Callable[[str], ProbeResult]
+
+
+def effective_settings(
+    home: Path, workspace: Path | None
+) -> tuple[SandboxSettings, LayerName, tuple[ConfigProblem, ...]]:
+    """``[sandbox]`` from the user's policy file (a project file's table is refused)."""
+    merged = load_layers(home, workspace)
+    problems = tuple(p for p in merged.problems if p.key.startswith("sandbox"))
+    return merged.sandbox, merged.sandbox_from, problems
+
+
+def filter_env(env: Mapping[str, str], unset: Iterable[str] = ()) -> dict[str, str]:
+    """``env`` without the variables that point at the guard (and without ``unset``)."""
+    drop = set(unset) | set(guard_env_names(env))
+    return {k: v for k, v in env.items() if k not in drop}
+
+
+def _notes(inp: SandboxInput, settings: SandboxSettings) -> tuple[str, ...]:
+    notes = [
+        f"writable path {w.path} does not exist: not mounted"
+        for w in inp.writable
+        if w.kind == "missing"
+    ]
+    covering = [
+        r.path
+        for r in inp.read_only
+        if r.kind != "missing" and is_within(inp.workspace.path, r.path)
+    ]
+    if covering:
+        notes.append(
+            f"the workspace lies inside {covering[0]}, which the sandbox keeps read-only: "
+            "the agent's commands cannot write it"
+        )
+    if sys.path and sys.path[0] and not sys.flags.safe_path:
+        first = os.path.realpath(sys.path[0])
+        if is_within(first, inp.workspace.path):
+            notes.append(
+                "this Python imports from the workspace first (sys.path[0]); start the "
+                "sidecar with python -P (or -I) so files the agent writes cannot shadow it"
+            )
+    if os.path.islink(os.path.join(inp.workspace.path, ".pi")):
+        notes.append(
+            "the project's .pi is a symlink: its target is read-only, but the link itself lies "
+            "in the writable workspace and could be replaced; make .pi a real directory"
+        )
+    if settings.network == "shared":
+        notes.append('the network is shared with the host ([sandbox] network = "none" cuts it)')
+    return tuple(notes)
+
+
+def plan(
+    cwd: str | os.PathLike[str],
+    home: Path,
+    *,
+    settings: SandboxSettings | None = None,
+    settings_from: LayerName = "builtin",
+    env: Mapping[str, str] | None = None,
+    bwrap: str | None = None,
+    shell: str = "/bin/bash",
+    extra_read_only: Iterable[str] = (),
+    agent_dir: str | os.PathLike[str] | None = None,
+    prober: Prober = probe,
+) -> SandboxPlan:
+    """The sandbox for an agent working in ``cwd``: sandboxed, opted out, or unavailable.
+
+    ``settings`` default to the user's policy file in ``home``. Never raises for an
+    environment that cannot sandbox: that is ``state="unavailable"`` with the probe's
+    reason. A ``cwd`` that is not a directory is the caller's error (:class:`BadInputError`).
+    """
+    environ = dict(os.environ if env is None else env)
+    workspace = os.path.realpath(os.fspath(cwd))
+    if not os.path.isdir(workspace):
+        raise BadInputError("cwd", "is not a directory", os.fspath(cwd))
+    if settings is None:
+        settings, settings_from, _ = effective_settings(home, Path(workspace))
+    unset = guard_env_names(environ)
+    user_file = home / CONFIG_FILE_NAME
+    if settings.mode == "off":
+        return SandboxPlan(
+            state="unsandboxed",
+            reason="opted-out",
+            message=f'sandbox off: [sandbox] mode = "off" in {user_file}; '
+            "the agent's commands run unsandboxed",
+            cwd=workspace,
+            unset_env=unset,
+            settings_from=settings_from,
+        )
+    blocked = (
+        "; the agent's bash is blocked until this is fixed "
+        f'(or set [sandbox] mode = "off" in {user_file} to run it unsandboxed)'
+    )
+    inp = collect_input(
+        workspace,
+        home,
+        settings,
+        env=environ,
+        bwrap=bwrap,
+        shell=shell,
+        extra_read_only=extra_read_only,
+        agent_dir=agent_dir,
+    )
+    writable_roots = [inp.workspace.path, *(w.path for w in inp.writable if w.kind != "missing")]
+    if settings.tmp == "host":
+        writable_roots.append(TMP)
+    if any(is_within(inp.bwrap, root) for root in writable_roots):
+        return SandboxPlan(
+            state="unavailable",
+            reason="bwrap-writable",
+            message=f"{inp.bwrap} lies in a path the agent can write, so it could be "
+            "replaced" + blocked,
+            cwd=workspace,
+            unset_env=unset,
+            settings_from=settings_from,
+        )
+    probed = prober(inp.bwrap)
+    if not probed.ok:
+        return SandboxPlan(
+            state="unavailable",
+            reason=probed.status,
+            message=probed.message + blocked,
+            cwd=workspace,
+            unset_env=unset,
+            settings_from=settings_from,
+        )
+    try:
+        argv = build_argv(inp)
+    except BadInputError as exc:
+        return SandboxPlan(
+            state="unavailable",
+            reason="workspace-hidden",
+            message=f"{exc}: the guard home or another hidden path contains it" + blocked,
+            cwd=workspace,
+            unset_env=unset,
+            settings_from=settings_from,
+        )
+    return SandboxPlan(
+        state="sandboxed",
+        message=f"agent commands run in bubblewrap ({probed.version or inp.bwrap})",
+        cwd=workspace,
+        prefix=shell_prefix(argv),
+        argv=argv,
+        unset_env=unset,
+        settings_from=settings_from,
+        notes=_notes(inp, settings),
+    )
+
+
+def spawn(session: SandboxPlan, context: SpawnContext) -> SpawnContext:
+    """What pi's bash spawn hook returns for ``context`` under ``session``.
+
+    Sandboxed: the command wrapped in the session's prefix. Unsandboxed: the command as
+    it is. Both drop the guard's variables from the environment. Unavailable: raises
+    :class:`SandboxUnavailableError` (the command must not run). A ``cwd`` other than the
+    session's is refused: the prefix binds the session's workspace only.
+    """
+    env = filter_env(context.env, session.unset_env)
+    if session.state == "unavailable":
+        raise SandboxUnavailableError(session.reason or "start-failed", session.message)
+    if session.state == "unsandboxed" or session.prefix is None:
+        return SpawnContext(command=context.command, cwd=context.cwd, env=env)
+    if os.path.realpath(context.cwd) != session.cwd:
+        raise BadInputError(
+            "cwd", f"differs from the sandboxed workspace {session.cwd}", context.cwd
+        )
+    return SpawnContext(
+        command=wrap_command(session.prefix, context.command), cwd=context.cwd, env=env
+    )

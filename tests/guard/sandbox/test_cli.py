@@ -1,0 +1,120 @@
+"""``pi-guard sandbox check|run|argv`` as an operator (or the shim) calls them: real processes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from guard._cli import ExitCode
+from tests.guard.sandbox.conftest import SECRET, Layout, needs_bwrap
+
+
+def cli(layout: Layout, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "guard", "--home", str(layout.home), "sandbox", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def no_bwrap(layout: Layout) -> None:
+    (layout.home / "operator-guard.toml").write_text('[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
+
+
+@needs_bwrap
+def test_check_ok(layout: Layout) -> None:
+    done = cli(layout, "check", "--cwd", str(layout.workspace))
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "sandbox:  sandboxed" in done.stdout and "probe:    ok" in done.stdout
+    done = cli(layout, "check", "--cwd", str(layout.workspace), "--json")
+    assert done.returncode == ExitCode.OK
+    data = json.loads(done.stdout)
+    assert data["usable"] is True
+    assert data["plan"]["state"] == "sandboxed"
+    assert data["settings"]["mode"] == "required"
+
+
+def test_check_without_bwrap(layout: Layout) -> None:
+    no_bwrap(layout)
+    done = cli(layout, "check", "--cwd", str(layout.workspace), "--json")
+    assert done.returncode == ExitCode.SANDBOX == 7
+    data = json.loads(done.stdout)
+    assert data["probe"]["status"] == "missing-binary"
+    assert data["plan"]["state"] == "unavailable"
+
+
+def test_run_blocked_when_required_and_unavailable(
+    layout: Layout,
+) -> None:
+    no_bwrap(layout)
+    done = cli(layout, "run", "--cwd", str(layout.workspace), "--", "touch ran")
+    assert done.returncode == ExitCode.SANDBOX
+    assert not (layout.workspace / "ran").exists()
+    err = done.stderr
+    assert "sandbox unavailable" in err and "[reason: missing-binary]" in err
+
+
+def test_run_opted_out_runs_unsandboxed(layout: Layout) -> None:
+    (layout.home / "operator-guard.toml").write_text('[sandbox]\nmode = "off"\n')
+    done = cli(layout, "run", "--cwd", str(layout.workspace), "--", f"cat {layout.key} > leaked")
+    assert done.returncode == 0
+    assert SECRET in (layout.workspace / "leaked").read_text()  # what "off" means
+    assert "unsandboxed" in done.stderr
+
+
+@needs_bwrap
+def test_run_exit_status_and_argv_words(layout: Layout) -> None:
+    ws = str(layout.workspace)
+    assert cli(layout, "run", "--cwd", ws, "--", "exit 42").returncode == 42
+    assert cli(layout, "run", "--cwd", ws, "--", "touch", "a b").returncode == 0
+    assert (layout.workspace / "a b").exists()
+    assert cli(layout, "run", "--cwd", ws, "--", f"cat {layout.key}").returncode == 1
+    assert cli(layout, "run", "--cwd", ws).returncode == ExitCode.BAD_INPUT
+
+
+@needs_bwrap
+def test_argv_prints_what_the_spawn_hook_returns(
+    layout: Layout,
+) -> None:
+    command = "printf '%s|' one 'two three'"
+    done = cli(layout, "argv", "--cwd", str(layout.workspace), "--command", command)
+    assert done.returncode == 0, done.stderr
+    wrapped = done.stdout.rstrip("\n")
+    assert wrapped.startswith("exec ") and " --unshare-pid " in wrapped
+    done = subprocess.run(
+        ["/bin/bash", "-c", wrapped],
+        cwd=layout.workspace,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == "one|two three|"
+    done = cli(layout, "argv", "--cwd", str(layout.workspace), "--command", command, "--json")
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
+    assert data["command"] == wrapped
+    assert data["argv"][-3:] == ["/bin/bash", "-c", command]
+    assert data["plan"]["prefix"] + " " in wrapped
+
+
+def test_argv_unavailable_exits_7(layout: Layout) -> None:
+    no_bwrap(layout)
+    done = cli(layout, "argv", "--cwd", str(layout.workspace), "--command", "true", "--json")
+    assert done.returncode == ExitCode.SANDBOX
+    assert json.loads(done.stdout)["plan"]["state"] == "unavailable"
+
+
+@needs_bwrap
+def test_console_script(layout: Layout) -> None:
+    script = Path(sys.executable).with_name("pi-guard")
+    done = subprocess.run(
+        [str(script), "--home", str(layout.home), "sandbox", "run", "--cwd",
+         str(layout.workspace), "--", "echo $$; ls -A " + str(layout.home)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2"]  # pid 2 in its own namespace; the home looks empty
