@@ -44,13 +44,18 @@ _MANIFEST_SCHEMA: Literal["pi-operator-guard/install/v1"] = "pi-operator-guard/i
 Target = Literal["project", "global"]
 
 
+SIDECAR_ARGS: tuple[str, ...] = ("-I", "-m", "guard", "serve")
+
+
 class ExtensionConfig(BaseModel):
     """``guard.json``: what the shim needs to start the sidecar, and its timeouts."""
 
     model_config = WIRE_CONFIG
 
     python: str = Field(min_length=1)
-    args: tuple[str, ...] = ("-m", "guard", "serve")
+    # -I: pi starts the sidecar in the workspace, and without it Python would import a
+    # `guard/` (or `pydantic.py`) the agent wrote there before the real one.
+    args: tuple[str, ...] = SIDECAR_ARGS
     home: str | None = None
     confirm_timeout_ms: int = Field(default=60_000, ge=1_000, le=3_600_000)
     request_timeout_ms: int = Field(default=10_000, ge=100, le=600_000)
@@ -238,7 +243,7 @@ def install(
     settings: dict[str, Any] = {
         **base,
         "python": python or str(Path(sys.executable).absolute()),
-        "args": ("-m", "guard", "serve"),
+        "args": SIDECAR_ARGS,
     }
     if home is not None:
         settings["home"] = str(home.expanduser().absolute())

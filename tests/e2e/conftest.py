@@ -24,7 +24,7 @@ from .pi_world import SCENARIOS, World
 @pytest.fixture(scope="session")
 def sidecar_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The command the installed shim runs; fail early and clearly if it does not serve."""
-    command = [sys.executable, "-m", "guard", "serve"]
+    command = [sys.executable, "-I", "-m", "guard", "serve"]
     done = subprocess.run(
         command,
         input=b'{"jsonrpc":"2.0","id":1,"method":"health"}\n',

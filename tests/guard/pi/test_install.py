@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -38,7 +40,7 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
     assert (target / "index.ts").read_bytes() == shim_source()
     config = json.loads((target / CONFIG_FILE).read_text())
     assert config["python"] == str(Path(sys.executable).absolute())
-    assert config["args"] == ["-m", "guard", "serve"]
+    assert config["args"] == ["-I", "-m", "guard", "serve"]
     assert config["home"] is None
     assert config["confirmTimeoutMs"] == 60_000
     manifest = json.loads((target / MANIFEST_FILE).read_text())
@@ -167,3 +169,27 @@ def test_an_out_of_range_timeout_is_bad_input(project: Path) -> None:
         install("project", project, force=False, uninstall=False, confirm_timeout_ms=5)
     assert "confirm_timeout_ms" in str(caught.value)
     assert not shim_dir(project).exists()
+
+
+def test_the_installed_sidecar_command_ignores_a_guard_planted_in_the_workspace(
+    project: Path,
+) -> None:
+    # pi starts the sidecar with the workspace as its working directory; a hostile agent
+    # can write `guard/__init__.py` there. Isolated mode (-I) must import the real guard.
+    install("project", project, force=False, uninstall=False)
+    config = json.loads((shim_dir(project) / CONFIG_FILE).read_text())
+    planted = project / "guard"
+    planted.mkdir()
+    (planted / "__init__.py").write_text("raise SystemExit('planted guard imported')\n")
+    (planted / "__main__.py").write_text("raise SystemExit('planted guard imported')\n")
+    done = subprocess.run(
+        [config["python"], *config["args"]],
+        input=b'{"jsonrpc":"2.0","id":1,"method":"health"}\n',
+        cwd=project,
+        capture_output=True,
+        env={**os.environ, "PI_OPERATOR_GUARD_HOME": str(project.parent / "home")},
+        timeout=60,
+        check=False,
+    )
+    assert b"planted" not in done.stderr + done.stdout
+    assert done.stdout.startswith(b'{"jsonrpc":"2.0","id":1,"result"')
