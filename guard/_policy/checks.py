@@ -9,7 +9,15 @@ from guard._policy.bash.model import Command
 from guard._policy.models import LayerName, RuleKind, VerdictName
 from guard._policy.paths import Mention, has_flag, split_args
 
-__all__ = ["CHECKS", "RANK", "Match", "catastrophic_matches", "check", "unique"]
+__all__ = [
+    "CHECKS",
+    "RANK",
+    "Match",
+    "catastrophic_matches",
+    "check",
+    "unique",
+    "unresolved_matches",
+]
 
 CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
     "builtin.parse-error": (
@@ -46,13 +54,61 @@ CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
     ),
     "builtin.inline-code": (
         "confirm",
-        "destructive",
-        "inline interpreter code deletes files or runs commands",
+        "protected",
+        "inline code (python -c, node -e, awk, sed, SQL, python -m …) that a small allowlist "
+        "does not prove harmless",
+    ),
+    "builtin.unresolved": (
+        "confirm",
+        "protected",
+        "a word or path the analysis cannot resolve to a literal (an expansion, a command "
+        "substitution, an undecoded escape, a brace or glob it cannot bound, a split word)",
+    ),
+    "builtin.shell-environment": (
+        "confirm",
+        "protected",
+        "changes how later commands are found or read (PATH, IFS, CDPATH, LD_PRELOAD, "
+        "alias, shopt, enable, hash -p …)",
+    ),
+    "builtin.opaque-wrapper": (
+        "confirm",
+        "protected",
+        "a wrapper that changes user, namespaces, tracing or lifetime, or that the analysis "
+        "does not unwrap precisely (sudo, strace, script, unshare, setsid, flock …)",
+    ),
+    "builtin.find-exec": (
+        "confirm",
+        "protected",
+        "find runs a command on, or writes, what it finds (-exec, -execdir, -ok, -fprint)",
+    ),
+    "builtin.xargs": (
+        "confirm",
+        "protected",
+        "xargs runs a command on arguments only known at runtime",
+    ),
+    "builtin.git-config": (
+        "confirm",
+        "protected",
+        "git configuration or options that run programs (git -c alias.*=!…, core.*, "
+        "git config, --upload-pack, rebase --exec …)",
+    ),
+    "builtin.opaque-write": (
+        "confirm",
+        "protected",
+        "writes files whose names come from content the analysis cannot see (tar -x, unzip, "
+        "patch, git apply, curl -J, wget -r)",
+    ),
+    "builtin.link-then-use": (
+        "confirm",
+        "protected",
+        "creates a link and then uses paths in the same command (the link is not there yet "
+        "when the command is checked)",
     ),
     "builtin.guard-self": (
         "block",
         "protected",
-        "the guard's own signing surface (python -m guard, code importing the guard package)",
+        "the guard's own signing surface (python -m guard, python -m runpy guard, the pi-guard "
+        "script run by python, code that names the guard package)",
     ),
     "builtin.catastrophic-target": (
         "block",
@@ -154,3 +210,37 @@ def _is_catastrophic(path: str, home: str) -> bool:
             path = path[: -len(suffix)] or "/"
             break
     return path == "/" or path == home or path in _TOP_LEVEL
+
+
+_LINKERS = _set("ln link")
+
+
+def _creates_link(command: Command) -> bool:
+    program = command.program
+    if program in _LINKERS:
+        return True
+    if program != "cp":
+        return False
+    flags, _, _ = split_args(command.args)
+    return has_flag(flags, "-s", "-l", "--symbolic-link", "--link")
+
+
+def unresolved_matches(
+    units: Sequence[tuple[Command | None, Sequence[Mention]]],
+) -> list[Match]:
+    """``builtin.unresolved`` for paths only known at runtime; ``builtin.link-then-use``."""
+    out: list[Match] = []
+    unresolved = [
+        m.raw for _, mentions in units for m in mentions if m.path is None and m.pattern is None
+    ]
+    if unresolved:
+        shown = ", ".join(unresolved[:3])
+        out.append(check("unresolved", "a path only known at runtime: " + shown))
+    linked = False
+    for command, mentions in units:
+        if linked and any(m.path is not None or m.pattern is not None for m in mentions):
+            out.append(check("link-then-use"))
+            break
+        if command is not None and _creates_link(command):
+            linked = True
+    return out

@@ -14,7 +14,7 @@ from audit import shorten
 from guard._errors import BadInputError
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import Command, analyze
-from guard._policy.checks import Match, catastrophic_matches, check, unique
+from guard._policy.checks import Match, catastrophic_matches, check, unique, unresolved_matches
 from guard._policy.models import PolicyActionKind, Settings, Verdict
 from guard._policy.paths import Mention, command_mentions
 from guard._policy.realpath import realpath
@@ -25,6 +25,7 @@ __all__ = ["Classifier", "pi_tool_path"]
 _READ_TOOLS = frozenset({"read", "grep", "find", "ls"})
 _WRITE_TOOLS = frozenset({"write", "edit"})
 _PI_FILE_TOOLS = _READ_TOOLS | _WRITE_TOOLS
+_SEARCH_TOOLS = frozenset({"grep", "find", "ls"})
 _UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
 
@@ -46,6 +47,23 @@ def pi_tool_path(raw: str) -> str:
 class _Unit:
     command: Command | None
     mentions: list[Mention]
+
+
+def _search_patterns(tool_name: str, tool_input: Mapping[str, Any], base: str) -> list[Mention]:
+    """pi's ``grep`` ``glob`` and ``find`` ``pattern``: which files they select, as a glob.
+
+    A glob without ``/`` matches names at any depth (ripgrep's and fd's reading), so it
+    becomes ``<path>/**/<glob>``; the rules then say whether it could select a protected file.
+    """
+    key = "glob" if tool_name == "grep" else "pattern" if tool_name == "find" else None
+    value = tool_input.get(key) if key is not None else None
+    if not isinstance(value, str) or not value:
+        return []
+    text = value.lstrip("/") if "/" in value else "**/" + value
+    text = text.replace("{", "*").replace("}", "*")  # brace alternatives: any name
+    pattern = base.rstrip("/") + "/" + text
+    read_contents = tool_name == "grep"
+    return [Mention(None, value, True, False, recursive=read_contents, pattern=pattern)]
 
 
 class Classifier:
@@ -119,9 +137,14 @@ class Classifier:
                 for cmd in script.commands:
                     units.append(_Unit(cmd, command_mentions(cmd, self._normalize, home)))
                 matches.extend(check(f.check, f.detail) for f in script.findings)
-        elif "path" in tool_input:
-            raw = tool_input["path"]
+        elif "path" in tool_input or tool_name in _SEARCH_TOOLS:
+            # pi's grep/find/ls without a path search the workspace: that is their target.
+            raw = tool_input.get("path", ".") if tool_name in _SEARCH_TOOLS else tool_input["path"]
+            if raw is None and tool_name in _SEARCH_TOOLS:
+                raw = "."
             path_out, unit = self._file_unit(tool_name, raw, cwd_text)
+            if unit is not None and path_out is not None and tool_name in _SEARCH_TOOLS:
+                unit.mentions.extend(_search_patterns(tool_name, tool_input, path_out))
             if unit is None:
                 matches.append(
                     check(
@@ -185,6 +208,8 @@ class Classifier:
     def _may_hit(self, mention: Mention, resolved: Mapping[str, str]) -> bool:
         """Cheap pre-filter: could any path rule cover this mention?"""
         path = mention.path
+        if mention.pattern is not None:
+            return True
         if path is None:
             return False
         if mention.recursive and self._blocked_roots:
@@ -218,7 +243,7 @@ class Classifier:
         )
 
     def _match_units(self, tool_name: str, units: Sequence[_Unit], home: str) -> list[Match]:
-        matches: list[Match] = []
+        matches: list[Match] = unresolved_matches([(u.command, u.mentions) for u in units])
         resolved = self._resolved(units)
         for index, unit in enumerate(units):
             command = unit.command

@@ -14,11 +14,13 @@ beneath what it names: protecting a directory protects its contents.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from guard._errors import GlobError
+from guard._policy.patterns import Shape, shapes_intersect
 
 __all__ = ["PathMatcher", "compile_globs", "expand_placeholders", "is_under"]
 
@@ -95,9 +97,20 @@ class PathMatcher:
     regex: re.Pattern[str] | None
     roots: tuple[str, ...]
     case_sensitive: bool
+    shapes: tuple[Shape, ...] = ()
 
     def match(self, path: str) -> bool:
         return self.regex is not None and self.regex.match(path) is not None
+
+    def could_match(self, pattern: str, *, recursive: bool) -> bool:
+        """Whether a path the bash glob ``pattern`` (normalized) names could be covered."""
+        segments = tuple(s for s in pattern.split("/") if s)
+        if recursive:
+            segments = (*segments, "**")
+        return any(
+            shapes_intersect(segments, shape, case_sensitive=self.case_sensitive)
+            for shape in self.shapes
+        )
 
     def protects_beneath(self, path: str) -> bool:
         """Whether a literal root of these globs is ``path`` itself or lies beneath it."""
@@ -124,8 +137,9 @@ def compile_globs(
     """Compile ``patterns`` into one matcher (see the module docstring for the forms)."""
     alternatives: list[str] = []
     roots: list[str] = []
-    for pattern in patterns:
-        pieces = expand_placeholders(pattern.replace("\\", "/"), values)
+    shapes: list[Shape] = []
+    for pattern, chosen in _variants(patterns, values):
+        pieces = expand_placeholders(pattern.replace("\\", "/"), chosen)
         if any(segment == ".." for _, text in pieces for segment in text.split("/")):
             raise GlobError(pattern, "'..' is not allowed in a path glob")
         while pieces and not pieces[0][0] and pieces[0][1].startswith("./"):
@@ -143,25 +157,65 @@ def compile_globs(
         )
         raw = "".join(text for _, text in pieces)
         stripped = raw.rstrip("/")
+        shape_text = "".join(
+            re.sub(r"([*?\[\\])", r"\\\1", text) if literal else text for literal, text in pieces
+        ).rstrip("/")
         if absolute:
             regex = body.rstrip("/") if stripped else "/"
             if stripped and not any(not lit and _has_glob(text) for lit, text in pieces):
                 roots.append(_collapse_literal(raw))
             alternatives.append(regex if regex != "/" else "")
+            shapes.append(_shape(shape_text, anchored=True))
         elif "/" not in stripped:
             alternatives.append("(?:.*/)?" + body.rstrip("/"))
+            shapes.append(_shape(shape_text, anchored=False))
         elif anchor is not None:
             alternatives.append(re.escape(anchor.rstrip("/")) + "/" + body.rstrip("/"))
             if not _has_glob(stripped):
                 roots.append(_collapse_literal(anchor.rstrip("/") + "/" + stripped))
+            escaped = re.sub(r"([*?\[\\])", r"\\\1", anchor.rstrip("/"))
+            shapes.append(_shape(escaped + "/" + shape_text, anchored=True))
         else:
             alternatives.append("(?:.*/)?" + body.rstrip("/"))
+            shapes.append(_shape(shape_text, anchored=False))
     if not alternatives:
-        return PathMatcher(None, (), case_sensitive)
+        return PathMatcher(None, (), case_sensitive, ())
     flags = 0 if case_sensitive else re.IGNORECASE
     combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?$"
     try:
         compiled = re.compile(combined, flags)
     except re.error as exc:
         raise GlobError(combined, f"cannot compile glob: {exc}") from None
-    return PathMatcher(compiled, tuple(roots), case_sensitive)
+    return PathMatcher(compiled, tuple(roots), case_sensitive, tuple(shapes))
+
+
+def _variants(
+    patterns: Iterable[str], values: Mapping[str, str]
+) -> Iterable[tuple[str, Mapping[str, str]]]:
+    """Each pattern with the placeholder values, and again with their symlink-resolved forms.
+
+    A placeholder directory reached through a symlink (``~/.pi`` linked elsewhere) is then
+    covered under both names.
+    """
+    real: dict[str, str] | None = None
+    for pattern in patterns:
+        yield pattern, values
+        if "${" not in pattern:
+            continue
+        if real is None:
+            real = {k: _real(v) for k, v in values.items()}
+        if any(real[k] != values[k] for k in values if "${" + k + "}" in pattern):
+            yield pattern, real
+
+
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path) if path.startswith("/") else path
+    except (OSError, ValueError):
+        return path
+
+
+def _shape(text: str, *, anchored: bool) -> Shape:
+    """A rule pattern as segments: at any depth unless anchored, everything beneath too."""
+    segments = tuple(s for s in text.split("/") if s and s != ".")
+    return (*segments, "**") if anchored else ("**", *segments, "**")

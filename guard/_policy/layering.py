@@ -24,6 +24,7 @@ from guard._policy.config import (
     builtin_layer,
     read_layer,
 )
+from guard._policy.installation import installation_paths
 from guard._policy.models import (
     ConfigProblem,
     DescribedLayer,
@@ -68,6 +69,7 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         "GUARD_HOME": guard_home,
         "PI_AGENT_DIR": normalize_path(os.fspath(pi_agent_dir()), here),
         "PROJECT": project_dir or normalize_path(here, "/"),
+        **{k: normalize_path(v, here) for k, v in installation_paths().items()},
     }
     builtin = builtin_layer()
     user = read_layer(Path(guard_home) / CONFIG_FILE_NAME, "user")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from guard._policy.bash.model import Command, Word
+from guard._policy.bash.quoting import expand_braces
 
 __all__ = ["Mention", "command_mentions", "has_flag", "split_args"]
 
@@ -31,6 +32,8 @@ class Mention:
     write: bool
     target: bool = False
     recursive: bool = False
+    pattern: str | None = None
+    """For a glob: the normalized pattern, checked against the rules as a pattern too."""
 
 
 def _set(text: str) -> frozenset[str]:
@@ -52,6 +55,7 @@ _READERS = _set("""
     docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr xargs watch time
     timeout nice nohup sudo open xdg-open code
 """)
+_PRINTERS = _set("echo printf")
 _DELETERS = _set("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
 _ALWAYS_RECURSIVE = _set("rimraf trash trash-put rsync rg ag ack")
 _COPIERS = _set("cp install ln rsync scp ditto gcp")
@@ -191,24 +195,37 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
     ) -> None:
         value = word.value
         if value is None:
-            if target:
-                out.append(Mention(None, word.raw, read, write, target, recursive))
+            # Only known at runtime: recorded without a path, which asks (fail closed).
+            out.append(Mention(None, word.raw, read, write, target, recursive))
             return
         if not value or value == "-" or "://" in value or "\x00" in value:
             return
-        candidates = [value]
-        if value.startswith("~") and not value.startswith("~/") and value != "~":
-            candidates = [os.path.expanduser(value)]
-        if word.glob:
-            candidates.extend(_expand_glob(candidates[0], command.cwd, home))
-        for text in candidates:
-            path = normalize(text, command.cwd)
-            if path is not None:
-                out.append(
-                    Mention(
-                        path, word.raw if text == value else text, read, write, target, recursive
+        texts = [value]
+        if word.brace:
+            expanded = expand_braces(value)
+            if expanded is None:
+                out.append(Mention(None, word.raw, read, write, target, recursive))
+                return
+            texts = list(dict.fromkeys([*expanded, value]))
+        for text in texts:
+            if text.startswith(("~+", "~-")) or (text[:1] == "~" and text[1:2].isdigit()):
+                out.append(Mention(None, word.raw, read, write, target, recursive))
+                continue
+            candidates = [text]
+            if text.startswith("~") and not text.startswith("~/") and text != "~":
+                candidates = [os.path.expanduser(text)]
+            pattern: str | None = None
+            if word.glob:
+                pattern = normalize(candidates[0], command.cwd)
+                candidates.extend(_expand_glob(candidates[0], command.cwd, home))
+            for candidate in candidates:
+                path = normalize(candidate, command.cwd)
+                if path is not None:
+                    shown = word.raw if candidate == value else candidate
+                    out.append(
+                        Mention(path, shown, read, write, target, recursive, pattern=pattern)
                     )
-                )
+                    pattern = None
 
     for word in command.redirect_writes:
         if word.value in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"):
@@ -228,6 +245,11 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
     flags, values, positionals = split_args(args, short, long)
 
     if program in _NO_FILES:
+        return out
+    if program in _PRINTERS:
+        for word in args:
+            if word.value is not None:
+                add(word, read=True, write=False)
         return out
     if program in _DELETERS:
         recursive = program in _ALWAYS_RECURSIVE or has_flag(flags, "-r", "-R", "--recursive")
@@ -290,11 +312,7 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
             add(word, read=True, write=destructive, target=destructive, recursive=destructive)
         return out
     if program in ("curl", "wget"):
-        names = ("-o", "--output") if program == "curl" else ("-O", "--output-document")
-        for word in _option_value(flags, args, *names):
-            add(word, read=False, write=True, target=True)
-        for word in positionals:
-            add(word, read=True, write=False)
+        _downloads(command, program, args, flags, positionals, add)
         return out
     if program in ("tar", "zip"):
         old_style = program == "tar" and bool(positionals) and positionals[0] is args[0]
@@ -310,6 +328,8 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
             archives = _option_value(flags, args, "-f", "--file")
         for word in archives:
             add(word, read=not creating, write=creating, target=creating)
+        for word in _option_value(flags, args, "-C", "--directory"):
+            add(word, read=creating, write=not creating, target=not creating, recursive=True)
         skip = 1 if program == "zip" else (1 + len(archives) if old_style else 0)
         members = [w for w in positionals[skip:] if w not in archives]
         for word in members:
@@ -342,6 +362,16 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
         for word in (*rest, *values):
             add(word, read=True, write=False)
         return out
+    if program in ("docker", "podman", "nerdctl"):
+        for word in _option_value(flags, args, "-v", "--volume", "--mount"):
+            source: str | None = word.value
+            if source is not None and "=" in source:
+                fields = dict(f.split("=", 1) for f in source.split(",") if "=" in f)
+                source = fields.get("source", fields.get("src", ""))
+            elif source is not None:
+                source = source.split(":", 1)[0]
+            if source is None or source.startswith(("/", ".", "~")):
+                add(Word(source, word.raw), read=True, write=True, target=True, recursive=True)
     reader = program in _READERS
     for word in (*positionals, *values):
         add(word, read=True, write=not reader)
@@ -351,6 +381,48 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
         if sep and key.isidentifier():
             add(Word(rest_value, word.raw), read=True, write=not reader)
     return out
+
+
+Add = Callable[..., None]
+
+
+def _downloads(
+    command: Command,
+    program: str,
+    args: Sequence[Word],
+    flags: Sequence[Word],
+    positionals: Sequence[Word],
+    add: Add,
+) -> None:
+    """curl/wget: ``-o FILE``, ``--output-dir``/``-P DIR``, and names taken from URLs."""
+    if program == "curl":
+        outputs = _option_value(flags, args, "-o", "--output")
+        dirs = _option_value(flags, args, "--output-dir")
+        remote = has_flag(flags, "-O", "--remote-name", "--remote-name-all")
+    else:
+        outputs = _option_value(flags, args, "-O", "--output-document")
+        dirs = _option_value(flags, args, "-P", "--directory-prefix")
+        remote = not outputs
+    for word in outputs:
+        if dirs and word.value is not None and not word.value.startswith("/"):
+            for base in dirs:
+                joined = None if base.value is None else base.value + "/" + word.value
+                add(Word(joined, word.raw), read=False, write=True, target=True)
+        else:
+            add(word, read=False, write=True, target=True)
+    for base in dirs:
+        add(base, read=False, write=True, target=True, recursive=True)
+    for word in positionals:
+        value = word.value or ""
+        if "://" not in value:
+            add(word, read=True, write=False)
+            continue
+        name = value.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        name = name.rsplit("/", 1)[-1] if "/" in name else ""
+        if remote and name:
+            for base in dirs or [Word.literal(".")]:
+                if base.value is not None:
+                    add(Word.literal(base.value + "/" + name), read=False, write=True, target=True)
 
 
 def _deletes(words: Sequence[Word]) -> bool:

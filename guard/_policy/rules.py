@@ -156,10 +156,29 @@ class CompiledRule:
         # home) is as bad as touching the path itself.
         return recursive and self.rule.verdict == "block" and self.paths.protects_beneath(path)
 
+    def pattern_hit(self, mention: Mention, pattern: str) -> bool:
+        """Whether a glob could name a path this rule covers.
+
+        Against block rules always; against the others only when the glob names a hidden
+        path (``.e*v``, ``.git/hook?``): other globs are checked on what they expand to.
+        """
+        if self.paths is None:
+            return False
+        access = self.rule.access
+        if not ((mention.read and "read" in access) or (mention.write and "write" in access)):
+            return False
+        hidden = any(segment.startswith(".") for segment in pattern.split("/"))
+        if self.rule.verdict != "block" and not hidden:
+            return False
+        return self.paths.could_match(pattern, recursive=mention.recursive)
+
     def mention_hits(self, mentions: Sequence[Mention], resolved: Mapping[str, str]) -> list[str]:
         """Paths among ``mentions`` this path rule covers (symlink-resolved forms too)."""
         hits: list[str] = []
         for mention in mentions:
+            if mention.pattern is not None and self.pattern_hit(mention, mention.pattern):
+                hits.append(mention.path or mention.pattern)
+                continue
             if mention.path is None:
                 continue
             forms = [mention.path]

@@ -11,18 +11,17 @@ import re
 from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview, program_name
+from guard._policy.bash.streams import from_downloader, static_output
 from guard._policy.bash.syntax import SyntaxWalker
 from guard._policy.bash.wrappers import Handler, Step
 
 __all__ = [
-    "CODE_DELETE",
     "CODE_STRING",
-    "GUARD_IMPORT",
     "PYTHON",
     "SHELLS",
     "from_downloader",
     "interpreter_handler",
-    "python_has_source",
+    "python_reads_stdin",
     "shell_reads_stdin",
     "static_output",
 ]
@@ -34,59 +33,18 @@ def _set(text: str) -> frozenset[str]:
 
 SHELLS = _set("sh bash zsh dash ksh mksh ash yash fish rbash")
 PYTHON = re.compile(r"^(?:python(?:[23](?:\.\d+)?)?|pypy3?)$")
-_DOWNLOADERS = _set("curl wget fetch http https xh aria2c lwp-request")
-_ECHOERS = frozenset({"echo", "printf"})
 _INLINE_FLAGS: dict[str, frozenset[str]] = {
     "node": frozenset({"-e", "--eval", "-p", "--print"}),
     "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
     "deno": frozenset({"eval"}),
     "perl": frozenset({"-e", "-E"}),
     "ruby": frozenset({"-e"}),
-    "php": frozenset({"-r"}),
+    "php": frozenset({"-r", "-B", "-R", "-E"}),
     "lua": frozenset({"-e"}),
 }
-GUARD_IMPORT = re.compile(r"\b(?:import\s+guard\b|from\s+guard(?:\.|\s))|\bguard\._")
-CODE_DELETE = re.compile(
-    r"rmtree|\bos\.(?:remove|unlink|rmdir|removedirs)\b|\.unlink\s*\(|\.rmdir\s*\(|"
-    r"\b(?:unlinkSync|rmSync|rmdirSync)\b|\bfs(?:\.promises)?\.(?:rm|unlink|rmdir)\b|"
-    r"\bFileUtils\.rm|\bFile\.delete\b|\bunlink\b|\bsystem\s*\(|\bos\.system\b|"
-    r"\bsubprocess\b|\bchild_process\b|\bexecSync\b|\bspawnSync\b|\bshell_exec\b|\bpassthru\b"
-)
 CODE_STRING = re.compile(r"'([^'\\\n]{1,512})'|\"([^\"\\\n]{1,512})\"")
 _SHELL_SHORT_VALUE = "oO"
 _SHELL_LONG_VALUE = _set("--rcfile --init-file")
-_PY_SHORT_VALUE = "WX"
-
-
-def from_downloader(producers: Sequence[Command], depth: int = 0) -> bool:
-    for producer in producers:
-        if producer.program in _DOWNLOADERS:
-            return True
-        if depth < 8 and from_downloader(producer.producers, depth + 1):
-            return True
-        for word in producer.argv:
-            if word.inner and from_downloader(word.inner, depth + 1):
-                return True
-    return False
-
-
-def static_output(producers: Sequence[Command]) -> str | None:
-    """The text ``echo``/``printf``/``cat <<EOF`` producers write, when fully static."""
-    if not producers:
-        return None
-    out: list[str] = []
-    for producer in producers:
-        program = producer.program
-        if program in _ECHOERS and all(w.value is not None for w in producer.args):
-            words = [w.value or "" for w in producer.args]
-            while words and words[0].startswith("-") and program == "echo":
-                words.pop(0)
-            out.append(" ".join(words))
-        elif program == "cat" and not producer.args and producer.stdin_texts:
-            out.extend(producer.stdin_texts)
-        else:
-            return None
-    return "\n".join(out)
 
 
 def shell_reads_stdin(args: Sequence[Word]) -> bool:
@@ -110,23 +68,6 @@ def shell_reads_stdin(args: Sequence[Word]) -> bool:
             continue
         return value == "-"
     return True
-
-
-def python_has_source(args: Sequence[Word]) -> bool:
-    i = 0
-    while i < len(args):
-        value = args[i].value
-        if value is None:
-            return True
-        if value == "-":
-            return False
-        if value.startswith("-") and value != "--":
-            if value[1:2] in ("c", "m"):
-                return True
-            i += 2 if (len(value) == 2 and value[1] in _PY_SHORT_VALUE) else 1
-            continue
-        return True
-    return False
 
 
 def _shell(
@@ -174,10 +115,76 @@ def _shell(
         w.generated_code(rest[0].inner, f"{program} runs a generated script")
         return None
     # A script file or stdin: the command itself is recorded; on_stdin looks at stdin.
-    w.add(Command(tuple(argv), w.cwd, via, producers, texts))
-    if texts or producers:
-        w.on_stdin(w.out.commands[-1])
+    command = Command(tuple(argv), w.cwd, via, producers, texts)
+    w.add(command)
+    if texts or producers or w.stdin_file:
+        w.on_stdin(command)
     return None
+
+
+_PY_FLAG_LETTERS = frozenset("bBdEhiIOPqRsSuvV")
+_PY_MODULES = _set("""
+    pytest pip venv unittest mypy ruff black isort flake8 pylint coverage http.server json.tool
+    build site sysconfig platform compileall py_compile ensurepip tox nox pyright pipx uv poetry
+    """)
+"""``python -m`` modules run as programs without asking (their own rules still apply)."""
+
+
+def _python_options(args: Sequence[Word]) -> tuple[str, str | None, int] | None:
+    """(mode, value, index after it): mode ``c``/``m``/``-`` (stdin), ``file`` or ``none``.
+
+    Bundled flags are read like CPython does (``-Im guard``, ``-Bc code``); ``None`` when
+    an option is not understood (the caller asks).
+    """
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value is None:
+            return ("dynamic", None, i)
+        if value == "-":
+            return ("-", None, i + 1)
+        if value == "--" or not value.startswith("-"):
+            j = i + 1 if value == "--" else i
+            if j >= len(args):
+                return ("none", None, j)
+            return (
+                ("file", args[j].value, j + 1)
+                if args[j].value is not None
+                else (
+                    "dynamic",
+                    None,
+                    j,
+                )
+            )
+        if value.startswith("--"):
+            if value in ("--version", "--help"):
+                return ("none", None, i + 1)
+            if value == "--check-hash-based-pycs":
+                i += 2
+                continue
+            return None
+        letters = value[1:]
+        step = 1
+        for k, letter in enumerate(letters):
+            if letter in "cm":
+                rest = letters[k + 1 :]
+                if rest:
+                    return (letter, rest, i + 1)
+                nxt = args[i + 1].value if i + 1 < len(args) else ""
+                return (letter, nxt, i + 2)
+            if letter in "WX":
+                step = 1 if letters[k + 1 :] else 2
+                break
+            if letter not in _PY_FLAG_LETTERS:
+                return None
+        i += step
+    return ("none", None, i)
+
+
+def python_reads_stdin(args: Sequence[Word]) -> bool:
+    """Whether ``python ARGS`` reads its program from stdin (no ``-c``/``-m``/script)."""
+    parsed = _python_options(args)
+    return parsed is None or parsed[0] in ("-", "none", "dynamic")
 
 
 def _python(
@@ -188,38 +195,79 @@ def _python(
     texts: list[str],
 ) -> Step:
     args = argv[1:]
-    i = 0
-    while i < len(args):
-        value = args[i].value
-        if value is None or not value.startswith("-") or value in ("-", "--"):
-            break
-        letters = value[1:]
-        if letters.startswith("c"):
-            code = letters[1:] or (args[i + 1].value if i + 1 < len(args) else "")
-            command = Command(tuple(argv), w.cwd, via, producers, texts)
-            w.add(command)
-            if code is None:
-                w.finding("dynamic-script", "python -c runs code built at runtime")
-            else:
-                w.code(command, code)
-            return None
-        if letters.startswith("m"):
-            module = letters[1:] or (args[i + 1].value if i + 1 < len(args) else "")
-            rest = args[i + 1 :] if letters[1:] else args[i + 2 :]
-            if module is None:
-                w.finding("dynamic-command", "python -m runs a module named at runtime")
-                return None
-            if module == "guard" or module.startswith("guard."):
-                w.finding("guard-self", "runs the guard's own CLI: python -m " + module)
-                return None
-            top = module.split(".", 1)[0]
-            return [Word.literal(top), *rest], (*via, "python -m")
-        i += 2 if (len(letters) == 1 and letters in _PY_SHORT_VALUE) else 1
+    parsed = _python_options(args)
     command = Command(tuple(argv), w.cwd, via, producers, texts)
+    if parsed is None:
+        w.add(command)
+        w.finding("inline-code", "python runs with options the analysis does not read")
+        return None
+    mode, value, after = parsed
+    if mode == "dynamic":
+        w.add(command)
+        w.finding("dynamic-script", "python's options or script are only known at runtime")
+        return None
+    if mode == "c":
+        w.add(command)
+        if value is None:
+            w.finding("dynamic-script", "python -c runs code built at runtime")
+        else:
+            w.code(command, value, "python")
+        return None
+    if mode == "m":
+        return _python_module(w, value, list(args[after:]), via, command)
+    if mode == "file" and value is not None:
+        base = value.rstrip("/").rsplit("/", 1)[-1]
+        if base == "pi-guard":
+            return [Word.literal("pi-guard"), *args[after:]], (*via, "python")
+        if _is_guard_package(value):
+            w.add(command)
+            w.finding("guard-self", "runs the guard package: python " + value)
+            return None
     w.add(command)
-    if texts or producers:
+    if mode == "-" or mode == "none" or texts or producers or w.stdin_file:
         w.on_stdin(command)
     return None
+
+
+def _is_guard_package(path: str) -> bool:
+    parts = [p for p in path.split("/") if p and p != "."]
+    if not parts:
+        return False
+    if parts[-1] == "guard":
+        return True
+    return (
+        "guard" in parts[:-1]
+        and parts[-1].endswith((".py", ".pyc"))
+        and (parts[-1] == "__main__.py" or parts[parts.index("guard") + 1 :][:1] == ["_cli"])
+    )
+
+
+def _python_module(
+    w: SyntaxWalker,
+    module: str | None,
+    rest: list[Word],
+    via: tuple[str, ...],
+    command: Command,
+) -> Step:
+    if module is None:
+        w.add(command)
+        w.finding("dynamic-command", "python -m runs a module named at runtime")
+        return None
+    top = module.split(".", 1)[0]
+    if top == "guard":
+        w.add(command)
+        w.finding("guard-self", "runs the guard's own CLI: python -m " + module)
+        return None
+    if module == "runpy":
+        target = rest[0].value if rest else None
+        if rest and rest[0].value is not None and rest[0].value.startswith("-"):
+            target = None
+        return _python_module(w, target, rest[1:], (*via, "python -m runpy"), command)
+    if module not in _PY_MODULES:
+        w.add(command)
+        w.finding("inline-code", f"python -m {module} runs a module not on the short allowlist")
+    name = "pip" if top == "pip" else module
+    return [Word.literal(name), *rest], (*via, "python -m")
 
 
 def _inline(
@@ -238,6 +286,12 @@ def _inline(
         value = arg.value
         if value is None:
             continue
+        if (
+            program == "perl"
+            and value[:2] in ("-M", "-m")
+            and not re.fullmatch(r"-[mM][\w:]+", value)
+        ):
+            w.finding("inline-code", "perl -M with code: " + preview(value))
         if value in flags or (
             value.startswith("-")
             and not value.startswith("--")
@@ -250,7 +304,11 @@ def _inline(
             if code.value is None:
                 w.finding("dynamic-script", f"{program} runs inline code built at runtime")
             else:
-                w.code(command, code.value)
+                w.code(
+                    command, code.value, program + (" print" if value in ("-p", "--print") else "")
+                )
+    if texts or producers or w.stdin_file:
+        w.on_stdin(command)
     return None
 
 

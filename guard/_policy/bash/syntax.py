@@ -15,8 +15,23 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from guard._policy.bash.model import MAX_DEPTH, Command, Finding, Script, Word, preview
-from guard._policy.bash.quoting import decode_ansi_c, has_glob, unquote_double, unquote_word
+from guard._policy.bash.model import (
+    MAX_DEPTH,
+    Command,
+    Finding,
+    Script,
+    Word,
+    preview,
+    sensitive_variable,
+)
+from guard._policy.bash.quoting import (
+    decode_ansi_c,
+    has_brace,
+    has_glob,
+    splits_a_word,
+    unquote_double,
+    unquote_word,
+)
 
 __all__ = ["SyntaxWalker"]
 
@@ -64,6 +79,7 @@ class _Parts:
     pieces: list[str] = field(default_factory=list)
     dynamic: bool = False
     glob: bool = False
+    brace: bool = False
     inner: list[Command] = field(default_factory=list)
 
 
@@ -79,6 +95,10 @@ class SyntaxWalker(ABC):
         self.cwd = cwd
         self.depth = depth
         self.out = out
+        self.stdin_file = False
+        """Whether the simple command being run reads stdin from a ``<`` redirection."""
+        self.dirs: list[str] = []
+        """The ``pushd`` stack."""
 
     # -- findings and nested scripts ------------------------------------------------
     def finding(self, check: str, detail: str, targets: tuple[str, ...] = ()) -> None:
@@ -94,6 +114,10 @@ class SyntaxWalker(ABC):
 
     def script(self, text: str, *, stdin: list[Command] | None = None) -> list[Command]:
         safe = _parser_safe(text)
+        if splits_a_word(text):
+            self.finding(
+                "unresolved", "a line continuation splits a word (bash joins it): " + preview(text)
+            )
         root = _parser().parse(safe.encode("utf-8", "surrogatepass")).root_node
         if not root.has_error:
             return self.walk(root, stdin)
@@ -133,6 +157,8 @@ class SyntaxWalker(ABC):
             finally:
                 self.cwd = saved
         if kind == "variable_assignment":
+            name = node.child_by_field_name("name")
+            self.assignment(_text(name) if name is not None else "")
             value = node.child_by_field_name("value")
             if value is not None:
                 word = self.word(value)
@@ -140,6 +166,8 @@ class SyntaxWalker(ABC):
                     # The value may name a path used later through the variable.
                     self.add(Command((), self.cwd, named=[word]))
             return []
+        if kind == "declaration_command":
+            return self.declaration(node)
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return []
         if kind in (
@@ -187,15 +215,6 @@ class SyntaxWalker(ABC):
                                 self.walk(sub, None)
             elif redirect.type == "herestring_redirect":
                 texts.extend(self.herestring(redirect))
-        if body is None:
-            commands: list[Command] = []
-        elif body.type == "command":
-            commands = self.command(body, stdin, texts)
-        else:
-            commands = self.walk(body, stdin)
-            for command in commands if texts else ():
-                command.stdin_texts.extend(texts)
-                self.on_stdin(command, texts_only=True)
         writes: list[Word] = []
         reads: list[Word] = []
         for redirect in redirects:
@@ -205,7 +224,25 @@ class SyntaxWalker(ABC):
                 for part in redirect.named_children:
                     if part.type == "file_redirect":
                         self.file_redirect(part, writes, reads)
-                    elif part.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+        if body is None:
+            commands: list[Command] = []
+        elif body.type == "command":
+            commands = self.command(body, stdin, texts, stdin_file=bool(reads))
+        else:
+            commands = self.walk(body, stdin)
+            for command in commands if (texts or reads) else ():
+                command.stdin_texts.extend(texts)
+                command.stdin_file = command.stdin_file or bool(reads)
+                self.on_stdin(command, texts_only=True)
+        for redirect in redirects:
+            if redirect.type == "heredoc_redirect":
+                for part in redirect.named_children:
+                    if part.type not in (
+                        "heredoc_start",
+                        "heredoc_body",
+                        "heredoc_end",
+                        "file_redirect",
+                    ):
                         commands = commands + self.walk(part, commands)
         if writes or reads:
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
@@ -239,12 +276,48 @@ class SyntaxWalker(ABC):
                 continue
             if operator == "<":
                 reads.append(word)
+            elif operator == "<>":
+                reads.append(word)
+                writes.append(word)
             else:
                 writes.append(word)
 
+    def declaration(self, node: Node) -> list[Command]:
+        """``export``/``declare``/``local`` …: assignments, names built at runtime, namerefs."""
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self.walk(child, None)
+                continue
+            if child.type in ("variable_name", "comment"):
+                continue
+            word = self.word(child)
+            value = word.value
+            if value is None or (value.startswith("-") and "n" in value[1:]) or "=" in value:
+                self.finding(
+                    "shell-environment",
+                    "declares a variable whose name is only known at runtime, or a nameref: "
+                    + word.raw,
+                )
+        return []
+
+    def assignment(self, name: str) -> None:
+        """``NAME=…``: a variable the analysis relies on, or that loads code, asks."""
+        base = name.split("[", 1)[0]
+        if sensitive_variable(base) or not base.isidentifier():
+            self.finding(
+                "shell-environment",
+                f"assigns {base or 'a variable'}, which changes what later commands run "
+                "or where their paths point",
+            )
+
     # -- simple commands ---------------------------------------------------------------
     def command(
-        self, node: Node, stdin: list[Command] | None, texts: Sequence[str] = ()
+        self,
+        node: Node,
+        stdin: list[Command] | None,
+        texts: Sequence[str] = (),
+        *,
+        stdin_file: bool = False,
     ) -> list[Command]:
         argv: list[Word] = []
         texts = list(texts)
@@ -270,10 +343,16 @@ class SyntaxWalker(ABC):
         if not argv:
             return []
         before = len(self.out.commands)
-        self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
+        self.stdin_file = stdin_file or bool(reads)
+        try:
+            self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
+        finally:
+            self.stdin_file = False
         return self.out.commands[before:]
 
     def add(self, command: Command) -> None:
+        if self.stdin_file and command.argv:
+            command.stdin_file = True
         if len(self.out.commands) >= _MAX_COMMANDS:
             if not any(f.check == "too-complex" for f in self.out.findings):
                 self.finding("too-complex", f"more than {_MAX_COMMANDS} simple commands")
@@ -304,17 +383,18 @@ class SyntaxWalker(ABC):
         """Check code that other commands in the pipeline produce for a shell to run."""
 
     @abstractmethod
-    def code(self, command: Command, text: str) -> None:
-        """Check inline interpreter code ``text`` run by ``command``."""
+    def code(self, command: Command, text: str, language: str) -> None:
+        """Check inline code ``text`` in ``language`` run by ``command``."""
 
     # -- words -----------------------------------------------------------------------------
     def word(self, node: Node) -> Word:
         parts = _Parts()
         self._word_into(node, parts)
         raw = _text(node)
+        brace = parts.brace or (node.type in ("word", "concatenation") and has_brace(raw))
         if parts.dynamic:
-            return Word(None, raw, parts.glob, tuple(parts.inner))
-        return Word("".join(parts.pieces), raw, parts.glob, tuple(parts.inner))
+            return Word(None, raw, parts.glob, tuple(parts.inner), brace)
+        return Word("".join(parts.pieces), raw, parts.glob, tuple(parts.inner), brace)
 
     def _word_into(self, node: Node, parts: _Parts) -> None:
         kind = node.type
@@ -326,7 +406,11 @@ class SyntaxWalker(ABC):
         elif kind == "raw_string":
             parts.pieces.append(_text(node)[1:-1])
         elif kind == "ansi_c_string":
-            parts.pieces.append(decode_ansi_c(_text(node)[2:-1]))
+            decoded = decode_ansi_c(_text(node)[2:-1])
+            if decoded is None:
+                parts.dynamic = True  # an escape it does not fully decode: unresolvable
+            else:
+                parts.pieces.append(decoded)
         elif kind == "string":
             for child in node.named_children:
                 if child.type == "string_content":
@@ -346,7 +430,10 @@ class SyntaxWalker(ABC):
                     self._word_into(child, parts)
                 else:
                     parts.pieces.append(_text(child))
-        elif kind in ("number", "string_content", "heredoc_content") or kind == "brace_expression":
+        elif kind == "brace_expression":
+            parts.brace = True
+            parts.pieces.append(_text(node))
+        elif kind in ("number", "string_content", "heredoc_content"):
             parts.pieces.append(_text(node))
         else:
             # arithmetic, translated strings, anything exotic: walk it for substitutions.

@@ -1,17 +1,19 @@
 """Bash analysis on a real parser (tree-sitter): a command string becomes simple commands.
 
 The walk covers lists, pipelines, ``&&``/``||``, subshells, compound statements,
-command and process substitution, heredocs and redirections. Wrappers (``sudo``,
-``env``, ``nice``, ``nohup``, ``time``, ``command``, ``exec``, ``xargs``, ``timeout``,
-``find -exec`` …) are unwrapped; ``bash -c``/``sh -c`` strings, heredocs fed to a shell
-and ``echo … | sh`` are parsed recursively up to :data:`MAX_DEPTH`. What cannot be known
-statically (``eval``, a parse error, a command name built at runtime, too deep a nesting)
-becomes a :class:`Finding`, which the policy turns into ``confirm``: fail closed.
+command and process substitution, heredocs and redirections. Known harmless wrappers
+(``env``, ``nice``, ``nohup``, ``time``, ``timeout``, ``command``, ``exec`` …) are
+unwrapped; other wrappers ask and are looked into; ``bash -c``/``sh -c`` strings are parsed
+recursively up to :data:`MAX_DEPTH`. Whatever cannot be resolved to literal argv and
+literal paths becomes a :class:`Finding`, which the policy turns into ``confirm``: fail
+closed.
 
-Layout: :mod:`._bash_model` (words, commands, findings), :mod:`._bash_syntax` (the
-tree-sitter walk), :mod:`._bash_quoting` (quote removal), :mod:`._bash_wrappers` (``sudo``,
-``env``, ``xargs`` …), :mod:`._bash_interpreters` (shells, ``python``, ``node -e`` …), and
-here the :class:`Walker` that decides what each simple command runs, and :func:`analyze`.
+Layout: ``model`` (words, commands, findings), ``syntax`` (the tree-sitter walk),
+``quoting`` (quote removal, ANSI-C strings, braces), ``wrappers`` (``env``, ``sudo``,
+``xargs`` …), ``interpreters`` (shells, ``python``, ``node -e`` …), ``inline`` (the
+allowlist of harmless inline code), ``programs`` (programs that run code or write files
+the analysis cannot see: sed, awk, git -c, make, tar -x …), and here the :class:`Walker`
+that decides what each simple command runs, and :func:`analyze`.
 """
 
 from __future__ import annotations
@@ -20,17 +22,21 @@ import os
 import posixpath
 from collections.abc import Sequence
 
+from guard._policy.bash.inline import (
+    GUARD_CODE,
+    awk_allowed,
+    node_allowed,
+    python_allowed,
+    sed_allowed,
+    sql_allowed,
+)
 from guard._policy.bash.interpreters import (
-    CODE_DELETE,
     CODE_STRING,
-    GUARD_IMPORT,
     PYTHON,
     SHELLS,
-    from_downloader,
     interpreter_handler,
-    python_has_source,
+    python_reads_stdin,
     shell_reads_stdin,
-    static_output,
 )
 from guard._policy.bash.model import (
     MAX_DEPTH,
@@ -42,6 +48,8 @@ from guard._policy.bash.model import (
     preview,
     program_name,
 )
+from guard._policy.bash.programs import check_program
+from guard._policy.bash.streams import from_downloader, static_output
 from guard._policy.bash.syntax import SyntaxWalker
 from guard._policy.bash.wrappers import Plain, wrapper_handler
 
@@ -55,6 +63,14 @@ __all__ = [
     "analyze",
     "program_name",
 ]
+
+_INTERPRETERS = frozenset({"node", "nodejs", "perl", "ruby", "php", "lua", "deno", "bun"})
+_CHECKERS = {
+    "python": python_allowed,
+    "awk": awk_allowed,
+    "sed": sed_allowed,
+    "sql": sql_allowed,
+}
 
 
 class Walker(SyntaxWalker):
@@ -73,8 +89,9 @@ class Walker(SyntaxWalker):
         while argv:
             name = argv[0]
             program = program_name(name)
-            if program is None:
-                self.finding("dynamic-command", "command name only known at runtime: " + name.raw)
+            if program is None or name.glob or name.brace:
+                why = "a glob or brace" if program is not None else "only known at runtime"
+                self.finding("dynamic-command", f"command name {why}: " + name.raw)
                 self.add(Command(tuple(argv), self.cwd, via, producers, texts))
                 return
             handler = wrapper_handler(program) or interpreter_handler(program)
@@ -90,28 +107,46 @@ class Walker(SyntaxWalker):
             return
         command = Command(tuple(argv), self.cwd, via, producers, texts)
         self.add(command)
-        program = command.program
-        if program in ("cd", "pushd"):
-            self.change_dir(argv[1:])
+        program = command.program or ""
+        if program in ("cd", "pushd", "popd"):
+            self.change_dir_command(program, argv[1:])
         elif program == "find":
             self.find_exec(command)
-        elif program in ("eval",):
+        elif program == "eval":
             self.eval(command)
         elif program in ("source", "."):
             self.source(command)
         elif program == "trap" and len(argv) > 1 and argv[1].value is not None:
             self.nested(argv[1].value, "trap handler")
-        if texts or producers:
+        else:
+            check_program(self, command)
+        if texts or producers or command.stdin_file:
             self.on_stdin(command)
+
+    def change_dir_command(self, program: str, args: Sequence[Word]) -> None:
+        stack = self.dirs
+        if program == "popd":
+            if not stack:
+                self.finding("unresolved", "popd: the directory it returns to is not known here")
+            else:
+                self.cwd = stack.pop()
+            return
+        if program == "pushd":
+            stack.append(self.cwd)
+        self.change_dir(args)
 
     def change_dir(self, args: Sequence[Word]) -> None:
         positional = [w for w in args if not (w.value or "").startswith("-") or w.value == "-"]
         if not positional:
             self.cwd = self.home
             return
-        target = positional[0].value
-        if target is None or target == "-":
+        word = positional[0]
+        target = word.value
+        if target is None or target == "-" or word.glob or word.brace or target.startswith("~+"):
+            self.finding("unresolved", "cd to a directory only known at runtime: " + word.raw)
             return
+        if os.environ.get("CDPATH") and not target.startswith(("/", ".", "~")):
+            self.finding("unresolved", "cd with CDPATH set: the directory depends on CDPATH")
         if target == "~" or target.startswith("~/"):
             target = self.home + target[1:]
         self.cwd = posixpath.normpath(posixpath.join(self.cwd, target))
@@ -122,6 +157,7 @@ class Walker(SyntaxWalker):
         while i < len(args):
             value = args[i].value
             if value in ("-exec", "-execdir", "-ok", "-okdir"):
+                self.finding("find-exec", f"find {value} runs a command on every file it finds")
                 j = i + 1
                 while j < len(args) and args[j].value not in (";", "+"):
                     j += 1
@@ -130,6 +166,8 @@ class Walker(SyntaxWalker):
                     self.run(inner, via=(*command.via, f"find {value}"), producers=[], texts=[])
                 i = j + 1
                 continue
+            if value in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+                self.finding("find-exec", f"find {value} writes a file")
             i += 1
 
     def eval(self, command: Command) -> None:
@@ -138,57 +176,82 @@ class Walker(SyntaxWalker):
             self.nested(" ".join(w.value or "" for w in command.args), "eval")
 
     def source(self, command: Command) -> None:
-        for word in command.args[:1]:
-            if word.inner:
-                self.generated_code(word.inner, "source of generated code")
+        """``source FILE`` runs a script file; from stdin, a pipe or ``/dev/*`` it asks."""
+        word = command.args[0] if command.args else None
+        value = word.value if word is not None else None
+        if word is not None and word.inner:
+            self.generated_code(word.inner, "source of generated code")
+        opaque = (
+            word is None
+            or value is None
+            or value.startswith(("/dev/", "/proc/"))
+            or value == "-"
+            or bool(command.stdin_texts or command.producers or command.stdin_file)
+        )
+        if opaque:
+            self.finding("shell-stdin", "source runs code from stdin or a stream")
+            for text in command.stdin_texts:
+                self.nested(text, "source of stdin")
 
     def generated_code(self, producers: Sequence[Command], why: str) -> None:
         """A shell reads code that other commands produce (pipe or process substitution)."""
         if from_downloader(producers):
             self.finding("download-exec", f"{why}: code downloaded from the network is executed")
             return
+        self.finding("shell-stdin", f"{why}: a shell runs code that is not in the command")
         static = static_output(producers)
         if static is not None:
             self.nested(static, why)
-            return
-        self.finding("shell-stdin", f"{why}: a shell runs code produced at runtime")
 
     def on_stdin(self, command: Command, *, texts_only: bool = False) -> None:
-        """Shells and interpreters that read code on stdin get that code checked."""
+        """A shell or interpreter reading its program on stdin asks; what is static is read."""
         program = command.program
         if program is None:
             return
-        reads_code = False
         if program in SHELLS:
-            reads_code = shell_reads_stdin(command.args)
-        elif PYTHON.match(program):
-            reads_code = not python_has_source(command.args)
-            if reads_code:
-                for text in command.stdin_texts:
-                    self.code(command, text)
-                if command.producers and not texts_only:
-                    if from_downloader(command.producers):
-                        self.finding(
-                            "download-exec", "python runs code downloaded from the network"
-                        )
-                    elif static_output(command.producers) is None:
-                        self.finding("shell-stdin", "python runs code produced at runtime")
+            if not shell_reads_stdin(command.args):
                 return
-        if not reads_code:
+            language = "sh"
+        elif PYTHON.match(program):
+            if not python_reads_stdin(command.args):
+                return
+            language = "python"
+        elif program in _INTERPRETERS:
+            language = program
+            if any(
+                w.value not in (None, "-") and not (w.value or "-").startswith("-")
+                for w in command.args
+            ):
+                return
+        else:
             return
-        for text in command.stdin_texts:
-            self.nested(text, f"{program} reads a script on stdin")
+        if command.producers and not texts_only and from_downloader(command.producers):
+            self.finding("download-exec", f"{program} runs code downloaded from the network")
+            return
+        self.finding("shell-stdin", f"{program} reads its program on stdin")
+        static = [*command.stdin_texts]
         if command.producers and not texts_only:
-            self.generated_code(command.producers, f"{program} reads commands from a pipe")
+            out = static_output(command.producers)
+            if out is not None:
+                static.append(out)
+        for text in static:
+            if language == "sh":
+                self.nested(text, f"{program} reads a script on stdin")
+            else:
+                self.code(command, text, language)
 
-    def code(self, command: Command, text: str) -> None:
-        """Inline interpreter code: the guard's own package, deletions, paths it names."""
-        if GUARD_IMPORT.search(text):
-            self.finding("guard-self", "inline code imports the guard package: " + preview(text))
-        if CODE_DELETE.search(text):
-            self.finding(
-                "inline-code", "inline code deletes files or runs commands: " + preview(text)
-            )
+    def code(self, command: Command, text: str, language: str) -> None:
+        """Inline code asks unless a small allowlist proves it harmless; the guard blocks."""
+        if GUARD_CODE.search(text):
+            self.finding("guard-self", "inline code reaches for the guard: " + preview(text))
+        base = language.split(" ", 1)[0]
+        if base in ("node", "nodejs"):
+            allowed = node_allowed(text, prints=language.endswith("print"))
+        else:
+            checker = _CHECKERS.get(base)
+            allowed = checker is not None and checker(text)
+        if not allowed:
+            self.finding("inline-code", f"inline {base} code: " + preview(text))
         strings = tuple(a or b for a, b in CODE_STRING.findall(text))
         if strings:
             command.code_strings = command.code_strings + strings

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from guard._policy.bash.model import Command, Word, join_raw, program_name
+from guard._policy.bash.model import Command, Word, join_raw, preview, program_name
 from guard._policy.bash.quoting import shell_quote
+from guard._policy.bash.streams import static_output
 from guard._policy.bash.syntax import SyntaxWalker
 
 __all__ = ["PLAIN", "Handler", "Plain", "Step", "wrapper_handler"]
@@ -31,8 +32,46 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# Short options taking a value (as letters) and long ones, per wrapper.
-_OPTS: dict[str, tuple[str, frozenset[str]]] = {
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+# Wrappers the analysis unwraps precisely: (short options taking a value, long ones,
+# short flags, long flags). An option not listed here makes the call ask.
+_HARMLESS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
+    "time": ("fo", _set("--format --output"), "pvaq", _set("--portability --verbose --append")),
+    "nohup": ("", frozenset(), "", frozenset()),
+    "timeout": (
+        "sk",
+        _set("--signal --kill-after"),
+        "v",
+        _set("--preserve-status --foreground --verbose"),
+    ),
+    "nice": ("n", _set("--adjustment"), "0123456789", frozenset()),
+    "ionice": ("cnpPu", _set("--class --classdata --pid --pgid --uid"), "t", _set("--ignore")),
+    "stdbuf": ("ioe", _set("--input --output --error"), "", frozenset()),
+    "command": ("", frozenset(), "pvV", frozenset()),
+    "builtin": ("", frozenset(), "", frozenset()),
+    "exec": ("a", frozenset(), "cl", frozenset()),
+    "chronic": ("", frozenset(), "evb", frozenset()),
+    "unbuffer": ("", frozenset(), "p", frozenset()),
+    "coproc": ("", frozenset(), "", frozenset()),
+    "taskset": ("", frozenset(), "acp", _set("--all-tasks --cpu-list --pid")),
+    "busybox": ("", frozenset(), "", frozenset()),
+    "toybox": ("", frozenset(), "", frozenset()),
+    "npx": ("pc", _set("--package --call"), "yq", _set("--yes --no --quiet --no-install")),
+    "bunx": ("p", _set("--package"), "", _set("--bun --silent")),
+    "uvx": (
+        "p",
+        _set("--from --with --python --with-requirements --index"),
+        "q",
+        _set("--quiet --isolated --no-cache --offline"),
+    ),
+}
+# Wrappers that change user, namespaces, tracing or lifetime, or that the analysis does
+# not unwrap precisely: they ask. (short options taking a value, long ones) guide the
+# best-effort look at what they run, so a block rule inside still blocks.
+_OPAQUE: dict[str, tuple[str, frozenset[str]]] = {
     "sudo": (
         "ugpCDhrtTU",
         _set("""
@@ -41,33 +80,89 @@ _OPTS: dict[str, tuple[str, frozenset[str]]] = {
     """),
     ),
     "doas": ("uC", frozenset()),
-    "nice": ("n", _set("--adjustment")),
-    "ionice": ("cnt", _set("--class --classdata")),
-    "nohup": ("", frozenset()),
+    "su": ("cgGs", _set("--command --group --supp-group --shell")),
+    "runuser": ("cgGsu", _set("--command --group --supp-group --shell --user")),
+    "pkexec": ("", _set("--user")),
     "setsid": ("", frozenset()),
-    "time": ("fo", _set("--format --output")),
-    "stdbuf": ("ioe", _set("--input --output --error")),
-    "unbuffer": ("", frozenset()),
-    "chronic": ("", frozenset()),
-    "coproc": ("", frozenset()),
-    "builtin": ("", frozenset()),
-    "exec": ("a", frozenset()),
-    "command": ("", frozenset()),
-    "timeout": ("sk", _set("--signal --kill-after")),
-    "chrt": ("", frozenset()),
-    "taskset": ("", frozenset()),
-    "flock": ("wEn", _set("--timeout --conflict-exit-code")),
-    "npx": ("pc", _set("--package --call")),
-    "bunx": ("p", _set("--package")),
-    "uvx": ("p", _set("--from --with --python --with-requirements --index")),
-    "busybox": ("", frozenset()),
+    "flock": ("wEnc", _set("--timeout --conflict-exit-code --command")),
+    "watch": ("nqd", _set("--interval --chgexit")),
+    "ssh": ("bcDEeFIiJLlmOoPpQRSWw", frozenset()),
+    "strace": ("abeEIoOpPsSuUX", frozenset()),
+    "ltrace": ("aAeEfFlnopsSuTx", frozenset()),
+    "script": ("cEIOBT", _set("--command --echo --log-in --log-out --log-io --log-timing")),
+    "unshare": ("", frozenset()),
+    "chroot": ("", _set("--userspec --groups")),
+    "nsenter": ("tSGmuinpUCTr", frozenset()),
+    "setpriv": ("", frozenset()),
+    "setarch": ("", frozenset()),
+    "linux32": ("", frozenset()),
+    "linux64": ("", frozenset()),
+    "prlimit": ("p", _set("--pid")),
+    "numactl": ("", frozenset()),
+    "cgexec": ("g", frozenset()),
+    "chrt": ("T", _set("--sched-runtime --sched-period --sched-deadline")),
+    "valgrind": ("", frozenset()),
+    "gdb": ("", frozenset()),
+    "perf": ("eo", _set("--event --output")),
+    "faketime": ("f", frozenset()),
+    "fakeroot": ("is", frozenset()),
+    "fakechroot": ("", frozenset()),
+    "firejail": ("", frozenset()),
+    "bwrap": ("", frozenset()),
+    "proot": ("rbwq", frozenset()),
+    "systemd-run": ("upEM", frozenset()),
+    "torsocks": ("aPu", frozenset()),
+    "proxychains": ("f", frozenset()),
+    "proxychains4": ("f", frozenset()),
+    "xvfb-run": ("nsfe", frozenset()),
+    "dbus-run-session": ("", frozenset()),
+    "dbus-launch": ("", frozenset()),
+    "catchsegv": ("", frozenset()),
+    "chpst": ("ugUenlmdopftc", frozenset()),
+    "sg": ("c", frozenset()),
+    "gosu": ("", frozenset()),
+    "su-exec": ("", frozenset()),
+    "setuidgid": ("", frozenset()),
+    "parallel": ("jSa", frozenset()),
+    "entr": ("", frozenset()),
+    "watchexec": ("ewi", frozenset()),
+    "nodemon": ("xew", _set("--exec --watch --ext")),
+    "tmux": ("cfLSt", frozenset()),
+    "screen": ("cSX", frozenset()),
+    "at": ("fqt", frozenset()),
+    "batch": ("f", frozenset()),
+    "nq": ("", frozenset()),
+    "tsp": ("", frozenset()),
+    "daemonize": ("aceEoplu", frozenset()),
+    "start-stop-daemon": ("", frozenset()),
+    "expect": ("c", frozenset()),
+    "hyperfine": ("prwmMcs", frozenset()),
+    "caffeinate": ("tw", frozenset()),
+    "nix-shell": ("pI", _set("--run --command --packages")),
+    "direnv": ("", frozenset()),
+    "pyenv": ("", frozenset()),
+    "rbenv": ("", frozenset()),
+    "nodenv": ("", frozenset()),
+    "ssh-agent": ("atE", frozenset()),
+    "flatpak-spawn": ("", frozenset()),
 }
+# How many arguments may come before the command (a user, a root, a host, a lock file);
+# each reading is looked at.
+_LEADING_ARGS: dict[str, tuple[int, ...]] = {
+    **dict.fromkeys(
+        _words("chroot setarch faketime sg ssh gosu su-exec setuidgid flock perf tmux screen"),
+        (0, 1),
+    ),
+    **dict.fromkeys(_words("direnv pyenv rbenv nodenv"), (1, 2)),
+    **dict.fromkeys(_words("su runuser"), (0, 1)),
+}
+_COMMAND_OPTIONAL = _set("sudo doas ssh-agent tmux screen at batch")
+_OPAQUE_WHY = "runs another command in a way the analysis does not follow precisely"
 _XARGS_SHORT = "adEILnPs"
 _XARGS_LONG = _set("""
     --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars
     --process-slot-var
 """)
-_SSH_SHORT = "bcDEeFIiJLlmOoPpQRSWw"
 # program: (subcommands that run a command, short value options, long value options)
 _RUNNERS: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = {
     "uv": (
@@ -115,26 +210,52 @@ def _skip_options(args: Sequence[Word], short_value: str, long_value: frozenset[
     return i
 
 
+def _unknown_option(
+    args: Sequence[Word], end: int, spec: tuple[str, frozenset[str], str, frozenset[str]]
+) -> str | None:
+    """The first option before ``end`` that ``spec`` does not know (``None``: all known)."""
+    short_value, long_value, short_flags, long_flags = spec
+    i = 0
+    while i < end:
+        value = args[i].value
+        if value is None:
+            return args[i].raw
+        if value == "--" or not value.startswith("-") or value == "-":
+            i += 1
+            continue
+        if value.startswith("--"):
+            name = value.split("=", 1)[0]
+            if name not in long_value and name not in long_flags:
+                return value
+            i += 2 if ("=" not in value and name in long_value) else 1
+            continue
+        step = 1
+        for j, ch in enumerate(value[1:]):
+            if ch in short_value:
+                step = 2 if j == len(value) - 2 else 1
+                break
+            if ch not in short_flags:
+                return value
+        i += step
+    return None
+
+
 def _generic(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
     program = program_name(argv[0]) or ""
-    short, long = _OPTS[program]
+    spec = _HARMLESS[program]
+    short, long = spec[0], spec[1]
     args = argv[1:]
     if program == "command" and any(a.value in ("-v", "-V") for a in args[:2]):
         return None
     start = _skip_options(args, short, long)
+    unknown = _unknown_option(args, start, spec)
+    if unknown is not None:
+        w.finding(
+            "opaque-wrapper", f"{program} with an option the analysis does not know: {unknown}"
+        )
     rest = args[start:]
     if program == "timeout" and rest:
         rest = rest[1:]
-    if program == "flock" and rest:
-        rest = rest[1:]
-        if rest and rest[0].value in ("-c", "--command") and len(rest) > 1:
-            if rest[1].value is None:
-                w.finding(
-                    "dynamic-script", "flock -c runs a string built at runtime: " + rest[1].raw
-                )
-                return None
-            w.nested(rest[1].value, "flock -c")
-            return None
     if program == "npx":
         for i, arg in enumerate(args[:start]):
             if arg.value in ("-c", "--call") and i + 1 < len(args):
@@ -144,9 +265,52 @@ def _generic(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object
                 else:
                     w.nested(call.value, "npx -c")
                 return None
-    if program in ("taskset", "chrt") and rest:
+    if (
+        program == "taskset"
+        and rest
+        and not any((a.value or "").startswith(("-p", "--pid")) for a in args[:start])
+    ):
         rest = rest[1:]
     return rest, (*via, program)
+
+
+def _opaque(
+    w: SyntaxWalker,
+    argv: list[Word],
+    via: tuple[str, ...],
+    producers: list[Command],
+    texts: list[str],
+) -> Step:
+    """Ask, then look at what it may run, so that a block rule inside still blocks."""
+    program = program_name(argv[0]) or ""
+    short, long = _OPAQUE[program]
+    args = argv[1:]
+    start = _skip_options(args, short, long)
+    if start >= len(args) and program in _COMMAND_OPTIONAL:
+        return PLAIN  # sudo -v, ssh-agent -s, tmux ls: not running a command
+    w.finding("opaque-wrapper", f"{program} {_OPAQUE_WHY}: {preview(join_raw(argv))}")
+    if len(via) >= 6:
+        return None
+    # Every string an option or argument carries may be a command line (su -c, script -c,
+    # tmux 'cmd', hyperfine 'cmd', ssh host 'cmd'): parse the ones with a space.
+    for word in args:
+        if word.value is not None and (" " in word.value or "\n" in word.value):
+            w.nested(word.value, f"{program} runs a string")
+        elif word.value is None and word.inner:
+            continue
+    for n, skip in enumerate(_LEADING_ARGS.get(program, (0,))):
+        if start + skip < len(args):
+            # The first reading inherits stdin (curl … | sudo bash).
+            w.run(
+                args[start + skip :],
+                via=(*via, program),
+                producers=producers if n == 0 else [],
+                texts=texts if n == 0 else [],
+            )
+    return None
+
+
+_ENV_FLAGS = frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug"})
 
 
 def _env(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
@@ -178,60 +342,69 @@ def _env(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) ->
             i += 1
             continue
         if value.startswith("-") and value != "-":
+            if value not in _ENV_FLAGS:
+                w.finding(
+                    "opaque-wrapper", "env with an option the analysis does not know: " + value
+                )
             i += 1
             continue
         if "=" in value and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+            w.assignment(value.split("=", 1)[0])
             i += 1
             continue
         break
     return args[i:], (*via, "env")
 
 
-def _xargs(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
+_XARGS_NO_FILES = frozenset({"echo", "printf", "true", "false"})
+_MAX_XARGS_RUNS = 8
+
+
+def _xargs(
+    w: SyntaxWalker,
+    argv: list[Word],
+    via: tuple[str, ...],
+    producers: list[Command],
+    texts: list[str],
+) -> Step:
+    """xargs asks (its arguments come from stdin) unless it only echoes; static input is used."""
     args = argv[1:]
     start = _skip_options(args, _XARGS_SHORT, _XARGS_LONG)
-    replace = any((a.value or "").startswith(("-I", "-i", "--replace")) for a in args[:start])
-    rest = args[start:] or [Word.literal("echo")]
-    if not replace:
-        rest = [*rest, Word(None, "<xargs input>")]
-    return rest, (*via, "xargs")
-
-
-def _watch(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
-    args = argv[1:]
-    start = _skip_options(args, "nq", frozenset({"--interval", "--chgexit"}))
-    rest = args[start:]
-    if any(a.value in ("-x", "--exec") for a in args[:start]):
-        return rest, (*via, "watch")
-    return _run_string(w, rest, "watch")
-
-
-def _su(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
-    args = argv[1:]
-    for i, arg in enumerate(args):
-        if arg.value in ("-c", "--command") and i + 1 < len(args):
-            return _run_string(w, args[i + 1 : i + 2], "su -c")
-        if arg.value is not None and arg.value.startswith("--command="):
-            return _run_string(w, [Word.literal(arg.value.split("=", 1)[1])], "su -c")
-    return None
-
-
-def _ssh(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
-    args = argv[1:]
-    start = _skip_options(args, _SSH_SHORT, frozenset())
-    rest = args[start + 1 :]
-    if not rest:
+    marker: str | None = None
+    for i, arg in enumerate(args[:start]):
+        value = arg.value or ""
+        if value in ("-I", "--replace") and i + 1 < start:
+            marker = args[i + 1].value or "{}"
+        elif value.startswith("-I"):
+            marker = value[2:]
+        elif value.startswith("--replace="):
+            marker = value.split("=", 1)[1]
+        elif value in ("-i", "--replace"):
+            marker = "{}"
+        elif value.startswith("-i"):
+            marker = value[2:]
+    inner = list(args[start:]) or [Word.literal("echo")]
+    program = program_name(inner[0])
+    if program not in _XARGS_NO_FILES:
+        w.finding(
+            "xargs",
+            "xargs runs a command on arguments only known at runtime: " + preview(join_raw(argv)),
+        )
+    text = static_output(producers) if producers else ("\n".join(texts) if texts else None)
+    via = (*via, "xargs")
+    if text is None:
+        tail = [] if marker is not None else [Word(None, "<xargs input>")]
+        w.run([*inner, *tail], via=via, producers=[], texts=[])
         return None
-    return _run_string(w, rest, "ssh remote command")
-
-
-def _run_string(w: SyntaxWalker, words: Sequence[Word], why: str) -> Step:
-    if not words:
+    if marker is not None:
+        for line in [x for x in text.splitlines() if x.strip()][:_MAX_XARGS_RUNS]:
+            replaced = [
+                Word(a.value.replace(marker, line), a.raw) if a.value is not None else a
+                for a in inner
+            ]
+            w.run(replaced, via=via, producers=[], texts=[])
         return None
-    if any(word.value is None for word in words):
-        w.finding("dynamic-script", f"{why} runs a string built at runtime: " + join_raw(words))
-        return None
-    w.nested(" ".join(word.value or "" for word in words), why)
+    w.run([*inner, *(Word.literal(t) for t in text.split())], via=via, producers=[], texts=[])
     return None
 
 
@@ -251,17 +424,9 @@ def _busybox(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object
     return argv[1:], (*via, "busybox")
 
 
-_HANDLERS: dict[str, Handler] = dict.fromkeys(_OPTS, _generic)
-_HANDLERS.update(
-    {
-        "env": _env,
-        "xargs": _xargs,
-        "watch": _watch,
-        "su": _su,
-        "ssh": _ssh,
-        "busybox": _busybox,
-    }
-)
+_HANDLERS: dict[str, Handler] = dict.fromkeys(_HARMLESS, _generic)
+_HANDLERS.update(dict.fromkeys(_OPAQUE, _opaque))
+_HANDLERS.update({"env": _env, "xargs": _xargs, "busybox": _busybox, "toybox": _busybox})
 
 
 def wrapper_handler(program: str) -> Handler | None:

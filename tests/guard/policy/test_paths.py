@@ -96,9 +96,10 @@ def test_guard_home_is_blocked_its_config_only_protected(world: World) -> None:
             assert (verdict.verdict, verdict.action_kind) == ("block", "protected"), (tool, name)
     config = str(home / "operator-guard.toml")
     assert verdict_of(policy, world, "read", config) == "allow"
-    assert verdict_of(policy, world, "write", config) == "confirm"
+    assert verdict_of(policy, world, "write", config) == "block"
     assert verdict_of(policy, world, "edit", ".pi/operator-guard.toml") == "confirm"
-    assert verdict_of(policy, world, "write", ".pi/extensions/operator-guard/index.ts") == "confirm"
+    assert verdict_of(policy, world, "write", ".pi/extensions/operator-guard/index.ts") == "block"
+    assert verdict_of(policy, world, "write", ".pi/extensions/other/index.ts") == "confirm"
     assert verdict_of(policy, world, "ls", str(home.parent)) == "allow"
 
 

@@ -1,0 +1,369 @@
+"""Programs that run code or write files the analysis cannot see, looked at one by one.
+
+sed and awk programs, SQL given to a database client, ``git -c``/``git config``, ``make
+--eval``, archive extraction and ``patch`` (the names written come from content, not from
+the command), ``curl -J``/``wget -r``, option-carried code (``gdb -ex``, ``vim -c`` …) and
+shell builtins that change how later words are read (``alias``, ``shopt``, ``enable``,
+``hash -p``, assignments to sensitive variables). Each either asks (a finding) or hands
+inline code to the walker's allowlist.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from guard._policy.bash.model import Command, Word, preview
+from guard._policy.bash.syntax import SyntaxWalker
+
+__all__ = ["check_program"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_SQL_CLIENTS: dict[str, tuple[frozenset[str], bool]] = {
+    # program: (options carrying SQL, whether a positional after the database is SQL)
+    "psql": (_set("-c --command"), False),
+    "pgcli": (_set("-c --command"), False),
+    "mysql": (_set("-e --execute"), False),
+    "mariadb": (_set("-e --execute"), False),
+    "mycli": (_set("-e --execute"), False),
+    "sqlite3": (_set("-cmd"), True),
+    "litecli": (_set("-e --execute"), False),
+    "duckdb": (_set("-c -s -cmd"), True),
+    "sqlcmd": (_set("-q -Q"), False),
+    "clickhouse-client": (_set("-q --query"), False),
+    "cqlsh": (_set("-e --execute"), False),
+}
+# program: options whose value (or presence) is code or a program to run.
+_CODE_OPTIONS: dict[str, frozenset[str]] = {
+    "bun": _set("-e --eval -p --print"),
+    "osascript": _set("-e"),
+    "Rscript": _set("-e"),
+    "R": _set("-e"),
+    "julia": _set("-e -E --eval --print"),
+    "pwsh": _set("-c -Command -command -EncodedCommand -e -ec"),
+    "powershell": _set("-c -Command -command -EncodedCommand -e -ec"),
+    "gdb": _set("-ex --eval-command -x --command -iex -ix"),
+    "vim": _set("-c --cmd -S"),
+    "vi": _set("-c --cmd -S"),
+    "nvim": _set("-c --cmd -S -l"),
+    "ex": _set("-c --cmd -S"),
+    "view": _set("-c --cmd -S"),
+    "emacs": _set("--eval -l --load -f --funcall -x --script"),
+    "guile": _set("-c -l -e"),
+    "sbcl": _set("--eval --load --script"),
+    "racket": _set("-e --eval -l --lib"),
+    "elixir": _set("-e --eval"),
+    "erl": _set("-eval -s -run"),
+    "ghc": _set("-e"),
+    "groovy": _set("-e"),
+    "scala": _set("-e"),
+    "gawk": _set("-l --load -i --include -E --exec"),
+    "sort": _set("--compress-program"),
+    "split": _set("--filter"),
+    "man": _set("-P --pager -H --html"),
+    "less": _set("-o --log-file -O --LOG-FILE"),
+    "rsync": _set("-e --rsh --rsync-path"),
+    "scp": _set("-S -o -F"),
+    "zip": _set("-T --test -TT --unzip-command"),
+    "tclsh": _set("-c"),
+    "wish": _set("-c"),
+}
+_GIT_SAFE_CONFIG = re.compile(
+    r"(?i)(?:color\.[\w.-]+|advice\.\w+|user\.(?:name|email)|init\.defaultbranch|pull\.rebase"
+    r"|core\.(?:quotepath|autocrlf|safecrlf)|commit\.gpgsign|tag\.gpgsign|protocol\.version"
+    r"|merge\.conflictstyle|log\.\w+|safe\.directory|push\.autosetupremote)=.*"
+)
+_GIT_CONFIG_READ = _set(
+    "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope "
+    "--get-color --get-colorbool --name-only -z --null"
+)
+_SHOPT_QUERY = _set("-p -q")
+_ASSIGNING = _set("declare typeset export local readonly")
+_READING = _set("read mapfile readarray getopts")
+
+
+def _positionals(args: Sequence[Word], value_options: frozenset[str]) -> list[Word]:
+    out: list[Word] = []
+    skip = False
+    for word in args:
+        if skip:
+            skip = False
+            continue
+        value = word.value
+        if value is not None and value.startswith("-") and value != "-":
+            skip = value in value_options
+            continue
+        out.append(word)
+    return out
+
+
+def _option_values(args: Sequence[Word], names: frozenset[str]) -> list[Word]:
+    """Values of the options ``names``: ``-e X``, ``--execute=X``, ``-eX``."""
+    out: list[Word] = []
+    for i, word in enumerate(args):
+        value = word.value
+        if value is None:
+            continue
+        if value in names:
+            out.append(args[i + 1] if i + 1 < len(args) else Word(None, ""))
+        elif "=" in value and value.split("=", 1)[0] in names:
+            out.append(Word(value.split("=", 1)[1], word.raw))
+        else:
+            for name in names:
+                if len(name) == 2 and value.startswith(name) and not value.startswith("--"):
+                    out.append(Word(value[2:], word.raw))
+                    break
+    return out
+
+
+def _inline(w: SyntaxWalker, command: Command, words: Sequence[Word], language: str) -> None:
+    for word in words:
+        if word.value is None:
+            w.finding("dynamic-script", f"{language} code built at runtime: {word.raw}")
+        else:
+            w.code(command, word.value, language)
+
+
+def _sed(w: SyntaxWalker, command: Command) -> None:
+    args = command.args
+    scripts = _option_values(args, _set("-e --expression"))
+    has_file = bool(_option_values(args, _set("-f --file")))
+    if not scripts and not has_file:
+        positional = _positionals(args, _set("-e --expression -f --file -l --line-length"))
+        scripts = positional[:1]
+    _inline(w, command, scripts, "sed")
+
+
+def _awk(w: SyntaxWalker, command: Command) -> None:
+    args = command.args
+    sources = _option_values(args, _set("-e --source"))
+    files = _option_values(args, _set("-f --file"))
+    for word in _option_values(args, _set("-v --assign")):
+        name = (word.value or "").split("=", 1)[0]
+        if word.value is None or not re.fullmatch(r"[a-z_]\w*|[OI]?FS|[OR]S", name):
+            w.finding("inline-code", "awk -v assigns a special variable: " + word.raw)
+    if not sources and not files:
+        positional = _positionals(
+            args, _set("-F -v -f -e --source --assign --file --field-separator")
+        )
+        sources = positional[:1]
+    _inline(w, command, sources, "awk")
+
+
+def _sql(w: SyntaxWalker, command: Command, program: str) -> None:
+    options, positional_sql = _SQL_CLIENTS[program]
+    words = _option_values(command.args, options)
+    if positional_sql:
+        positional = _positionals(command.args, _set("-cmd -separator -nullvalue -init"))
+        words.extend(positional[1:])
+    if command.stdin_texts:
+        words.extend(Word.literal(t) for t in command.stdin_texts)
+    _inline(w, command, words, "sql")
+
+
+def _git(w: SyntaxWalker, command: Command) -> None:
+    args = command.args
+    i = 0
+    while i < len(args):
+        value = args[i].value
+        if value in ("-c",) and i + 1 < len(args):
+            setting = args[i + 1]
+            if setting.value is None or not _GIT_SAFE_CONFIG.fullmatch(setting.value):
+                w.finding(
+                    "git-config", "git -c sets configuration that can run programs: " + setting.raw
+                )
+            i += 2
+            continue
+        if value is None:
+            break
+        if value.startswith(("--config-env", "--exec-path=", "--upload-pack", "--receive-pack")):
+            w.finding("git-config", "git option that runs or chooses programs: " + value)
+        if value in ("-C", "--git-dir", "--work-tree", "--namespace"):
+            i += 2
+            continue
+        if not value.startswith("-"):
+            break
+        i += 1
+    rest = args[i:]
+    sub = rest[0].value if rest else None
+    tail = rest[1:]
+    if sub == "config":
+        values = [t.value for t in tail]
+        positional = [v for v in values if v is not None and not v.startswith("-")]
+        reading = any(v in _GIT_CONFIG_READ for v in values) or len(positional) <= 1
+        if not reading or None in values:
+            w.finding("git-config", "git config changes configuration that can run programs")
+    elif sub in ("apply", "am") and not any(
+        t.value in ("--check", "--stat", "--numstat", "--summary") for t in tail
+    ):
+        w.finding("opaque-write", f"git {sub} writes files named inside the patch")
+    elif sub == "submodule" and any(t.value == "foreach" for t in tail):
+        w.finding("inline-code", "git submodule foreach runs a command in every submodule")
+        for word in tail:
+            if word.value and " " in word.value:
+                w.nested(word.value, "git submodule foreach")
+    elif sub in ("rebase", "bisect", "clone", "fetch", "pull", "push", "ls-remote"):
+        for j, word in enumerate(tail):
+            text = word.value or ""
+            if (
+                text in ("-x", "--exec")
+                or text.startswith(("--exec=", "--upload-pack"))
+                or (sub == "clone" and text.startswith("-u"))
+            ):
+                w.finding("git-config", f"git {sub} {text} runs a program")
+                if j + 1 < len(tail) and tail[j + 1].value:
+                    w.nested(tail[j + 1].value or "", f"git {sub} {text}")
+            elif text.startswith(("ext::", "--receive-pack")) or (
+                sub == "bisect" and text == "run"
+            ):
+                w.finding("git-config", f"git {sub} {text} runs a program")
+                if text == "run":
+                    w.run(
+                        tail[j + 1 :], via=(*command.via, "git bisect run"), producers=[], texts=[]
+                    )
+
+
+def _make(w: SyntaxWalker, command: Command) -> None:
+    for word in _option_values(command.args, _set("-f --file --makefile")):
+        value = word.value
+        if value is None or value == "-" or value.startswith(("/dev/", "/proc/")):
+            w.finding("shell-stdin", "make reads a makefile from stdin or a stream")
+    for word in command.args:
+        value = word.value or ""
+        if value.startswith(("--eval", "-E")):
+            w.finding("inline-code", "make --eval runs inline make code: " + preview(word.raw))
+        name = value.split("=", 1)[0] if "=" in value and not value.startswith("-") else ""
+        if name in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES") or name.startswith("LD_"):
+            w.finding("shell-environment", "make variable that changes what runs: " + value)
+
+
+def _extraction(w: SyntaxWalker, command: Command, program: str) -> None:
+    args = command.args
+    values = [a.value or "" for a in args]
+    first = values[0] if values else ""
+    if program in ("tar", "gtar", "bsdtar"):
+        old_style = bool(first) and not first.startswith("-") and "x" in first
+        extract = old_style or any(
+            v in ("--extract", "--get")
+            or (v.startswith("-") and not v.startswith("--") and "x" in v[1:])
+            for v in values
+        )
+    elif program == "unzip":
+        extract = not any(v in ("-l", "-t", "-v", "-Z", "-p", "-c", "-z") for v in values)
+    elif program in ("7z", "7za", "7zr"):
+        extract = first in ("x", "e")
+    elif program == "cpio":
+        extract = any(
+            v in ("-i", "--extract")
+            or (v.startswith("-") and "i" in v[1:] and not v.startswith("--"))
+            for v in values
+        )
+    elif program == "ar":
+        extract = "x" in first
+    else:  # patch
+        extract = "--dry-run" not in values
+    if extract:
+        w.finding("opaque-write", f"{program} writes files named inside the archive or patch")
+
+
+def _downloader(w: SyntaxWalker, command: Command, program: str) -> None:
+    values = [a.value or "" for a in command.args]
+    if program == "curl":
+        risky = [
+            v
+            for v in values
+            if v in ("-J", "--remote-header-name", "-K", "--config")
+            or (v.startswith("-") and not v.startswith("--") and ("J" in v or "K" in v))
+        ]
+    else:
+        risky = [
+            v
+            for v in values
+            if v
+            in (
+                "-r",
+                "--recursive",
+                "-m",
+                "--mirror",
+                "-i",
+                "--input-file",
+                "-e",
+                "--execute",
+                "--content-disposition",
+                "--trust-server-names",
+            )
+        ]
+    if risky:
+        w.finding("opaque-write", f"{program} {risky[0]}: names or options come from elsewhere")
+
+
+def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
+    args = command.args
+    values = [a.value for a in args]
+    if program == "alias" and any(v is None or "=" in v for v in values):
+        w.finding("shell-environment", "alias changes what a command word runs")
+    elif program == "shopt" and not any(v in _SHOPT_QUERY for v in values) and args:
+        w.finding("shell-environment", "shopt changes how words are read or expanded")
+    elif program == "enable" and args:
+        w.finding("shell-environment", "enable loads or disables shell builtins")
+    elif program == "hash" and any(v is None or (v or "").startswith("-p") for v in values):
+        w.finding("shell-environment", "hash -p makes a command name run another file")
+    elif program == "set" and any(v is not None and v.startswith("+") and "f" in v for v in values):
+        pass  # set +f turns globbing back on: still a glob the analysis expands
+    elif program in _ASSIGNING or program in _READING or program == "printf":
+        targets = args if program in _ASSIGNING else _read_targets(program, args)
+        for word in targets:
+            if word.value is None:
+                if program in _ASSIGNING or program == "printf":
+                    w.finding("shell-environment", f"{program} of a name only known at runtime")
+                continue
+            name = word.value.split("=", 1)[0]
+            if name.isidentifier() or program in _ASSIGNING:
+                w.assignment(name)
+
+
+def _read_targets(program: str, args: Sequence[Word]) -> list[Word]:
+    if program == "printf":
+        return [args[i + 1] for i, a in enumerate(args[:-1]) if a.value == "-v"]
+    if program == "getopts":
+        return list(args[1:2])
+    return [a for a in args if a.value is not None and a.value.isidentifier()]
+
+
+def check_program(w: SyntaxWalker, command: Command) -> None:
+    """Findings for ``command`` according to what its program is known to do."""
+    program = command.program or ""
+    if program == "sed" or program == "gsed":
+        _sed(w, command)
+    elif program in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+        _awk(w, command)
+    elif program in _SQL_CLIENTS:
+        _sql(w, command, program)
+    elif program == "git":
+        _git(w, command)
+    elif program in ("make", "gmake"):
+        _make(w, command)
+    elif program in ("tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"):
+        _extraction(w, command, program)
+    elif program in ("curl", "wget"):
+        _downloader(w, command, program)
+    elif program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
+        _builtins(w, command, program)
+    options = _CODE_OPTIONS.get(program)
+    if options is not None:
+        found = [
+            a.value
+            for a in command.args
+            if a.value is not None
+            and (
+                a.value in options
+                or a.value.split("=", 1)[0] in options
+                or (program in ("vim", "vi", "nvim", "ex", "view") and a.value[:1] == "+")
+            )
+        ]
+        if found:
+            w.finding("inline-code", f"{program} {found[0]} runs code or another program")
