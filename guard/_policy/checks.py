@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from guard._policy.bash.model import Command
@@ -122,6 +122,8 @@ CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
     ),
 }
 
+Normalize = Callable[[str, str], "str | None"]
+
 RANK: dict[VerdictName, int] = {"allow": 0, "confirm": 1, "block": 2}
 
 
@@ -225,10 +227,39 @@ def _creates_link(command: Command) -> bool:
     return has_flag(flags, "-s", "-l", "--symbolic-link", "--link")
 
 
+_SCRIPT_RUNNERS = _set("""
+    sh bash zsh dash ksh mksh ash yash fish rbash source . node nodejs perl ruby php lua deno bun
+    python python2 python3 pypy pypy3 Rscript julia tclsh awk gawk sed make
+""")
+_NOT_CONTENT = _set("chmod chown chgrp touch mkdir")
+
+
+def _runs_written(
+    units: Sequence[tuple[Command | None, Sequence[Mention]]], normalize: Normalize
+) -> bool:
+    """Whether a command runs a script that an earlier command in the same call wrote."""
+    written: set[str] = set()
+    for command, mentions in units:
+        program = command.program if command is not None else None
+        if command is not None and command.argv and written:
+            runs: set[str] = set()
+            head = command.argv[0].value
+            if head is not None and "/" in head:
+                runs.add(normalize(head, command.cwd) or head)
+            if program in _SCRIPT_RUNNERS or (program or "").startswith("python"):
+                runs.update(m.path for m in mentions if m.path is not None and m.read)
+            if runs & written:
+                return True
+        if program not in _NOT_CONTENT:
+            written.update(m.path for m in mentions if m.path is not None and m.write and m.target)
+    return False
+
+
 def unresolved_matches(
-    units: Sequence[tuple[Command | None, Sequence[Mention]]],
+    units: Sequence[tuple[Command | None, Sequence[Mention]]], normalize: Normalize
 ) -> list[Match]:
-    """``builtin.unresolved`` for paths only known at runtime; ``builtin.link-then-use``."""
+    """``builtin.unresolved`` for paths only known at runtime; ``builtin.link-then-use``;
+    ``builtin.inline-code`` for a script written and run in the same command."""
     out: list[Match] = []
     unresolved = [
         m.raw for _, mentions in units for m in mentions if m.path is None and m.pattern is None
@@ -243,4 +274,6 @@ def unresolved_matches(
             break
         if command is not None and _creates_link(command):
             linked = True
+    if _runs_written(units, normalize):
+        out.append(check("inline-code", "writes a script and runs it in the same command"))
     return out

@@ -243,7 +243,9 @@ class Classifier:
         )
 
     def _match_units(self, tool_name: str, units: Sequence[_Unit], home: str) -> list[Match]:
-        matches: list[Match] = unresolved_matches([(u.command, u.mentions) for u in units])
+        matches: list[Match] = unresolved_matches(
+            [(u.command, u.mentions) for u in units], self._normalize
+        )
         resolved = self._resolved(units)
         for index, unit in enumerate(units):
             command = unit.command

@@ -384,6 +384,26 @@ def command_mentions(command: Command, normalize: Normalizer, home: str) -> list
 
 
 Add = Callable[..., None]
+_CURL_VALUE_LETTERS = "odHXuAebcFTwxmKCrEYyzUQP"
+
+
+def _bundled_values(args: Sequence[Word], letter: str, value_letters: str) -> list[Word]:
+    """Values of the short option ``letter`` also inside bundles (``curl -so FILE``)."""
+    out: list[Word] = []
+    for i, word in enumerate(args):
+        value = word.value
+        if value is None or not value.startswith("-") or value.startswith("--"):
+            continue
+        for j, ch in enumerate(value[1:], start=1):
+            if ch in value_letters:
+                if ch == letter:
+                    rest = value[j + 1 :]
+                    if rest:
+                        out.append(Word(rest, word.raw))
+                    elif i + 1 < len(args):
+                        out.append(args[i + 1])
+                break
+    return out
 
 
 def _downloads(
@@ -396,7 +416,8 @@ def _downloads(
 ) -> None:
     """curl/wget: ``-o FILE``, ``--output-dir``/``-P DIR``, and names taken from URLs."""
     if program == "curl":
-        outputs = _option_value(flags, args, "-o", "--output")
+        outputs = _option_value(flags, args, "--output")
+        outputs += _bundled_values(args, "o", _CURL_VALUE_LETTERS)
         dirs = _option_value(flags, args, "--output-dir")
         remote = has_flag(flags, "-O", "--remote-name", "--remote-name-all")
     else:

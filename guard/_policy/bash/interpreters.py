@@ -21,6 +21,7 @@ __all__ = [
     "SHELLS",
     "from_downloader",
     "interpreter_handler",
+    "is_stream",
     "python_reads_stdin",
     "shell_reads_stdin",
     "static_output",
@@ -42,9 +43,16 @@ _INLINE_FLAGS: dict[str, frozenset[str]] = {
     "php": frozenset({"-r", "-B", "-R", "-E"}),
     "lua": frozenset({"-e"}),
 }
+_PRINT_FLAGS = frozenset({"-p", "--print", "-pe", "-ep"})
 CODE_STRING = re.compile(r"'([^'\\\n]{1,512})'|\"([^\"\\\n]{1,512})\"")
 _SHELL_SHORT_VALUE = "oO"
 _SHELL_LONG_VALUE = _set("--rcfile --init-file")
+
+
+def is_stream(word: Word) -> bool:
+    """A script argument that is not a file the agent can point at: a stream or unknown."""
+    value = word.value
+    return value is None or value.startswith(("/dev/", "/proc/"))
 
 
 def shell_reads_stdin(args: Sequence[Word]) -> bool:
@@ -114,6 +122,8 @@ def _shell(
     if rest and rest[0].inner:
         w.generated_code(rest[0].inner, f"{program} runs a generated script")
         return None
+    if rest and is_stream(rest[0]):
+        w.finding("shell-stdin", f"{program} runs a script from a stream: {rest[0].raw}")
     # A script file or stdin: the command itself is recorded; on_stdin looks at stdin.
     command = Command(tuple(argv), w.cwd, via, producers, texts)
     w.add(command)
@@ -158,7 +168,7 @@ def _python_options(args: Sequence[Word]) -> tuple[str, str | None, int] | None:
             )
         if value.startswith("--"):
             if value in ("--version", "--help"):
-                return ("none", None, i + 1)
+                return ("info", None, i + 1)
             if value == "--check-hash-based-pycs":
                 i += 2
                 continue
@@ -215,6 +225,8 @@ def _python(
         return None
     if mode == "m":
         return _python_module(w, value, list(args[after:]), via, command)
+    if mode == "file" and value is not None and value.startswith(("/dev/", "/proc/")):
+        w.finding("shell-stdin", "python runs a script from a stream: " + value)
     if mode == "file" and value is not None:
         base = value.rstrip("/").rsplit("/", 1)[-1]
         if base == "pi-guard":
@@ -224,7 +236,7 @@ def _python(
             w.finding("guard-self", "runs the guard package: python " + value)
             return None
     w.add(command)
-    if mode == "-" or mode == "none" or texts or producers or w.stdin_file:
+    if texts or producers or w.stdin_file:
         w.on_stdin(command)
     return None
 
@@ -282,6 +294,9 @@ def _inline(
     command = Command(tuple(argv), w.cwd, via, producers, texts)
     w.add(command)
     args = argv[1:]
+    script = next((a for a in args if not (a.value or "").startswith("-")), None)
+    if script is not None and not any((a.value or "") in flags for a in args) and is_stream(script):
+        w.finding("shell-stdin", f"{program} runs a script from a stream: {script.raw}")
     for i, arg in enumerate(args):
         value = arg.value
         if value is None:
@@ -296,7 +311,7 @@ def _inline(
             value.startswith("-")
             and not value.startswith("--")
             and any(f"-{ch}" in flags for ch in value[1:])
-            and program in ("perl", "ruby")
+            and program in ("perl", "ruby", "node", "nodejs")
         ):
             code = args[i + 1] if i + 1 < len(args) else None
             if code is None:
@@ -304,9 +319,7 @@ def _inline(
             if code.value is None:
                 w.finding("dynamic-script", f"{program} runs inline code built at runtime")
             else:
-                w.code(
-                    command, code.value, program + (" print" if value in ("-p", "--print") else "")
-                )
+                w.code(command, code.value, program + (" print" if value in _PRINT_FLAGS else ""))
     if texts or producers or w.stdin_file:
         w.on_stdin(command)
     return None

@@ -128,10 +128,18 @@ def _inline(w: SyntaxWalker, command: Command, words: Sequence[Word], language: 
             w.code(command, word.value, language)
 
 
+def _script_files(w: SyntaxWalker, program: str, files: Sequence[Word]) -> None:
+    for word in files:
+        if word.value is None or word.value == "-" or word.value.startswith(("/dev/", "/proc/")):
+            w.finding("shell-stdin", f"{program} reads its program from a stream: {word.raw}")
+
+
 def _sed(w: SyntaxWalker, command: Command) -> None:
     args = command.args
     scripts = _option_values(args, _set("-e --expression"))
-    has_file = bool(_option_values(args, _set("-f --file")))
+    script_files = _option_values(args, _set("-f --file"))
+    _script_files(w, "sed", script_files)
+    has_file = bool(script_files)
     if not scripts and not has_file:
         positional = _positionals(args, _set("-e --expression -f --file -l --line-length"))
         scripts = positional[:1]
@@ -142,6 +150,7 @@ def _awk(w: SyntaxWalker, command: Command) -> None:
     args = command.args
     sources = _option_values(args, _set("-e --source"))
     files = _option_values(args, _set("-f --file"))
+    _script_files(w, "awk", files)
     for word in _option_values(args, _set("-v --assign")):
         name = (word.value or "").split("=", 1)[0]
         if word.value is None or not re.fullmatch(r"[a-z_]\w*|[OI]?FS|[OR]S", name):

@@ -168,6 +168,13 @@ class SyntaxWalker(ABC):
             return []
         if kind == "declaration_command":
             return self.declaration(node)
+        if kind == "file_redirect":
+            # A redirection on its own: ``$(< file)``.
+            writes: list[Word] = []
+            reads: list[Word] = []
+            self.file_redirect(node, writes, reads)
+            self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
+            return []
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             return []
         if kind in (
@@ -323,9 +330,17 @@ class SyntaxWalker(ABC):
         texts = list(texts)
         writes: list[Word] = []
         reads: list[Word] = []
+        has_name = node.child_by_field_name("name") is not None
         for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
+                name = child.child_by_field_name("name")
+                if has_name and name is not None and _text(name) == "IFS":
+                    # ``IFS=… read``: a prefix IFS only changes how that command splits.
+                    value = child.child_by_field_name("value")
+                    if value is not None:
+                        self.word(value)
+                    continue
                 self.walk(child, None)
             elif kind == "command_name":
                 inner = child.named_children

@@ -116,8 +116,11 @@ class Walker(SyntaxWalker):
             self.eval(command)
         elif program in ("source", "."):
             self.source(command)
-        elif program == "trap" and len(argv) > 1 and argv[1].value is not None:
-            self.nested(argv[1].value, "trap handler")
+        elif program == "trap" and len(argv) > 1:
+            if argv[1].value is None:
+                self.finding("dynamic-script", "trap runs a handler built at runtime")
+            else:
+                self.nested(argv[1].value, "trap handler")
         else:
             check_program(self, command)
         if texts or producers or command.stdin_file:

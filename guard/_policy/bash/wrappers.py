@@ -184,6 +184,7 @@ _RUNNERS: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = {
     "yarn": (("exec", "dlx"), "", frozenset()),
     "bun": (("x",), "", frozenset()),
     "pipx": (("run",), "", _set("--spec --python")),
+    "npm": (("exec", "x"), "w", _set("--workspace --package --prefix")),
 }
 
 

@@ -20,6 +20,8 @@ def test_recall_and_false_positive_rate(bash: Callable[[str], Verdict]) -> None:
     not_blocked = [c for c in BLOCKED if bash(c).verdict != "block"]
     flagged = {c: bash(c) for c in SAFE}
     false_positives = {c: v.rule_ids for c, v in flagged.items() if v.verdict != "allow"}
+    for command, ids in false_positives.items():
+        print(f"  asks: {command!r} {ids}")
 
     destructive_total = len(BLOCKED) + len(DESTRUCTIVE)
     recall = 1 - len(missed) / destructive_total
