@@ -14,6 +14,7 @@ beneath what it names: protecting a directory protects its contents.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -102,19 +103,35 @@ class PathMatcher:
     def match(self, path: str) -> bool:
         return self.regex is not None and self.regex.match(path) is not None
 
-    def could_match(self, pattern: str, *, recursive: bool) -> bool:
-        """Whether a path the bash glob ``pattern`` (normalized) names could be covered."""
+    def could_match(self, pattern: str, *, recursive: bool, aimed: bool = False) -> bool:
+        """Whether a path the glob ``pattern`` (normalized) names could be covered.
+
+        With ``aimed`` only shapes whose last segment matches the glob's last segment as
+        text count: the glob is spelled at a protected name (``*.pem``, ``id_rsa*``).
+        """
         segments = tuple(s for s in pattern.split("/") if s)
+        last = segments[-1] if segments else ""
         if recursive:
             segments = (*segments, "**")
-        return any(
-            shapes_intersect(segments, shape, case_sensitive=self.case_sensitive)
-            for shape in self.shapes
-        )
+        for shape in self.shapes:
+            if aimed and not _names(last, shape, self.case_sensitive):
+                continue
+            if shapes_intersect(segments, shape, case_sensitive=self.case_sensitive):
+                return True
+        return False
 
     def protects_beneath(self, path: str) -> bool:
         """Whether a literal root of these globs is ``path`` itself or lies beneath it."""
         return any(is_under(root, path, case_sensitive=self.case_sensitive) for root in self.roots)
+
+
+def _names(segment: str, shape: Shape, case_sensitive: bool) -> bool:
+    names = [s for s in shape if s != "**"]
+    if not names:
+        return False
+    if not case_sensitive:
+        return fnmatch.fnmatchcase(segment.casefold(), names[-1].casefold())
+    return fnmatch.fnmatchcase(segment, names[-1])
 
 
 def is_under(path: str, ancestor: str, *, case_sensitive: bool) -> bool:

@@ -159,8 +159,10 @@ class CompiledRule:
     def pattern_hit(self, mention: Mention, pattern: str) -> bool:
         """Whether a glob could name a path this rule covers.
 
-        Against block rules always; against the others only when the glob names a hidden
-        path (``.e*v``, ``.git/hook?``): other globs are checked on what they expand to.
+        Against block rules always; against the others when the glob names a hidden path
+        (``.e*v``, ``.git/hook?``) or is spelled at a protected name (``*.pem``,
+        ``id_rsa*``). Other globs are checked on what they expand to (bash), or not at
+        all (pi's search tools): see the guide, "Bash analysis".
         """
         if self.paths is None:
             return False
@@ -168,9 +170,9 @@ class CompiledRule:
         if not ((mention.read and "read" in access) or (mention.write and "write" in access)):
             return False
         hidden = any(segment.startswith(".") for segment in pattern.split("/"))
-        if self.rule.verdict != "block" and not hidden:
-            return False
-        return self.paths.could_match(pattern, recursive=mention.recursive)
+        if self.rule.verdict == "block" or hidden:
+            return self.paths.could_match(pattern, recursive=mention.recursive)
+        return self.paths.could_match(pattern, recursive=mention.recursive, aimed=True)
 
     def mention_hits(self, mentions: Sequence[Mention], resolved: Mapping[str, str]) -> list[str]:
         """Paths among ``mentions`` this path rule covers (symlink-resolved forms too)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 __all__ = [
     "GUARD_CODE",
@@ -66,12 +67,22 @@ def _py_value(node: ast.AST) -> bool:
     return False
 
 
+def _py_import_ok(module: str, names: Sequence[ast.alias]) -> bool:
+    """An import that runs no command-line entry point and does not rebind ``print``."""
+    parts = module.split(".")
+    if parts[0] in _PY_NO_IMPORT or "__main__" in parts:
+        return False
+    return all(
+        a.name != "*" and (a.asname or a.name).split(".")[0] != "print" and "__main__" not in a.name
+        for a in names
+    )
+
+
 def _py_statement(node: ast.stmt) -> bool:
     if isinstance(node, ast.Import):
-        return all(a.name.split(".")[0] not in _PY_NO_IMPORT for a in node.names)
+        return all(_py_import_ok(a.name, [a]) for a in node.names)
     if isinstance(node, ast.ImportFrom):
-        module = node.module or ""
-        return node.level == 0 and module.split(".")[0] not in _PY_NO_IMPORT
+        return node.level == 0 and _py_import_ok(node.module or "", node.names)
     if not isinstance(node, ast.Expr):
         return False
     call = node.value
@@ -84,7 +95,7 @@ def _py_statement(node: ast.stmt) -> bool:
     )
 
 
-_PY_NO_IMPORT = frozenset({"guard", "antigravity"})
+_PY_NO_IMPORT = frozenset({"guard", "antigravity", "this", "idlelib", "__hello__", "__phello__"})
 
 
 def python_allowed(code: str) -> bool:

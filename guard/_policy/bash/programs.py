@@ -61,7 +61,7 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "ghc": _set("-e"),
     "groovy": _set("-e"),
     "scala": _set("-e"),
-    "gawk": _set("-l --load -i --include -E --exec"),
+    **dict.fromkeys(("gawk", "awk", "mawk", "nawk"), _set("-l --load -i --include -E --exec")),
     "sort": _set("--compress-program"),
     "split": _set("--filter"),
     "man": _set("-P --pager -H --html"),
@@ -206,6 +206,17 @@ def _git(w: SyntaxWalker, command: Command) -> None:
         reading = any(v in _GIT_CONFIG_READ for v in values) or len(positional) <= 1
         if not reading or None in values:
             w.finding("git-config", "git config changes configuration that can run programs")
+    elif sub in ("difftool", "grep", "archive", "instaweb", "send-email", "hook", "p4", "svn"):
+        risky = [
+            t.value
+            for t in tail
+            if t.value is None
+            or t.value.startswith(("-x", "--extcmd", "-O", "--open-files-in-pager", "--exec"))
+            or t.value.startswith(("--httpd", "--smtp-server", "--browser"))
+            or sub in ("hook", "instaweb")
+        ]
+        if risky:
+            w.finding("git-config", f"git {sub} runs a program: {risky[0]}")
     elif sub in ("apply", "am") and not any(
         t.value in ("--check", "--stat", "--numstat", "--summary") for t in tail
     ):
@@ -362,6 +373,8 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
         _downloader(w, command, program)
     elif program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
         _builtins(w, command, program)
+    elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
+        w.finding("unresolved", f"{program} signals processes only known at runtime")
     options = _CODE_OPTIONS.get(program)
     if options is not None:
         found = [

@@ -6,11 +6,17 @@ from collections.abc import Callable
 
 from guard._policy import Verdict
 from tests.guard.policy.corpus import BLOCKED, DESTRUCTIVE, SAFE
+from tests.guard.policy.corpus_evasion import EVASION, GUARD_SELF
+
+FP_BOUND = 0.02
+"""The documented bound (docs/performance.md): at most 2 % of the safe corpus asks."""
 
 
 def test_corpus_is_big_enough() -> None:
     assert len(BLOCKED) + len(DESTRUCTIVE) >= 200
-    assert len(SAFE) >= 100
+    assert len(SAFE) >= 300
+    evasion = [c for commands in EVASION.values() for c in commands]
+    assert not set(SAFE) & {*evasion, *GUARD_SELF}, "a command is both safe and an evasion"
     everything = [*BLOCKED, *DESTRUCTIVE, *SAFE]
     assert len(set(everything)) == len(everything), "duplicates in the corpus"
 
@@ -33,7 +39,8 @@ def test_recall_and_false_positive_rate(bash: Callable[[str], Verdict]) -> None:
     )
     assert missed == []
     assert not_blocked == []
-    assert fp_rate <= 0.02, false_positives
+    # docs/performance.md reports the rate; the guide's bound is 5 %.
+    assert fp_rate <= FP_BOUND, false_positives
 
 
 def test_safe_commands_are_local_safe_without_rule_ids(bash: Callable[[str], Verdict]) -> None:

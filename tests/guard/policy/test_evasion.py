@@ -98,10 +98,13 @@ def test_search_tools_without_a_path_search_the_workspace(world: World) -> None:
     assert verdict("grep", pattern="KEY", glob=".env") == "confirm"
     assert verdict("grep", pattern="KEY", glob="**/.env*") == "confirm"
     assert verdict("grep", pattern="KEY", glob=".e*") == "confirm"
-    assert verdict("grep", pattern="KEY", glob="*.pem") == "allow"  # names only ever a glob
+    assert verdict("grep", pattern="KEY", glob="*.pem") == "confirm"
+    assert verdict("grep", pattern="KEY", glob="**/id_rsa*") == "confirm"
+    assert verdict("grep", pattern="KEY", glob="*.p?m") == "allow"  # documented limitation
     assert verdict("grep", pattern="TODO") == "allow"
     assert verdict("grep", pattern="TODO", glob="*.ts") == "allow"
     assert verdict("find", pattern="*.py") == "allow"
+    assert verdict("find", pattern="*.key") == "confirm"
     assert verdict("ls") == "allow"
     with_path = policy.classify("grep", {"pattern": "x"}, world.project)
     assert with_path.path == str(world.project)
