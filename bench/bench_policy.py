@@ -2,8 +2,8 @@
 
 Loads the policy once (built-in rules plus a small user and project layer, in a temporary
 home), then classifies typical commands (< 1 KB: everyday safe commands, destructive ones,
-wrapped and compound ones) and file-tool calls, round robin. Prints p50/p99/max per group
-and overall. Goal: p99 under 1 ms.
+wrapped and compound ones, evasion spellings that must ask) and file-tool calls, round
+robin. Prints p50/p99/max per group and overall. Goal: p99 under 1 ms.
 
     python bench/bench_policy.py [--rounds N] [--json]
 """
@@ -60,6 +60,16 @@ WRAPPED = (
         "grep -c PASSED test.log || true"
     ),
 )
+EVASION = (
+    "cat ${HOME%/}/.pi/agent/operator-guard/signing.key",
+    "$'\\u0072m' -rf build",
+    "cat .en{v,} && cat ~/.pi/agent/*/keyring.json",
+    'python3 -c "import os; print(os.getcwd())"',
+    "awk '{s+=$1} END {print s}' numbers.txt | sed -n '1p'",
+    "strace -f -o out.txt python -Im guard keygen",
+    "ln -s ~/.pi/agent x && cat x/operator-guard/keyring.json",
+    "git -c alias.x='!rm -rf build' x",
+)
 FILES = (
     ("read", {"path": "src/app.py"}),
     ("write", {"path": "src/new_module.py", "content": "x = 1\n"}),
@@ -106,6 +116,7 @@ def run(rounds: int) -> dict[str, Any]:
             "safe": [("bash", {"command": c}) for c in SAFE],
             "destructive": [("bash", {"command": c}) for c in DESTRUCTIVE],
             "wrapped": [("bash", {"command": c}) for c in WRAPPED],
+            "evasion": [("bash", {"command": c}) for c in EVASION],
             "file-tools": list(FILES),
         }
         for calls in groups.values():  # warm up: parser, caches

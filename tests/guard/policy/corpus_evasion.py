@@ -179,6 +179,11 @@ EVASION: dict[str, tuple[str, ...]] = {
         "python3 --unknown-flag x.py",
         "python $ARGS",
         'python3 -c "$(cat payload)"',
+        "python -c \"from os import system as print; print('ls')\"",
+        "python -c 'from os import *; print(1)'",
+        "python -c 'import unittest.__main__'",
+        'python -c \'print(__import__("os").system("ls"))\'',
+        "python -c '(print := exec)(\"1\")'",
     ),
     "inline-node-perl-ruby": (
         "node -e \"require('fs').rmSync('b',{recursive:true})\"",
