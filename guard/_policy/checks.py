@@ -22,29 +22,29 @@ __all__ = [
 CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
     "builtin.parse-error": (
         "confirm",
-        "destructive",
+        "protected",
         "the command does not parse cleanly as bash, so it cannot be analyzed (fail closed)",
     ),
-    "builtin.eval": ("confirm", "destructive", "eval runs a string as a command"),
+    "builtin.eval": ("confirm", "protected", "eval runs a string as a command"),
     "builtin.dynamic-command": (
         "confirm",
-        "destructive",
+        "protected",
         "a command name is only known at runtime",
     ),
     "builtin.dynamic-script": (
         "confirm",
-        "destructive",
+        "protected",
         "a shell or interpreter runs a string built at runtime",
     ),
     "builtin.nesting-too-deep": (
         "confirm",
-        "destructive",
+        "protected",
         "nested shell strings go deeper than the analysis follows",
     ),
-    "builtin.too-complex": ("confirm", "destructive", "the command is too large to analyze"),
+    "builtin.too-complex": ("confirm", "protected", "the command is too large to analyze"),
     "builtin.shell-stdin": (
         "confirm",
-        "destructive",
+        "protected",
         "a shell or interpreter runs code another command produces",
     ),
     "builtin.download-exec": (
@@ -117,7 +117,7 @@ CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
     ),
     "builtin.invalid-input": (
         "confirm",
-        "destructive",
+        "protected",
         "the tool input does not have the expected shape, so it cannot be analyzed (fail closed)",
     ),
 }

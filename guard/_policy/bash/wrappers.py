@@ -156,7 +156,7 @@ _LEADING_ARGS: dict[str, tuple[int, ...]] = {
     **dict.fromkeys(_words("direnv pyenv rbenv nodenv"), (1, 2)),
     **dict.fromkeys(_words("su runuser"), (0, 1)),
 }
-_COMMAND_OPTIONAL = _set("sudo doas ssh-agent tmux screen at batch")
+_COMMAND_OPTIONAL = _set("ssh-agent tmux screen")
 _OPAQUE_WHY = "runs another command in a way the analysis does not follow precisely"
 _XARGS_SHORT = "adEILnPs"
 _XARGS_LONG = _set("""
@@ -288,7 +288,7 @@ def _opaque(
     args = argv[1:]
     start = _skip_options(args, short, long)
     if start >= len(args) and program in _COMMAND_OPTIONAL:
-        return PLAIN  # sudo -v, ssh-agent -s, tmux ls: not running a command
+        return PLAIN  # ssh-agent -s, tmux ls: not running a command
     w.finding("opaque-wrapper", f"{program} {_OPAQUE_WHY}: {preview(join_raw(argv))}")
     if len(via) >= 6:
         return None

@@ -157,6 +157,10 @@ EVASION: dict[str, tuple[str, ...]] = {
         "at now <<< ls",
         "chrt -f 10 ls",
         "perf stat ls",
+        "sudo -s <<< 'rm -rf build'",
+        "batch <<< ls",
+        "sudo -v",
+        "busybox sh <<< ls",
     ),
     "inline-python": (
         "python -c \"__import__('os').remove('x')\"",

@@ -99,6 +99,20 @@ def test_redirections_are_recorded() -> None:
         ("bash <(curl x)", "download-exec"),
         ("python -c 'import shutil; shutil.rmtree(\"x\")'", "inline-code"),
         ("python -m guard keygen", "guard-self"),
+        ("r\\\nm -rf x", "unresolved"),
+        ("cd $D && ls", "unresolved"),
+        ("$'\\u0072m' x", "dynamic-command"),
+        ("/bin/r[m] x", "dynamic-command"),
+        ("PATH=.:$PATH ls", "shell-environment"),
+        ("shopt -s expand_aliases", "shell-environment"),
+        ("strace ls", "opaque-wrapper"),
+        ("bash <<< ls", "shell-stdin"),
+        ("find . -exec ls {} +", "find-exec"),
+        ("ls | xargs cat", "xargs"),
+        ("git -c core.pager=x log", "git-config"),
+        ("tar xf x.tar", "opaque-write"),
+        ("awk 'BEGIN{system(\"x\")}'", "inline-code"),
+        ("python -Im guard keygen", "guard-self"),
     ],
 )
 def test_what_cannot_be_known_is_a_finding(command: str, check: str) -> None:
@@ -205,3 +219,41 @@ def test_parser_crashers_from_upstream_do_not_kill_the_process() -> None:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "survived"
+
+
+def test_what_cannot_be_resolved_is_protected_and_asks() -> None:
+    from guard._policy.checks import CHECKS
+
+    for check_id, (verdict, kind, _) in CHECKS.items():
+        if check_id in ("builtin.guard-self", "builtin.catastrophic-target"):
+            assert verdict == "block", check_id
+        elif check_id == "builtin.download-exec":
+            assert (verdict, kind) == ("confirm", "destructive")
+        else:
+            assert (verdict, kind) == ("confirm", "protected"), check_id
+
+
+@pytest.mark.parametrize(
+    ("text", "decoded"),
+    [("a\\tb", "a\tb"), ("\\x72m", "rm"), ("\\162m", "rm"), ("\\u0072m", None), ("r\\0m", None)],
+)
+def test_ansi_c_strings_decode_fully_or_not_at_all(text: str, decoded: str | None) -> None:
+    from guard._policy.bash.quoting import decode_ansi_c
+
+    assert decode_ansi_c(text) == decoded
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (".en{v,}", [".env", ".en"]),
+        ("src/{a,b}/c", ["src/a/c", "src/b/c"]),
+        ("{1..3}", ["1", "2", "3"]),
+        ("a{b", ["a{b"]),
+        ("{1..100000}", None),
+    ],
+)
+def test_braces_expand_like_bash_or_not_at_all(text: str, words: list[str] | None) -> None:
+    from guard._policy.bash.quoting import expand_braces
+
+    assert expand_braces(text) == words

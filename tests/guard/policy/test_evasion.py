@@ -133,3 +133,14 @@ def test_a_guard_home_behind_a_symlink_is_covered_under_both_names(world: World)
     assert policy.classify("read", {"path": str(real / "signing.key")}, world.project).verdict == (
         "block"
     )
+
+
+def test_a_symlink_into_the_installation_is_resolved(world: World) -> None:
+    link = world.project / "site"
+    link.symlink_to(installation_paths()["PYTHON_PURELIB"])
+    policy = world.policy()
+    for tool in ("write", "edit"):
+        verdict = policy.classify(tool, {"path": "site/zz-evil.pth"}, world.project)
+        assert verdict.verdict == "block", tool
+    bash = policy.classify("bash", {"command": "echo x > site/zz-evil.pth"}, world.project)
+    assert bash.verdict == "block"
