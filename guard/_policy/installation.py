@@ -1,6 +1,6 @@
 """Where the guard itself is installed: what the agent may never write (and why).
 
-The sidecar imports its package from ``guard/``, runs on the interpreter under
+The sidecar imports its packages (``guard``, ``audit``, ``planning``), runs on the interpreter under
 ``sys.prefix`` (a venv) and ``sys.base_prefix``, loads every ``.pth`` file in its
 site-packages at start-up, and pi loads its extension from ``extensions/operator-guard``.
 A write to any of these would let the agent change what the guard runs, so each is a
@@ -16,6 +16,9 @@ import sysconfig
 from functools import lru_cache
 from pathlib import Path
 
+import audit
+import planning
+
 __all__ = ["installation_paths"]
 
 
@@ -27,6 +30,8 @@ def installation_paths() -> dict[str, str]:
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else purelib
     return {
         "GUARD_PACKAGE": os.fspath(Path(__file__).resolve().parents[1]),
+        "AUDIT_PACKAGE": os.fspath(Path(audit.__file__).resolve().parent),
+        "PLANNING_PACKAGE": os.fspath(Path(planning.__file__).resolve().parent),
         "PYTHON_PREFIX": sys.prefix,
         "PYTHON_BASE_PREFIX": sys.base_prefix,
         "PYTHON_PURELIB": purelib,

@@ -52,6 +52,8 @@ def _install_writes() -> list[str]:
         f"ln -sf /bin/true {prefix}/bin/pi-guard",
         f"dd if=payload of={site}/evil.pth",
         f"truncate -s 0 {package}/_policy/classify.py",
+        f"echo x >> {paths['AUDIT_PACKAGE']}/__init__.py",
+        f"cp evil.py {paths['PLANNING_PACKAGE']}/_channel.py",
     ]
 
 
