@@ -197,7 +197,8 @@ def check_installs(
             name="installs",
             status="warn",
             reason="duplicate-installs",
-            detail=f"{len(loading)} copies load: {'; '.join(_where(i) for i in loading)}",
+            detail=f"{len(loading)} copies load (the first guards, the others stand down):"
+            f" {'; '.join(_where(i) for i in loading)}",
             fix="keep one: remove the others with pi-guard install --uninstall and their target",
         )
     return Check(name="installs", status="ok", reason="one-install", detail=_where(loading[0]))

@@ -367,7 +367,8 @@ def _duplicate_warnings(
     )
     when = "after `pi install`, pi would load" if target == "package" else "pi loads"
     return (
-        f"this is a second copy of the guard: {when} every copy ({where}), and each one asks."
+        f"this is a second copy of the guard: {when} every copy ({where}); the first to"
+        " load guards and the others stand down, in pi's load order, not yours."
         " Keep one: remove the others (pi-guard install --uninstall with their target).",
     )
 
