@@ -15,6 +15,12 @@ only records *before* it count:
 
 A declined or rejected record without a ``toolCallId`` counts for the first later
 execution with its fingerprint. The report is report-only: it authorizes nothing.
+
+Rows from outside the log: a caller that found executions elsewhere (``guard`` scans pi
+session files for calls that ran with no guard record at all, reason ``guard-absent``)
+passes them as ``external_rows`` with an ``ExternalSource`` saying where it looked. They
+have no ``seq`` but a ``source``, follow the log's rows and count in the summary like any
+other row. This module does not know where they came from.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ __all__ = [
     "GAP_REASONS",
     "AuditReport",
     "Classification",
+    "ExternalSource",
     "GapReason",
     "ReportRow",
     "ReportSummary",
@@ -54,6 +61,7 @@ GapReason = Literal[
     "evidence-declined",
     "evidence-rejected",
     "input-changed-after-confirmation",
+    "guard-absent",
 ]
 GAP_REASONS: tuple[str, ...] = get_args(GapReason)
 
@@ -66,9 +74,13 @@ class _Wire(BaseModel):
 
 
 class ReportRow(_Wire):
-    """One destructive/protected execution and how it is classified."""
+    """One destructive/protected execution and how it is classified.
 
-    seq: int
+    ``seq`` is the ``tool.executed`` record's; a row from outside the log has none and
+    names its ``source`` instead (e.g. ``session-file:line``).
+    """
+
+    seq: int | None
     ts: str
     tool_call_id: str
     tool_name: str
@@ -81,6 +93,21 @@ class ReportRow(_Wire):
     reason: GapReason | None
     evidence_id: str | None
     consumption: Literal["consumed", "not-consumed"] | None
+    source: str | None = None
+
+
+class ExternalSource(_Wire):
+    """A place outside the log that was searched for executions (``kind``, ``location``):
+    how many ``files`` it read, how many destructive/protected ``executions`` it saw, how
+    many of them became rows (``gaps``) and how many lines or items it could not read or
+    classify (``unreadable``: executions in them are not counted)."""
+
+    kind: str
+    location: str
+    files: int
+    executions: int
+    gaps: int
+    unreadable: int = 0
 
 
 class ReportSummary(_Wire):
@@ -98,6 +125,7 @@ class AuditReport(_Wire):
     decision: Literal["no-gaps", "gaps"]
     summary: ReportSummary
     rows: tuple[ReportRow, ...]
+    external: tuple[ExternalSource, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -126,8 +154,17 @@ def _typed(record: AuditRecord, model: type[_M]) -> _M:
         raise RecordDataError(record.seq, record.event) from None
 
 
-def build_report(records: Iterable[AuditRecord]) -> AuditReport:
-    """Classify every destructive/protected ``tool.executed`` (see the module docstring)."""
+def build_report(
+    records: Iterable[AuditRecord],
+    *,
+    external_rows: Iterable[ReportRow] = (),
+    external_sources: Iterable[ExternalSource] = (),
+) -> AuditReport:
+    """Classify every destructive/protected ``tool.executed`` (see the module docstring).
+
+    ``external_rows`` are appended after the log's rows as they are and counted in the
+    summary; ``external_sources`` are reported as given.
+    """
     relevant = [
         r
         for r in records
@@ -193,6 +230,7 @@ def build_report(records: Iterable[AuditRecord]) -> AuditReport:
                 )
             )
 
+    rows.extend(external_rows)
     gaps_by_reason = dict.fromkeys(GAP_REASONS, 0)
     for row in rows:
         if row.reason is not None:
@@ -206,7 +244,12 @@ def build_report(records: Iterable[AuditRecord]) -> AuditReport:
         consumed=sum(1 for r in rows if r.consumption == "consumed"),
         not_consumed=sum(1 for r in rows if r.consumption == "not-consumed"),
     )
-    return AuditReport(decision="gaps" if gaps else "no-gaps", summary=summary, rows=tuple(rows))
+    return AuditReport(
+        decision="gaps" if gaps else "no-gaps",
+        summary=summary,
+        rows=tuple(rows),
+        external=tuple(external_sources),
+    )
 
 
 def _take(items: list[_Fingerprint], fingerprint: _Fingerprint) -> bool:
@@ -285,9 +328,16 @@ def render_report(report: AuditReport) -> str:
         f"  audit gaps: {s.audit_gaps}",
     ]
     lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
+    lines.extend(
+        f"  also searched {x.kind} in {x.location}: {x.files} files,"
+        f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"
+        + (f", {x.unreadable} unreadable (not counted)" if x.unreadable else "")
+        for x in report.external
+    )
+    external = any(r.source is not None for r in report.rows)
     rows = [
         [
-            str(r.seq),
+            "-" if r.seq is None else str(r.seq),
             r.ts,
             r.tool_name,
             r.tool_call_id,
@@ -299,6 +349,7 @@ def render_report(report: AuditReport) -> str:
             "yes" if r.is_error else "no",
             short_hash(r.payload_hash),
             r.path or "-",
+            *([r.source or "-"] if external else []),
         ]
         for r in report.rows
     ]
@@ -315,6 +366,7 @@ def render_report(report: AuditReport) -> str:
         "ERROR",
         "PAYLOAD",
         "PATH",
+        *(["SOURCE"] if external else []),
     ]
     table = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
     return "\n".join(lines) + "\n\n" + table

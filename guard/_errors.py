@@ -8,8 +8,9 @@
     │   ├── PolicyBlockedError   the policy blocks the action: no evidence can exist for it
     │   ├── ConfigError          a policy or extension config file is invalid
     │   │   └── GlobError        a policy pattern that does not compile
-    │   ├── InstallTargetError   no such project directory, unknown target
-    │   └── ModifiedInstallError an installed file was changed since it was installed
+    │   ├── InstallTargetError   no such project directory, unknown target, cannot write
+    │   ├── ModifiedInstallError an installed file was changed since it was installed
+    │   └── PiFileError          a pi file we only read (trust.json) is not what pi accepts
     ├── StateError               the guard's own state cannot be used right now
     │   ├── HomeError            the home cannot be created or made private
     │   ├── KeyFileError         signing key missing, unreadable, unsafe or malformed
@@ -45,6 +46,7 @@ __all__ = [
     "LedgerError",
     "MalformedEvidence",
     "ModifiedInstallError",
+    "PiFileError",
     "PolicyBlockedError",
     "RpcFault",
     "SandboxUnavailableError",
@@ -108,13 +110,17 @@ class InstallTargetError(BadInputError):
 class ModifiedInstallError(BadInputError):
     """An installed file differs from what was installed; refused without ``force``."""
 
-    def __init__(self, path: os.PathLike[str]) -> None:
-        super().__init__(
-            "install",
-            "was modified since it was installed (use --force to replace it)",
-            _text(path),
-        )
+    def __init__(self, path: os.PathLike[str], fix: str = "use --force to replace it") -> None:
+        super().__init__("install", f"was modified since it was installed ({fix})", _text(path))
         self.path = path
+
+
+class PiFileError(BadInputError):
+    """A file of pi's that we only read (``trust.json``) is unreadable or malformed."""
+
+    def __init__(self, path: object, problem: str) -> None:
+        super().__init__("pi file", problem, _text(path))
+        self.path = str(_text(path))
 
 
 class StateError(GuardError):

@@ -44,6 +44,7 @@ AUDIT = [
     "EvidenceConsumedData",
     "EvidenceId",
     "EvidenceRejectedData",
+    "ExternalSource",
     "FaultKind",
     "GapReason",
     "HeadSigner",

@@ -14,9 +14,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from audit import EVENT_MODELS, AuditHead, AuditRecord
+from audit import EVENT_MODELS, AuditHead, AuditRecord, AuditReport
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
+from guard._pi.doctor import DoctorReport
 from planning import PLANNERS
 
 __all__ = ["DEFAULT_DIRECTORY", "generated_schemas", "main", "render", "write_schemas"]
@@ -32,6 +33,8 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         "record-result.schema.json": RecordResult,
         "consume-result.schema.json": ConsumeResult,
         "keyring.v1.schema.json": Keyring,
+        "doctor-report.schema.json": DoctorReport,
+        "audit-report.schema.json": AuditReport,
     }
     # The envelope is read by consumers: its validation schema is its wire shape.
     out = {

@@ -20,9 +20,12 @@ from audit import (
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
+from guard._errors import BadInputError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
-from guard._home import resolve_home
+from guard._home import pi_agent_dir, resolve_home
+from guard._pi.sessions_report import guard_absent_rows
+from guard._policy.cache import PolicyCache
 
 __all__ = ["register"]
 
@@ -73,8 +76,30 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
+def _sessions_dir(value: str) -> Path:
+    directory = Path(value) if value else pi_agent_dir() / "sessions"
+    if not directory.is_dir():
+        raise BadInputError("--sessions", "is not a directory", directory)
+    return directory
+
+
 def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
-    report = build_report(read_records(_log_path(args)))
+    log = _log_path(args)
+    if args.sessions is not None and not log.exists():
+        # The guard may never have run at all: that is what --sessions is there to show.
+        sys.stderr.write(
+            f"pi-guard: note: no audit log at {log}: every destructive/protected call in the"
+            " sessions counts as guard-absent\n"
+        )
+        records = []
+    else:
+        records = list(read_records(log))
+    if args.sessions is None:
+        report = build_report(records)
+    else:
+        classifier = PolicyCache(resolve_home(args.home))
+        rows, source = guard_absent_rows(_sessions_dir(args.sessions), records, classifier)
+        report = build_report(records, external_rows=rows, external_sources=(source,))
     if args.json:
         emit(report)
     else:
@@ -109,5 +134,14 @@ def register(sub: Subparsers) -> None:
     show.set_defaults(func=cmd_audit_show)
     report = audit_sub.add_parser("report", help="auditable vs audit-gap per executed call")
     report.add_argument("log", nargs="?", default=None)
+    report.add_argument(
+        "--sessions",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="DIR",
+        help="also read pi's session files under DIR (default: <pi agent dir>/sessions) and "
+        "count each destructive/protected call that ran with no guard record (guard-absent)",
+    )
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_audit_report)

@@ -13,6 +13,7 @@
  7   the OS sandbox cannot start here (``pi-guard sandbox check``: bubblewrap missing, user
      namespaces disabled, unsupported platform); with ``[sandbox] mode = "required"`` the
      agent's commands are blocked
+ 8   ``doctor``: the guard would not load, or not work, for that folder (a check failed)
 ===  =====================================================================================
 """
 
@@ -49,6 +50,7 @@ class ExitCode(IntEnum):
     GAPS = 5
     STATE = 6
     SANDBOX = 7
+    NOT_GUARDED = 8
 
 
 # First match wins: leaves before their bases.

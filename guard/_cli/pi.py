@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from guard._cli.args import Subparsers, int_arg
 from guard._cli.exits import ExitCode
-from guard._pi.install import install
+from guard._cli.io import emit
+from guard._pi.install import Target, install
 from guard._sidecar.methods import serve
 
 __all__ = ["register"]
@@ -20,18 +20,28 @@ def cmd_serve(args: argparse.Namespace) -> ExitCode:
     return ExitCode(code)
 
 
+def _target(args: argparse.Namespace) -> tuple[Target, Path | None]:
+    if args.package is not None:
+        return "package", Path(args.package).absolute()
+    if args.project is not None:
+        return "project", Path(args.project).absolute()
+    return "global", None
+
+
 def cmd_install(args: argparse.Namespace) -> ExitCode:
-    project = None if args.global_ else Path(args.project or ".").absolute()
+    target, directory = _target(args)
     result = install(
-        "global" if args.global_ else "project",
-        project,
+        target,
+        directory,
         force=args.force,
         uninstall=args.uninstall,
         home=args.home,
         confirm_timeout_ms=args.confirm_timeout_ms,
     )
+    for warning in result.warnings:
+        sys.stderr.write(f"pi-guard: warning: {warning}\n")
     if args.json:
-        sys.stdout.write(json.dumps(result.model_dump(mode="json"), indent=2) + "\n")
+        emit(result)
     else:
         sys.stdout.write(result.render() + "\n")
     return ExitCode.OK
@@ -49,17 +59,39 @@ def register(sub: Subparsers) -> None:
     )
     serve_parser.set_defaults(func=cmd_serve)
 
-    install_parser = sub.add_parser("install", help="install the pi extension shim")
+    install_parser = sub.add_parser(
+        "install",
+        help="install the pi extension shim (default: personal, loads in every folder)",
+        description="Without a flag the extension goes into pi's personal extension directory "
+        "${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions/operator-guard, which pi loads in "
+        "every folder. --project installs into one project instead (pi >= 0.79 loads it "
+        "only when that folder is trusted); --package writes a pi package for `pi install`.",
+    )
     where = install_parser.add_mutually_exclusive_group()
-    where.add_argument("--project", default=None, help="project directory (default: current)")
     where.add_argument(
         "--global",
         dest="global_",
         action="store_true",
-        help="into ${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions",
+        help="into ${PI_CODING_AGENT_DIR:-~/.pi/agent}/extensions (the default)",
+    )
+    where.add_argument(
+        "--project",
+        nargs="?",
+        const=".",
+        default=None,
+        metavar="DIR",
+        help="into DIR/.pi/extensions (default DIR: current); needs a trusted folder in pi >= 0.79",
+    )
+    where.add_argument(
+        "--package",
+        default=None,
+        metavar="DIR",
+        help="write a pi package folder DIR, then run `pi install DIR`",
     )
     install_parser.add_argument("--uninstall", action="store_true", help="remove it again")
-    install_parser.add_argument("--force", action="store_true", help="overwrite a modified copy")
+    install_parser.add_argument(
+        "--force", action="store_true", help="overwrite (or remove) a modified copy"
+    )
     install_parser.add_argument(
         "--confirm-timeout-ms",
         type=int_arg("--confirm-timeout-ms", 1000, 3_600_000),

@@ -126,6 +126,7 @@ def test_declined_and_rejected(tmp_path: Path, signer: FixedSigner) -> None:
         "evidence-declined": 1,
         "evidence-rejected": 2,
         "input-changed-after-confirmation": 0,
+        "guard-absent": 0,
     }
 
 

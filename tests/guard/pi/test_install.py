@@ -14,6 +14,7 @@ from guard._cli.exits import ExitCode, exit_for
 from guard._errors import BadInputError, InstallTargetError, ModifiedInstallError
 from guard._pi.install import (
     CONFIG_FILE,
+    CORRUPT_SUFFIX,
     MANIFEST_FILE,
     extension_dir,
     install,
@@ -126,11 +127,35 @@ def test_a_foreign_directory_of_the_same_name_is_not_overwritten(project: Path) 
         install("project", project, force=False, uninstall=False)
 
 
-def test_a_corrupt_config_counts_as_modified(project: Path) -> None:
+def test_a_corrupt_config_is_repaired_by_a_plain_reinstall(project: Path) -> None:
+    # The shim's error names `pi-guard install`: that must fix it, keeping the broken copy.
     install("project", project, force=False, uninstall=False)
-    (shim_dir(project) / CONFIG_FILE).write_text("{not json")
-    with pytest.raises(ModifiedInstallError):
+    config = shim_dir(project) / CONFIG_FILE
+    config.write_text("{not json")
+    result = install("project", project, force=False, uninstall=False)
+    assert result.action == "updated"
+    assert result.repaired == CONFIG_FILE + CORRUPT_SUFFIX
+    assert json.loads(config.read_text())["python"] == str(Path(sys.executable).absolute())
+    assert (shim_dir(project) / (CONFIG_FILE + CORRUPT_SUFFIX)).read_text() == "{not json"
+    assert "rewritten" in result.render()
+
+
+def test_a_corrupt_config_in_a_foreign_directory_needs_the_force_the_message_names(
+    project: Path,
+) -> None:
+    target = shim_dir(project)
+    target.mkdir(parents=True)
+    (target / "index.ts").write_bytes(shim_source())
+    (target / CONFIG_FILE).write_text("{not json")  # no manifest: not provably ours
+    with pytest.raises(ModifiedInstallError) as caught:
         install("project", project, force=False, uninstall=False)
+    message = str(caught.value)
+    assert f"pi-guard install --project {project} --force" in message
+    assert str(target / CONFIG_FILE) in message
+    assert "PosixPath" not in message
+    repaired = install("project", project, force=True, uninstall=False)
+    assert repaired.repaired == CONFIG_FILE + CORRUPT_SUFFIX
+    assert json.loads((target / CONFIG_FILE).read_text())["args"] == ["-I", "-m", "guard", "serve"]
 
 
 def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> None:
@@ -162,6 +187,18 @@ def test_a_missing_project_directory_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InstallTargetError) as caught:
         install("project", tmp_path / "nope", force=False, uninstall=False)
     assert "does not exist" in str(caught.value)
+    assert str(tmp_path / "nope") in str(caught.value)
+    assert "PosixPath" not in str(caught.value)
+
+
+def test_an_unwritable_target_is_an_install_error_naming_the_path(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(InstallTargetError) as caught:
+        install("package", blocker / "pkg", force=False, uninstall=False)
+    assert str(blocker / "pkg") in str(caught.value)
+    assert "PosixPath" not in str(caught.value)
+    assert exit_for(caught.value) == (ExitCode.BAD_INPUT, "error")
 
 
 def test_an_out_of_range_timeout_is_bad_input(project: Path) -> None:
