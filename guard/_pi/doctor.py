@@ -9,8 +9,9 @@ Checks, in order: ``pi`` (the versions found), ``node`` (does it satisfy each pi
 ``engines.node``), ``installs`` (global, project, package; which of them load; duplicates),
 ``trust`` (pi's project-trust decision for DIR; it only matters when the guard is installed
 for the project alone), then per install ``config`` (``guard.json``) and ``python`` (runs
-and imports the guard), then per home ``home``, ``key`` and ``audit`` (the log verifies
-against the home's keyring).
+and imports the guard), then per home ``home``, ``key``, ``audit`` (the log verifies
+against the home's keyring) and ``sandbox`` (can the agent's commands in DIR be sandboxed;
+an opted-out session is a warning that names it ``unsandboxed``).
 
 Read-only: nothing is created, not even a home (``Guard.open`` would create one and a key);
 the only processes started are ``pi --version``/``npm root -g``/``node --version`` when
@@ -30,7 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from audit import WIRE_CONFIG, AuditError, verify_log
-from guard._errors import KeyFileError, KeyringError, PiFileError
+from guard._errors import GuardError, KeyFileError, KeyringError, PiFileError
 from guard._evidence.keys import KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
 from guard._home import resolve_home
@@ -38,11 +39,14 @@ from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation, find_installs
 from guard._pi.probe import NodeFound, PiFound, find_node, find_pis, node_satisfies
 from guard._pi.trust import TrustDecision, project_trust
+from guard._sandbox import plan as sandbox_plan
 
 __all__ = ["Check", "CheckName", "CheckStatus", "DoctorReport", "diagnose"]
 
 CheckStatus = Literal["ok", "warn", "fail", "n/a"]
-CheckName = Literal["pi", "node", "installs", "trust", "config", "python", "home", "key", "audit"]
+CheckName = Literal[
+    "pi", "node", "installs", "trust", "config", "python", "home", "key", "audit", "sandbox"
+]
 PYTHON_TIMEOUT_SECONDS = 20.0
 
 
@@ -534,6 +538,46 @@ def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
 # -- all together --------------------------------------------------------------------------
 
 
+def check_sandbox(directory: Path, home: Path, agent_dir: Path) -> Check:
+    """Will the agent's bash in ``directory`` run inside the sandbox (or is it opted out)?"""
+    try:
+        planned = sandbox_plan(directory, home, agent_dir=agent_dir)
+    except GuardError as exc:
+        return Check(
+            name="sandbox",
+            subject=str(home),
+            status="fail",
+            reason="sandbox-config",
+            detail=str(exc),
+            fix="pi-guard policy check " + str(home / "operator-guard.toml"),
+        )
+    if planned.state == "sandboxed":
+        return Check(
+            name="sandbox",
+            subject=str(home),
+            status="ok",
+            reason="sandboxed",
+            detail=planned.message,
+        )
+    if planned.state == "unsandboxed":
+        return Check(
+            name="sandbox",
+            subject=str(home),
+            status="warn",
+            reason="unsandboxed",
+            detail=planned.message,
+        )
+    return Check(
+        name="sandbox",
+        subject=str(home),
+        status="fail",
+        reason=planned.reason or "sandbox-unavailable",
+        detail=planned.message + " (the agent's bash is blocked)",
+        fix="install bubblewrap (apt-get install bubblewrap), or opt out in the user policy: "
+        '[sandbox] mode = "off"',
+    )
+
+
 def _home_of(config: ExtensionConfig | None, home: Path | None) -> Path:
     if config is not None and config.home is not None:
         return resolve_home(config.home)
@@ -581,6 +625,8 @@ def diagnose(
         key_check, keyring = check_key(chosen)
         checks.append(key_check)
         checks.append(check_audit(chosen, keyring))
+        if folder.is_dir():
+            checks.append(check_sandbox(folder, chosen, agent_dir))
     failed = any(c.status == "fail" for c in checks)
     return DoctorReport(
         directory=str(folder),

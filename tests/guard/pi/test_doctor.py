@@ -295,3 +295,23 @@ def test_the_report_schema_is_generated() -> None:
     schema = generated_schemas()["doctor-report.schema.json"]
     assert "checks" in schema["properties"]
     assert sys.version_info >= (3, 11)
+
+
+def test_the_sandbox_is_checked_for_the_folder(
+    project: Path, new_pi: Path, agent_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install("global", None, force=False, uninstall=False)
+    home = ready_home(agent_dir)
+    code, report = doctor(project, new_pi, capsys)
+    assert (code, check(report, "sandbox")["reason"]) == (0, "sandboxed")
+
+    (home / "operator-guard.toml").write_text('[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
+    code, report = doctor(project, new_pi, capsys)
+    sandbox = check(report, "sandbox")
+    assert (code, sandbox["status"]) == (8, "fail")
+    assert "blocked" in sandbox["detail"] and "bubblewrap" in sandbox["fix"]
+
+    (home / "operator-guard.toml").write_text('[sandbox]\nmode = "off"\n')
+    code, report = doctor(project, new_pi, capsys)
+    sandbox = check(report, "sandbox")
+    assert (code, sandbox["status"], sandbox["reason"]) == (0, "warn", "unsandboxed")
