@@ -68,6 +68,7 @@ AUDIT = [
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
+    "SessionStartedData",
     "Sha256",
     "Signature",
     "SignerError",
