@@ -47,6 +47,7 @@ from audit._models import (
     LogCreatedData,
     LogRecoveredData,
     PlannerReportedData,
+    SessionStartedData,
     ToolExecutedData,
     genesis_hash,
 )
@@ -148,6 +149,7 @@ __all__ = [
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
+    "SessionStartedData",
     "Sha256",
     "Signature",
     "SignerError",

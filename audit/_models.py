@@ -45,6 +45,7 @@ __all__ = [
     "LogCreatedData",
     "LogRecoveredData",
     "PlannerReportedData",
+    "SessionStartedData",
     "ToolExecutedData",
     "genesis_hash",
 ]
@@ -242,6 +243,25 @@ class PlannerReportedData(_Wire):
     reasons: Reasons
 
 
+class SessionStartedData(_Wire):
+    """A guard sidecar took over a pi session: how the agent's shell commands run in it.
+
+    ``sandbox`` is the session's state: ``sandboxed`` (every agent command runs in the OS
+    sandbox), ``unsandboxed`` (the user's policy opted out) or ``unavailable`` (the sandbox
+    cannot start, so the agent's bash is blocked). Written at session start and again when a
+    replacement sidecar takes over the session after a crash (``sidecarRestarted``).
+    """
+
+    sandbox: Literal["sandboxed", "unsandboxed", "unavailable"]
+    reason: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
+        default=None, description="why not sandboxed: the sandbox's reason code"
+    )
+    message: Annotated[str, Field(min_length=1, max_length=1024)] | None = None
+    scope: PathText = Field(description="the session's workspace (symlinks resolved)")
+    pi_version: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    sidecar_restarted: bool = False
+
+
 EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
     {
         "confirmation.declined": ConfirmationDeclinedData,
@@ -254,6 +274,7 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "log.created": LogCreatedData,
         "log.recovered": LogRecoveredData,
         "planner.reported": PlannerReportedData,
+        "session.started": SessionStartedData,
         "tool.executed": ToolExecutedData,
     }
 )

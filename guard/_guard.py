@@ -24,6 +24,7 @@ from audit import (
     Origin,
     VerifyResult,
     redact_preview,
+    shorten,
     utc_now,
     verify_log,
 )
@@ -376,6 +377,32 @@ class Guard:
         if evidence_id is not None:
             fields["evidenceId"] = evidence_id
         self.audit.append("tool.executed", fields)
+
+    # -- sessions ---------------------------------------------------------
+
+    def session_started(
+        self,
+        scope: str,
+        sandbox: Literal["sandboxed", "unsandboxed", "unavailable"],
+        *,
+        reason: str | None = None,
+        message: str | None = None,
+        pi_version: str | None = None,
+        sidecar_restarted: bool = False,
+    ) -> None:
+        """Audit ``session.started``: a sidecar took over a pi session, and its sandbox state."""
+        fields: dict[str, Any] = {
+            "sandbox": sandbox,
+            "scope": scope,
+            "sidecarRestarted": sidecar_restarted,
+        }
+        if reason:
+            fields["reason"] = reason
+        if message and sandbox != "sandboxed":
+            fields["message"] = shorten(message, 1024)
+        if pi_version:
+            fields["piVersion"] = shorten(pi_version, 64)
+        self.audit.append("session.started", fields)
 
     # -- planner ----------------------------------------------------------
 

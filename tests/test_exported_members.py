@@ -69,6 +69,7 @@ AUDIT = [
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
+    "SessionStartedData",
     "Sha256",
     "Signature",
     "SignerError",

@@ -7,6 +7,10 @@
   cannot start (the command is not run);
 * ``argv --command STR`` prints the shell text pi's bash spawn hook returns for STR
   (``--json``: the session plan, the full argv and that text).
+
+Inside pi the shim gets the same plan from the sidecar (``sandbox.plan``, once per session,
+audited as ``session.started``) and its bash spawn hook does what ``argv`` prints: the plan's
+``prefix``, a space, the command in POSIX single quotes; ``unsetEnv`` removed.
 """
 
 from __future__ import annotations

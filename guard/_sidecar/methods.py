@@ -28,6 +28,8 @@ from guard._home import resolve_home
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.cache import PolicyCache
+from guard._sandbox import SandboxPlan
+from guard._sandbox import plan as sandbox_plan
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -46,6 +48,9 @@ from guard._sidecar.text import (
     dialog_for,
     planner_tools,
     runtime_note,
+    sandbox_block_reason,
+    sandbox_line,
+    sandbox_notice,
     status_home_unusable,
     status_on,
 )
@@ -58,6 +63,8 @@ from guard._sidecar.wire import (
     NoParams,
     PlanParams,
     RecordParams,
+    SandboxPlanParams,
+    SandboxPlanReply,
     ToolExecutedParams,
     VerifyParams,
 )
@@ -137,6 +144,7 @@ class Sidecar(RpcServer):
         self._monitor: _VerifyOnly | None = None
         self._open_error: str | None = None
         self._open_problem: tuple[str, str] | None = None
+        self._sandbox: SandboxPlan | None = None
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -159,6 +167,7 @@ class Sidecar(RpcServer):
             "plan": Method(PlanParams, self._plan, False),
             "audit.toolExecuted": Method(ToolExecutedParams, self._tool_executed, False),
             "audit.verify": Method(VerifyParams, self._verify, True),
+            "sandbox.plan": Method(SandboxPlanParams, self._sandbox_plan, False),
         }
         super().__init__(methods, verify_only=verify_only)
 
@@ -174,7 +183,7 @@ class Sidecar(RpcServer):
         """The footer text for this sidecar: on, or why the home is unusable."""
         if self._open_problem is not None:
             return status_home_unusable(*self._open_problem)
-        return status_on(os.getpid())
+        return status_on(os.getpid(), self._sandbox.state if self._sandbox else None)
 
     def _need_guard(self) -> Guard:
         if self._guard is None:
@@ -249,6 +258,7 @@ class Sidecar(RpcServer):
                 f"  consumed ids: {status.get('consumedIds')}",
                 f"  audit verify: {'intact' if intact else 'NOT INTACT'}",
                 f"  sidecar pid:  {os.getpid()} ({self.requests} requests)",
+                f"  sandbox:      {sandbox_line(self._sandbox)}",
             ]
         )
         return status
@@ -388,6 +398,37 @@ class Sidecar(RpcServer):
             p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
         )
         return {"audited": True}
+
+    def _sandbox_plan(self, p: SandboxPlanParams) -> dict[str, Any]:
+        """The OS sandbox for the session in ``cwd``: what the shim's bash spawn hook applies.
+
+        Audited as ``session.started`` (the log is the one record of each session's sandbox
+        state); the footer (``health``) and ``/guard`` (``status``) show it from now on.
+        Without a usable home nothing can be audited and every call is blocked anyway, so
+        the plan comes back without a notice (the home's problem is the one to tell).
+        """
+        session = sandbox_plan(
+            p.cwd, self.home, shell=p.shell, extra_read_only=tuple(p.extra_read_only)
+        )
+        self._sandbox = session
+        if self._guard is not None:
+            self._guard.session_started(
+                session.cwd,
+                session.state,
+                reason=session.reason,
+                message=session.message,
+                pi_version=p.pi_version,
+                sidecar_restarted=p.sidecar_restarted,
+            )
+        notice = sandbox_notice(session) if self._guard is not None else None
+        reply = SandboxPlanReply(
+            **session.model_dump(),
+            notice=notice,
+            notice_level="error" if session.state == "unavailable" else "warning",
+            block_reason=sandbox_block_reason(session),
+            audited=self._guard is not None,
+        )
+        return reply.model_dump(mode="json")
 
     def _verify(self, p: VerifyParams) -> dict[str, Any]:
         if self._guard is not None:

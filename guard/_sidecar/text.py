@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from guard._evidence.models import Evaluation
 from guard._guard import DeclineReason
+from guard._sandbox.model import SandboxPlan
 from guard._sidecar.wire import Dialog, DialogChoices, PlannerTool
 
 __all__ = [
@@ -17,6 +18,9 @@ __all__ = [
     "dialog_for",
     "planner_tools",
     "runtime_note",
+    "sandbox_block_reason",
+    "sandbox_line",
+    "sandbox_notice",
     "status_home_unusable",
     "status_on",
 ]
@@ -107,9 +111,48 @@ def block_reason_for(
 # -- the footer -------------------------------------------------------------------------------
 
 
-def status_on(pid: int) -> str:
-    """The footer while the guard works: the live sidecar's pid."""
-    return f"operator-guard on (sidecar pid {pid})"
+def status_on(pid: int, sandbox: str | None = None) -> str:
+    """The footer while the guard works: the live sidecar's pid and, once the session's
+    sandbox is planned, its state (``sandboxed``, ``unsandboxed``, ``sandbox unavailable``)."""
+    if sandbox is None:
+        return f"operator-guard on (sidecar pid {pid})"
+    shown = "sandbox unavailable" if sandbox == "unavailable" else sandbox
+    return f"operator-guard on (sidecar pid {pid}, {shown})"
+
+
+# -- the sandbox ------------------------------------------------------------------------------
+
+
+def sandbox_notice(plan: SandboxPlan) -> str | None:
+    """What the operator is told at session start; nothing when the sandbox holds."""
+    if plan.state == "unsandboxed":
+        return f"operator-guard: the agent's bash commands run UNSANDBOXED ({plan.message})"
+    if plan.state == "unavailable":
+        return (
+            f"operator-guard: the agent's bash is blocked: the OS sandbox cannot start"
+            f" ({plan.reason}: {plan.message}) [reason: sandbox-unavailable]"
+        )
+    return None
+
+
+def sandbox_block_reason(plan: SandboxPlan) -> str | None:
+    """The tool result of an agent ``bash`` call while the sandbox is unavailable."""
+    if plan.state != "unavailable":
+        return None
+    return (
+        f"operator-guard blocked this bash call: the OS sandbox the agent's commands run in"
+        f" cannot start here ({plan.reason}: {plan.message}). Nothing was run."
+        " [reason: sandbox-unavailable]"
+    )
+
+
+def sandbox_line(plan: SandboxPlan | None) -> str:
+    """The ``sandbox:`` line of ``/guard``."""
+    if plan is None:
+        return "not planned yet (no session started in this sidecar)"
+    if plan.state == "sandboxed":
+        return f"sandboxed: {plan.message}"
+    return f"{plan.state} [{plan.reason}]: {plan.message}"
 
 
 def status_home_unusable(path: str, problem: str) -> str:

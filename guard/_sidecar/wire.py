@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 from audit import WIRE_CONFIG
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._guard import DeclineReason
+from guard._sandbox.model import SandboxPlan
 
 __all__ = [
     "CallParams",
@@ -28,6 +29,8 @@ __all__ = [
     "PlannerTool",
     "RecordParams",
     "RuntimeFacts",
+    "SandboxPlanParams",
+    "SandboxPlanReply",
     "ToolExecutedParams",
     "VerifyParams",
 ]
@@ -116,6 +119,38 @@ class PlanParams(_Wire):
     planner: str = Field(default="channel", min_length=1, max_length=64)
     params: dict[str, Any] = Field(default_factory=dict)
     runtime: RuntimeFacts | None = None
+
+
+AbsolutePath = Annotated[str, Field(min_length=1, max_length=4096, pattern=r"^/[^\x00]*$")]
+
+
+class SandboxPlanParams(_Wire):
+    """``sandbox.plan``: the session's workspace and what the shim knows about pi.
+
+    ``extraReadOnly``: paths the shim adds to what the sandbox keeps read-only (its own
+    directory, pi's package, the node running pi), so they stay read-only even when they lie
+    in the workspace. ``sidecarRestarted``: a replacement sidecar takes over the session.
+    """
+
+    cwd: str = Field(min_length=1, max_length=4096)
+    shell: AbsolutePath = "/bin/bash"
+    extra_read_only: list[AbsolutePath] = Field(default_factory=list, max_length=16)
+    pi_version: str | None = Field(default=None, min_length=1, max_length=64)
+    sidecar_restarted: bool = False
+
+
+class SandboxPlanReply(SandboxPlan):
+    """The session's :class:`~guard._sandbox.SandboxPlan` plus what the shim shows.
+
+    ``notice``: said once at session start (``None``: nothing to say); ``blockReason``: the
+    tool result of every agent ``bash`` call while the sandbox is ``unavailable``;
+    ``audited``: ``session.started`` was appended to the audit log.
+    """
+
+    notice: str | None = None
+    notice_level: Literal["warning", "error"] = "warning"
+    block_reason: str | None = None
+    audited: bool = False
 
 
 class VerifyParams(_Wire):

@@ -42,6 +42,7 @@ def test_known_events_are_explicit() -> None:
         "log.created",
         "log.recovered",
         "planner.reported",
+        "session.started",
         "tool.executed",
     ]
     assert {"log.created", "log.recovered"} == RESERVED_EVENTS

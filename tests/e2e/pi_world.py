@@ -49,6 +49,23 @@ SCENARIOS: dict[str, list[Turn]] = {
     "plan": turns(ToolCall(PLANNER_TOOL_NAME, {"guardCanOwnDialog": True})),
     "plan-empty": turns(ToolCall(PLANNER_TOOL_NAME, {})),
     "plan-guard-owned": turns(ToolCall(PLANNER_TOOL_NAME, {"preferredChannel": "guard-owned"})),
+    # The sandbox (tests/e2e/test_sandbox_e2e.py): spellings that need no path of the machine;
+    # the tests add the ones that do (the guard home, site-packages, the sidecar's pid).
+    "sandbox-pid-namespace": turns(bash("readlink /proc/self/ns/pid")),
+    "sandbox-workspace-write": turns(bash("echo hi > out.txt && cat out.txt")),
+    "sandbox-read-key-sideways": turns(
+        bash('H="$PI_CODING_AGENT_DIR/"; cat "${H%/}/operator-guard/signing.key"'),
+        bash('ln -s "$PI_CODING_AGENT_DIR/operator-guard" h && cat h/signing.key'),
+        bash('cd "$PI_CODING_AGENT_DIR" && tar -cf - operator-guard | tar -xOf -'),
+    ),
+    "sandbox-write-extension": turns(
+        bash('echo x >> "$PI_CODING_AGENT_DIR/extensions/operator-guard/index.ts"'),
+        bash('echo "{}" > "$PI_CODING_AGENT_DIR/extensions/operator-guard/guard.json"'),
+    ),
+    "sandbox-kill-sidecar": turns(
+        bash("pkill -f 'guard serve'; echo pkill=$?"),
+        bash("for p in $(pgrep -f 'guard serve'); do kill -9 $p; done; echo done"),
+    ),
     "big-write-then-rm": [
         Turn(tool_calls=(ToolCall("write", {"path": "big.txt", "content": "x" * (3 << 19)}),)),
         Turn(tool_calls=(bash("rm -rf build"),)),

@@ -136,7 +136,7 @@ def test_the_footer_follows_the_sidecar_through_a_kill_and_a_restart(world: Worl
     with world.rpc() as pi:
         pi.prompt("scenario:rm-a", lambda _request: True)
         (old,) = sidecar_pids(pi.proc.pid)
-        assert statuses(pi.events) == [f"operator-guard on (sidecar pid {old})"]
+        assert statuses(pi.events) == [f"operator-guard on (sidecar pid {old}, sandboxed)"]
         os.kill(old, signal.SIGKILL)
         wait_gone(old)
         pi.prompt("scenario:rm-b", lambda _request: True)
@@ -145,11 +145,11 @@ def test_the_footer_follows_the_sidecar_through_a_kill_and_a_restart(world: Worl
     shown = statuses(pi.events)
     assert len(shown) == 4, shown
     on_old, down, restarting, on_new = shown
-    assert on_old == f"operator-guard on (sidecar pid {old})"
+    assert on_old == f"operator-guard on (sidecar pid {old}, sandboxed)"
     assert down is not None
     assert down.startswith("operator-guard down (sidecar exited (SIGKILL)")
     assert restarting == "operator-guard restarting"
-    assert on_new == f"operator-guard on (sidecar pid {new})"
+    assert on_new == f"operator-guard on (sidecar pid {new}, sandboxed)"
     assert new != old
 
 

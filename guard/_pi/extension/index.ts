@@ -7,10 +7,17 @@
  * cannot answer, the tool call is blocked. It is never silently absent: the footer follows the
  * sidecar, and without a UI every block and a broken start are written to stderr. When two
  * copies load into one pi (global and project install), the first one guards, the other stands down.
+ *
+ * The agent's `bash` tool is replaced by pi's own (`createBashToolDefinition`) with a spawn hook
+ * that runs every command in the OS sandbox the sidecar planned for the session (`sandbox.plan`:
+ * the shim only prepends the prefix it got); no plan, or a sandbox that cannot start, and bash
+ * fails closed. The operator's own `!` commands are not the agent's and stay unsandboxed. That
+ * one function is the shim's only value import from pi; everything else from pi is a type.
  */
-import type { ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
+import type { BashSpawnContext, ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,6 +34,7 @@ const DIALOG = { title: "string", message: "string", choices: "object", reasonTi
 const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
+const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?" } as const;
 
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
@@ -60,6 +68,28 @@ function loadConfig() {
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+/** pi's own package (its directory and version), found upward from pi's entry script. */
+function piPackage(): { dir: string; version: string } | undefined {
+	try {
+		for (let dir = dirname(realpathSync(process.argv[1] ?? "")); dir !== dirname(dir); dir = dirname(dir)) {
+			if (!existsSync(join(dir, "package.json"))) continue;
+			const meta: unknown = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+			return String(get(meta, "name")).endsWith("/pi-coding-agent") ? { dir, version: String(get(meta, "version")) } : undefined;
+		}
+	} catch {
+		// not found: the sandbox protects what the sidecar knows of
+	}
+	return undefined;
+}
+
+/** POSIX single quoting, so the command reaches the sandbox's shell byte for byte. */
+const posixQuote = (text: string): string => {
+	if (text.includes("\0")) throw new Error("operator-guard: a command with a NUL byte cannot be run");
+	return `'${text.replaceAll("'", `'"'"'`)}'`;
+};
+const noSandbox = (why: string) =>
+	`operator-guard blocked this bash call: the OS sandbox of this session is unknown (${why}). Nothing was run. [reason: sandbox-unavailable]`;
 
 /** Claim this pi process for this copy; returns the copy that already holds it, if another one does. */
 function elect(): { path: string; version: string } | undefined {
@@ -265,9 +295,30 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	const sidecar = cfg
 		? new Sidecar(cfg, (down) => {
 				status(down === undefined ? "operator-guard restarting" : `operator-guard down (${down})`);
-				if (down === undefined) probe()?.catch((err) => status(`operator-guard down (${message(err)})`));
+				// A new sidecar plans the session's sandbox again (if it cannot, the old plan stays), then shows the footer.
+				if (down === undefined) planSandbox(true).catch(() => undefined).then(probe).catch((err) => status(`operator-guard down (${message(err)})`));
 			})
 		: undefined;
+
+	// The session's sandbox, planned by the sidecar; the spawn hook (synchronous) applies it.
+	let sandbox: Of<typeof SANDBOX> | undefined;
+	let sessionCwd = process.cwd();
+	const piPkg = piPackage();
+	const planSandbox = async (sidecarRestarted = false) => {
+		const extraReadOnly = [HERE, process.execPath, ...(piPkg ? [piPkg.dir] : [])];
+		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted };
+		const plan = expect("sandbox.plan", await sidecar!.call("sandbox.plan", params), SANDBOX);
+		return (sandbox = plan);
+	};
+	const runnable = (plan: Of<typeof SANDBOX> | undefined) => plan?.state === "unsandboxed" || (plan?.state === "sandboxed" && !!plan.prefix);
+	const spawnHook = (spawned: BashSpawnContext): BashSpawnContext => {
+		const plan = sandbox;
+		if (!plan || !runnable(plan)) throw new Error(plan?.blockReason ?? noSandbox("the guard sidecar has not planned it"));
+		const env = { ...spawned.env };
+		for (const name of plan.unsetEnv) delete env[String(name)];
+		const command = plan.state === "sandboxed" ? `${plan.prefix} ${posixQuote(spawned.command)}` : spawned.command;
+		return { command, cwd: spawned.cwd, env };
+	};
 	const evidenceByCall = new Map<string, string | null | undefined>();
 	const missedAudits: Call[] = [];
 	const registered = new Set<string>();
@@ -331,6 +382,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 
 	pi.on("session_start", async (_event, ctx) => {
 		ui = ctx.ui;
+		sessionCwd = ctx.cwd;
+		sandbox = undefined;
+		pi.registerTool(createBashToolDefinition(ctx.cwd, { spawnHook })); // pi's own bash, commands sandboxed
 		const broken = (why: string) => {
 			status(`operator-guard down (${why})`);
 			say(ctx, `operator-guard: ${why}; risky tool calls will be blocked`, "error");
@@ -338,8 +392,10 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (!sidecar) return broken(configError);
 		try {
 			await loadTools();
+			const plan = await planSandbox().catch(() => undefined); // bash then asks again and says why
 			const health = await probe();
 			if (health && !health.ok) say(ctx, `${health.statusText}; risky tool calls will be blocked`, "error");
+			else if (plan?.notice) say(ctx, plan.notice, plan.noticeLevel === "error" ? "error" : "warning");
 		} catch (err) {
 			broken(`sidecar unavailable: ${message(err)}`);
 		}
@@ -363,8 +419,13 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		if (missedAudits.length) flushMissedAudits();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
+		if (reply.action !== "allow" && reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
+		if (call.toolName === "bash" && !runnable(sandbox)) {
+			// Before any dialog: no sandbox, no bash (unless the user's policy opted out). Not planned yet: ask once more.
+			const why = sandbox ? "" : await planSandbox().then(() => "", (err: unknown) => message(err));
+			if (!runnable(sandbox)) return blocked(ctx, "bash", sandbox?.blockReason ?? noSandbox(why || "no usable plan"));
+		}
 		if (reply.action === "allow") return undefined;
-		if (reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
 
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
 		// Enter declines, and so do Esc and the timeout.

@@ -1,0 +1,169 @@
+"""``sandbox.plan``: the session's sandbox for the shim's bash spawn hook, and where it shows
+(``session.started`` in the audit log, the footer, ``/guard``)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard._sandbox import probe
+from guard._sandbox.collect import find_bwrap
+from guard._sidecar.framing import RpcCode
+from tests.guard.sidecar.test_sidecar import audit_events, rpc, run
+
+needs_bwrap = pytest.mark.skipif(
+    not probe(find_bwrap()).ok, reason="bubblewrap cannot start a sandbox on this machine"
+)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "guard-home"
+    home.mkdir(mode=0o700)
+    return home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    return project
+
+
+def plan_then(home: Path, params: dict[str, Any], *after: str) -> list[Any]:
+    lines = [rpc("sandbox.plan", params, 1)]
+    lines += [rpc(method, None, n) for n, method in enumerate(after, start=2)]
+    replies = run(home, *lines)
+    for reply in replies:
+        assert "error" not in reply, reply
+    return [reply["result"] for reply in replies]
+
+
+def started(home: Path) -> list[dict[str, Any]]:
+    return [r["data"] for r in audit_events(home) if r["event"] == "session.started"]
+
+
+@needs_bwrap
+def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: Path) -> None:
+    plan, health, status = plan_then(
+        home,
+        {"cwd": str(project), "extraReadOnly": ["/usr/bin"], "piVersion": "0.87.1"},
+        "health",
+        "status",
+    )
+    assert plan["state"] == "sandboxed"
+    assert plan["prefix"].startswith("exec ")
+    assert plan["notice"] is None
+    assert plan["blockReason"] is None
+    assert plan["audited"] is True
+    assert health["statusText"] == f"operator-guard on (sidecar pid {health['pid']}, sandboxed)"
+    assert "  sandbox:      sandboxed: agent commands run in bubblewrap" in status["text"]
+    assert started(home) == [
+        {
+            "sandbox": "sandboxed",
+            "scope": str(project.resolve()),
+            "piVersion": "0.87.1",
+            "sidecarRestarted": False,
+        }
+    ]
+    # What the shim's spawn hook returns runs in the sandbox, byte for byte.
+    quoted = "'" + 'echo "it\'s" $((1+1))'.replace("'", "'\"'\"'") + "'"
+    done = subprocess.run(
+        ["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout == "it's 2\n", done.stderr
+    assert shlex.split(plan["prefix"])[1:] == plan["argv"]
+
+
+def test_an_unavailable_sandbox_blocks_bash_with_a_reason(home: Path, project: Path) -> None:
+    (home / "operator-guard.toml").write_text('[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
+    plan, health, status = plan_then(
+        home, {"cwd": str(project), "sidecarRestarted": True}, "health", "status"
+    )
+    assert plan["state"] == "unavailable"
+    assert plan["reason"] == "missing-binary"
+    assert plan["prefix"] is None
+    assert plan["noticeLevel"] == "error"
+    assert "the agent's bash is blocked" in plan["notice"]
+    assert plan["blockReason"].startswith("operator-guard blocked this bash call: ")
+    assert plan["blockReason"].endswith("[reason: sandbox-unavailable]")
+    assert "/nonexistent/bwrap" in plan["blockReason"]
+    assert health["statusText"].endswith(", sandbox unavailable)")
+    assert "  sandbox:      unavailable [missing-binary]: " in status["text"]
+    (event,) = started(home)
+    assert event["sandbox"] == "unavailable"
+    assert event["reason"] == "missing-binary"
+    assert event["sidecarRestarted"] is True
+    assert "/nonexistent/bwrap" in event["message"]
+
+
+def test_an_opted_out_session_is_marked_unsandboxed(home: Path, project: Path) -> None:
+    (home / "operator-guard.toml").write_text('[sandbox]\nmode = "off"\n')
+    plan, health = plan_then(home, {"cwd": str(project)}, "health")
+    assert plan["state"] == "unsandboxed"
+    assert plan["reason"] == "opted-out"
+    assert plan["prefix"] is None
+    assert plan["noticeLevel"] == "warning"
+    assert "UNSANDBOXED" in plan["notice"]
+    assert plan["blockReason"] is None
+    assert health["statusText"].endswith(", unsandboxed)")
+    assert started(home)[0]["sandbox"] == "unsandboxed"
+
+
+def test_before_a_plan_the_footer_names_no_sandbox_state(home: Path) -> None:
+    (health,) = (r["result"] for r in run(home, rpc("health")))
+    assert health["statusText"] == f"operator-guard on (sidecar pid {health['pid']})"
+
+
+def test_a_project_file_cannot_opt_out(home: Path, project: Path) -> None:
+    (project / ".pi").mkdir()
+    (project / ".pi" / "operator-guard.toml").write_text('[sandbox]\nmode = "off"\n')
+    (plan,) = plan_then(home, {"cwd": str(project)})
+    assert plan["state"] != "unsandboxed"
+
+
+def test_bad_params_are_refused(home: Path, project: Path) -> None:
+    bad = [
+        {"cwd": str(project), "extraReadOnly": ["relative/path"]},
+        {"cwd": str(project), "shell": "bash"},
+        {"cwd": str(project), "unknown": 1},
+        {"cwd": str(project), "extraReadOnly": ["/x"] * 17},
+    ]
+    replies = run(home, *(rpc("sandbox.plan", p, n) for n, p in enumerate(bad)))
+    assert [r["error"]["code"] for r in replies] == [RpcCode.INVALID_PARAMS] * len(bad)
+    (missing,) = run(home, rpc("sandbox.plan", {"cwd": str(project / "nope")}))
+    assert missing["error"]["data"]["reason"] == "bad-input"
+    assert not (home / "audit.jsonl").exists() or started(home) == []
+
+
+def test_verify_only_does_not_offer_it(tmp_path: Path, home: Path, project: Path) -> None:
+    run(home, rpc("health"))  # creates the home and its keyring
+    described, refused = run(
+        home,
+        rpc("describe", None, 1),
+        rpc("sandbox.plan", {"cwd": str(project)}, 2),
+        verify_only=True,
+    )
+    assert "sandbox.plan" not in described["result"]["methods"]
+    assert refused["error"]["data"]["reason"] == "verify-only"
+
+
+def test_describe_lists_it_with_its_params(home: Path) -> None:
+    (described,) = run(home, rpc("describe"))
+    assert "sandbox.plan" in described["result"]["methods"]
+    schema = described["result"]["params"]["sandbox.plan"]
+    assert set(schema["properties"]) == {
+        "cwd",
+        "shell",
+        "extraReadOnly",
+        "piVersion",
+        "sidecarRestarted",
+    }
