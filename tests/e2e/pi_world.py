@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from tools.pi.harness import (
     PinnedPi,
     PiRpc,
     install_guard,
+    is_guard_dialog,
     offline_env,
     read_session_entries,
 )
@@ -115,8 +116,8 @@ class World:
         """The environment of an offline pi run in this world, with the right node on PATH."""
         return self.pi.env(offline_env(self.agent_dir, extra))
 
-    def rpc(self, *extra_args: str) -> GuardPiRpc:
-        return GuardPiRpc(
+    def rpc(self, *extra_args: str) -> PiRpc:
+        return PiRpc(
             self.pi,
             self.project,
             self.agent_dir,
@@ -166,47 +167,6 @@ class World:
 
 # The operator's answer to the guard's dialog: True (yes), False (no), None (no answer), or
 # a string: "No, with a reason", then that reason typed into the input dialog.
-GuardAnswer = Callable[[Mapping[str, Any]], bool | str | None]
-
-
-class GuardPiRpc(PiRpc):
-    """:class:`PiRpc` that answers the guard's dialog, a ``select`` with No first."""
-
-    def prompt(
-        self,
-        text: str,
-        answer: GuardAnswer = lambda _request: False,
-        *,
-        timeout: float = 60.0,
-        on_event: Callable[[Mapping[str, Any]], None] | None = None,
-    ) -> list[dict[str, Any]]:
-        reasons: list[str] = []
-
-        def reply(event: Mapping[str, Any]) -> None:
-            if on_event is not None:
-                on_event(event)
-            if event.get("type") != "extension_ui_request":
-                return
-            if event.get("method") == "select" and is_guard_dialog(event):
-                said = answer(event)
-                no, with_reason, yes = event["options"]
-                if said is None:
-                    return
-                if isinstance(said, str):
-                    reasons.append(said)
-                choice = with_reason if isinstance(said, str) else yes if said else no
-                self.send({"type": "extension_ui_response", "id": event["id"], "value": choice})
-            elif event.get("method") == "input" and reasons:
-                value = reasons.pop(0)
-                self.send({"type": "extension_ui_response", "id": event["id"], "value": value})
-
-        return super().prompt(text, lambda _request: False, timeout=timeout, on_event=reply)
-
-
-def is_guard_dialog(event: Mapping[str, Any]) -> bool:
-    return str(event.get("title", "")).startswith("operator-guard: allow ")
-
-
 def tool_ends(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [e for e in events if e.get("type") == "tool_execution_end"]
 

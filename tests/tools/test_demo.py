@@ -1,0 +1,30 @@
+"""``make demo`` is the main job: it must run to the end against the real (newest) pi."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.e2e
+def test_the_real_pi_demo_runs_to_a_verified_log() -> None:
+    # It once hung when the guard's dialog changed shape and the demo still answered the
+    # old one; a timeout here turns that into a failure instead of a stuck `make demo`.
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.pi.demo"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "operator │ yes" in done.stdout and "operator │ no" in done.stdout
+    assert "build/ exists afterwards: False" in done.stdout
+    assert ".env afterwards: API_TOKEN=original" in done.stdout
+    assert "audit log intact: True" in done.stdout
