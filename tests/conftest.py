@@ -28,3 +28,17 @@ def pinned_pi(request: pytest.FixtureRequest) -> PinnedPi:
     """
     flavor: Flavor = request.param
     return ensure_pi(REPO, flavor)
+
+
+@pytest.fixture(scope="session")
+def bwrap_required() -> None:
+    """bubblewrap is a requirement (README): without it the sandbox tests fail, never skip."""
+    from guard._sandbox import probe
+    from guard._sandbox.collect import find_bwrap
+
+    found = probe(find_bwrap())
+    if not found.ok:
+        pytest.fail(
+            f"bubblewrap cannot start a sandbox here ({found.status}): install it "
+            "(apt-get install bubblewrap) — it is a requirement of the guard and its tests"
+        )

@@ -18,9 +18,7 @@ from typing import Any
 
 import pytest
 
-from guard._sandbox import probe
-from guard._sandbox.collect import find_bwrap
-from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
+from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer, ToolCall
 
 from .pi_world import (
     World,
@@ -35,9 +33,8 @@ from .pi_world import (
 )
 
 pytestmark = pytest.mark.e2e
-needs_bwrap = pytest.mark.skipif(
-    not probe(find_bwrap()).ok, reason="bubblewrap cannot start a sandbox on this machine"
-)
+# Fails (never skips) where bubblewrap cannot start: it is a requirement.
+needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 
 HOST_PID_NS = os.readlink("/proc/self/ns/pid")
 
@@ -343,3 +340,37 @@ def test_a_restarted_sidecar_plans_the_sandbox_again(world: World) -> None:
     first, again = session_started(world)
     assert (first["sidecarRestarted"], again["sidecarRestarted"]) == (False, True)
     assert again["sandbox"] == "sandboxed"
+
+
+def test_pi_file_tools_refuse_the_guard_home_and_installation(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    """The sandbox wraps only ``bash``; pi's own file tools are the policy's to refuse."""
+    key = world.home / "signing.key"
+    extension = world.extensions_dir() / "operator-guard" / "index.ts"
+    site = Path(sysconfig.get_paths()["purelib"])
+    name = f"file-tools-{world.pi.flavor}"
+    model_server.add_scenario(
+        name,
+        turns(
+            ToolCall("read", {"path": str(key)}),
+            ToolCall("write", {"path": str(extension), "content": "// taken over\n"}),
+            ToolCall("write", {"path": str(site / "evil.pth"), "content": "import os\n"}),
+            ToolCall(
+                "edit",
+                {"path": str(world.home / "operator-guard.toml"), "oldText": "x", "newText": "y"},
+            ),
+        ),
+    )
+    with world.rpc() as pi:
+        pi.prompt("scenario:sandbox-pid-namespace", yes)  # the guard home exists from here on
+        before = extension.read_bytes()
+        events = pi.prompt(f"scenario:{name}", yes)
+    ends = tool_ends(events)
+    assert len(ends) == 4
+    assert confirms(events) == [], "refused outright: there is no Yes that could allow these"
+    for end in ends:
+        assert end["isError"] is True and guard_blocked(end), end
+    assert key_text(world) not in "".join(result_text(end) for end in ends)
+    assert extension.read_bytes() == before
+    assert not (site / "evil.pth").exists()

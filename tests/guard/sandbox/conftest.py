@@ -13,15 +13,14 @@ from pathlib import Path
 import pytest
 
 from guard._policy.models import SandboxSettings
-from guard._sandbox import SandboxPlan, SpawnContext, plan, probe, spawn
+from guard._sandbox import SandboxPlan, SpawnContext, plan, spawn
 
 SECRET = "SIGNING-KEY-MATERIAL-7f3a9c"
 AUTH_SECRET = "sk-ant-api-KEY-4e1d"
 BWRAP = shutil.which("bwrap") or "/usr/bin/bwrap"
 
-needs_bwrap = pytest.mark.skipif(
-    not probe(BWRAP).ok, reason="bubblewrap cannot start a sandbox on this machine"
-)
+# Fails (never skips) where bubblewrap cannot start: it is a requirement.
+needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 
 
 @dataclass

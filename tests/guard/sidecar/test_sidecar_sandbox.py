@@ -10,14 +10,11 @@ from typing import Any
 
 import pytest
 
-from guard._sandbox import probe
-from guard._sandbox.collect import find_bwrap
 from guard._sidecar.framing import RpcCode
 from tests.guard.sidecar.test_sidecar import audit_events, rpc, run
 
-needs_bwrap = pytest.mark.skipif(
-    not probe(find_bwrap()).ok, reason="bubblewrap cannot start a sandbox on this machine"
-)
+# Fails (never skips) where bubblewrap cannot start: it is a requirement.
+needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 
 
 @pytest.fixture
