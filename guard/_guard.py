@@ -79,6 +79,13 @@ def _check_input(tool_input: object) -> Mapping[str, Any]:
     return tool_input
 
 
+def _check_tool_call_id(tool_call_id: object) -> None:
+    if tool_call_id is not None and (
+        not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
+    ):
+        raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+
+
 def _preview(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
     command = tool_input.get("command")
     if isinstance(command, str):
@@ -242,10 +249,7 @@ class Guard:
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
-        if tool_call_id is not None and (
-            not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
-        ):
-            raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+        _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
@@ -327,14 +331,28 @@ class Guard:
         tool_name: str,
         tool_input: Mapping[str, Any],
         cwd: str | os.PathLike[str],
+        *,
+        tool_call_id: str | None = None,
     ) -> ConsumeResult:
-        """Check ``envelope`` against the pending call (recomputed here) and consume it once."""
+        """Check ``envelope`` against the pending call (recomputed here) and consume it once.
+
+        ``tool_call_id``: the pending call's id, when the consumer knows it; evidence bound
+        to another call is rejected (``tool-call-id-mismatch``).
+        """
+        _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
         result = check_and_consume(
-            envelope, pending, keyring=self.public_keyring(), ledger=self.ledger, now=utc_now()
+            envelope,
+            pending,
+            keyring=self.public_keyring(),
+            ledger=self.ledger,
+            now=utc_now(),
+            tool_call_id=tool_call_id,
         )
-        call = {"toolName": normalize_tool_name(tool_name)}
+        call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
+        if tool_call_id is not None:
+            call["toolCallId"] = tool_call_id
         fields = {**call, **_fingerprint_fields(pending)}
         eid = {"evidenceId": result.evidence_id} if result.evidence_id else {}
         if result.decision == "consumed":

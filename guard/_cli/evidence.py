@@ -62,7 +62,7 @@ def cmd_consume(args: argparse.Namespace) -> ExitCode:
     envelope = read_file_arg(args.envelope, "--envelope")
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
-        result = guard.consume(envelope, tool, tool_input, cwd)
+        result = guard.consume(envelope, tool, tool_input, cwd, tool_call_id=args.tool_call_id)
     emit(result)
     return ExitCode.OK if result.decision == "consumed" else ExitCode.REJECTED
 
@@ -101,4 +101,9 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("consume", help="check evidence against a pending call and consume it once")
     p.add_argument("--envelope", required=True, help="envelope JSON file, or - for stdin")
     add_call_options(p)
+    p.add_argument(
+        "--tool-call-id",
+        default=None,
+        help="the pending call's id: evidence bound to another call is rejected",
+    )
     p.set_defaults(func=cmd_consume)

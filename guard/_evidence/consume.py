@@ -66,11 +66,14 @@ def check_and_consume(
     skew: timedelta = DEFAULT_SKEW,
     max_ttl_seconds: int = MAX_TTL_SECONDS,
     trusted_origins: Collection[str] = TRUSTED_ORIGINS,
+    tool_call_id: str | None = None,
 ) -> ConsumeResult:
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
     ``pending`` is ``None`` when the pending call is local-safe: no evidence can
-    match it.
+    match it. ``tool_call_id`` is the pending call's id when the consumer knows it:
+    evidence bound to another call is a ``tool-call-id-mismatch`` (evidence minted
+    without a call id is bound by its fingerprint alone).
     """
     if raw is None or raw in ("", b"", {}):
         return _reject("missing", ("no-evidence",), None, "no envelope was given")
@@ -116,6 +119,12 @@ def check_and_consume(
     mismatched = tuple(
         code for attr, code in _FIELDS if getattr(claimed, attr) != getattr(pending, attr)
     )
+    if (
+        tool_call_id is not None
+        and details.tool_call_id is not None
+        and details.tool_call_id != tool_call_id
+    ):
+        mismatched = (*mismatched, "tool-call-id-mismatch")
     if mismatched:
         return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
     # 7. single use
