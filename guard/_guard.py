@@ -45,6 +45,7 @@ from guard._evidence.models import (
     Evaluation,
     RecordResult,
 )
+from guard._evidence.resync import sync_ledger
 from guard._home import ensure_private_dir, env, resolve_home
 from guard._plan import plan_input
 from guard._policy import Verdict
@@ -136,7 +137,8 @@ class Guard:
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
         audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
-        ledger = SqliteLedger.open(root / LEDGER_FILE)
+        # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
+        ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
             guard.key_created = True
@@ -338,10 +340,15 @@ class Guard:
 
         ``tool_call_id``: the pending call's id, when the consumer knows it; evidence bound
         to another call is rejected (``tool-call-id-mismatch``).
+
+        The ledger is first brought up to date from the audit log's ``evidence.consumed``
+        records (a lost or stale ledger never forgets); if the log cannot be read or
+        verified this raises :class:`LedgerError` and nothing is consumed.
         """
         _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
+        sync_ledger(self.ledger, self.audit.path, self.public_keyring().public_keys())
         result = check_and_consume(
             envelope,
             pending,

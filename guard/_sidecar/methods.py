@@ -119,8 +119,14 @@ class _VerifyOnly:
     ) -> ConsumeResult:
         from audit import utc_now
         from guard._evidence.consume import check_and_consume
+        from guard._evidence.resync import sync_ledger
+        from guard._guard import AUDIT_LOG_FILE
 
         _, pending = self.classifier.pending(tool_name, tool_input, cwd)
+        # Ids the guard consumed in this home (its audit log) stay consumed here too.
+        sync_ledger(
+            self.ledger, self.home / AUDIT_LOG_FILE, self.keyring.public_keys(), require_log=False
+        )
         return check_and_consume(
             envelope,
             pending,
