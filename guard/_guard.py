@@ -113,7 +113,7 @@ class Guard:
         self._keys = keys
         self._signer = signer
         self._keyring_stamp = self._stamp()
-        self._keyring = keys.public_keyring()
+        self._keyring = keys.public_keyring(signer)
         self.audit = audit
         self.ledger = ledger
         self._preview = preview
@@ -136,6 +136,9 @@ class Guard:
         root = ensure_private_dir(resolve_home(home))
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
+        retired = keys.retired_on_create
+        # Refuse (KeyringError) a keyring the signing key did not sign: an added key.
+        keyring = keys.trusted_keyring(signer)
         audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
         # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
         ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
@@ -143,6 +146,17 @@ class Guard:
         if created:
             guard.key_created = True
             audit.append("key.generated", {"keyId": signer.key_id})
+            for entry in keyring.keys:
+                if entry.key_id in retired:
+                    audit.append(
+                        "key.retired",
+                        {
+                            "keyId": entry.key_id,
+                            "newKeyId": signer.key_id,
+                            "retiredAtIso": entry.retired_at_iso,
+                            "reason": "key-file-missing",
+                        },
+                    )
         ledger.prune(utc_now(), DEFAULT_SKEW)
         return guard
 
@@ -163,8 +177,8 @@ class Guard:
         # Another process (``pi-guard keys rotate``) may have rotated the key.
         stamp = self._stamp()
         if stamp != self._keyring_stamp:
-            self._keyring = self._keys.public_keyring()
             self._signer = self._keys.load_signer()
+            self._keyring = self._keys.public_keyring(self._signer)
             self._keyring_stamp = stamp
             # Heads must be signed by the active key, not one that was just retired.
             self.audit.use_signer(self._signer)

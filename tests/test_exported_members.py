@@ -51,6 +51,7 @@ AUDIT = [
     "JsonInputError",
     "KeyGeneratedData",
     "KeyId",
+    "KeyRetiredData",
     "KeyRotatedData",
     "LogClosedError",
     "LogCreatedData",

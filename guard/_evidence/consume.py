@@ -84,8 +84,10 @@ def check_and_consume(
         return _reject("malformed", (exc.code,), None, exc.detail)
     details: EvidenceDetails = envelope.details
     eid = details.evidence_id
-    # 2. key
-    public = keyring.usable_key(details.key_id, now)
+    # 2. key (a retired key verifies only evidence created before its retirement; the
+    # claimed createdAt is covered by the signature checked next)
+    created = parse_iso(details.created_at_iso, "createdAtIso")
+    public = keyring.usable_key(details.key_id, now, created)
     if public is None:
         code = "key-retired" if details.key_id in keyring.keys else "unknown-key"
         return _reject("untrusted", (code,), eid, f"key {details.key_id} cannot verify")
@@ -101,7 +103,6 @@ def check_and_consume(
     if details.origin not in trusted_origins:
         return _reject("untrusted", ("origin-untrusted",), eid, f"origin {details.origin}")
     # 5. time
-    created = parse_iso(details.created_at_iso, "createdAtIso")
     expires = parse_iso(details.expires_at_iso, "expiresAtIso")
     lifetime = expires - created
     if lifetime <= timedelta(0) or lifetime > timedelta(seconds=max_ttl_seconds):
