@@ -340,6 +340,8 @@ class KeyStore:
         it was signed here, ``False`` when it already verified.
         """
         with self._locked():
+            if not self.has_key() or not self.keyring_path.exists():
+                return False  # nothing to vouch for: the first key signs its own keyring
             signer = self.load_signer()
             try:
                 self.trusted_keyring(signer)
