@@ -119,8 +119,10 @@ class Keyring(BaseModel):
     signatures: tuple[KeyringSignature, ...] = ()
 
     def signing_message(self) -> bytes:
-        """Domain prefix + JCS of ``{"schema", "keys"}``: what every signature covers."""
-        unsigned = self.model_dump(mode="json", by_alias=True, exclude={"signatures"})
+        """Domain prefix + JCS of ``{"schema", "keys"}`` (``null`` members left out)."""
+        unsigned = self.model_dump(
+            mode="json", by_alias=True, exclude={"signatures"}, exclude_none=True
+        )
         return _KEYRING_DOMAIN + canonical_json(unsigned)
 
     def signed(self, *signers: Signer) -> Keyring:
