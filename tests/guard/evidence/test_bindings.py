@@ -210,3 +210,32 @@ def test_cli_consume_tool_call_id(tmp_path: Path) -> None:
     assert json.loads(bad.stdout)["reasons"] == ["tool-call-id-mismatch"]
     good = subprocess.run([*base, "--tool-call-id", "call_1"], capture_output=True, text=True)
     assert good.returncode == 0, good.stderr
+
+
+def test_sidecar_consume_compares_tool_call_id(tmp_path: Path) -> None:
+    import io
+
+    from guard._sidecar.methods import serve
+
+    home = tmp_path / "guard"
+    base = {"toolName": "bash", "input": {"command": "rm -rf build"}, "cwd": str(tmp_path)}
+
+    def rpc(method: str, params: dict[str, Any], rid: int) -> bytes:
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        return json.dumps(message).encode() + b"\n"
+
+    def run(*lines: bytes) -> list[Any]:
+        out = io.BytesIO()
+        assert serve(io.BytesIO(b"".join(lines)), out, home=home) == 0
+        return [json.loads(line)["result"] for line in out.getvalue().splitlines()]
+
+    (record,) = run(rpc("record", {**base, "confirmed": True, "toolCallId": "call_7"}, 1))
+    envelope = record["envelope"]
+    other, right, again = run(
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_8"}, 2),
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 3),
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 4),
+    )
+    assert other["reasons"] == ["tool-call-id-mismatch"]
+    assert right["decision"] == "consumed"
+    assert again["reasons"] == ["replay"]
