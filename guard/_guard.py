@@ -45,7 +45,7 @@ from guard._evidence.models import (
     Evaluation,
     RecordResult,
 )
-from guard._evidence.resync import sync_ledger
+from guard._evidence.resync import recall_consumed, sync_ledger
 from guard._home import ensure_private_dir, env, resolve_home
 from guard._plan import plan_input
 from guard._policy import Verdict
@@ -363,6 +363,9 @@ class Guard:
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
         sync_ledger(self.ledger, self.audit.path, self.public_keyring().public_keys())
+        # Even a ledger edited in place (rows gone, position forged) cannot forget: the
+        # log's recent evidence.consumed records are checked for this very id.
+        recall_consumed(self.ledger, self.audit.path, envelope)
         result = check_and_consume(
             envelope,
             pending,

@@ -210,3 +210,32 @@ def test_consumed_records_are_in_the_log(tmp_path: Path) -> None:
     _consume(home, tmp_path, env)
     events = [r.event for r in read_records(home / AUDIT_LOG_FILE)]
     assert "evidence.consumed" in events
+
+
+def _rows_deleted_position_kept(ledger: Path) -> None:
+    db = sqlite3.connect(ledger)
+    db.execute("DELETE FROM consumed")
+    db.commit()
+    db.close()
+
+
+def _position_forged_forward(ledger: Path) -> None:
+    db = sqlite3.connect(ledger)
+    db.execute("DELETE FROM consumed")
+    db.execute("UPDATE synced SET seq = seq + 1000, end_offset = end_offset + 100000")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("edit", [_rows_deleted_position_kept, _position_forged_forward])
+def test_ledger_edited_in_place_still_rejects_a_replay(
+    tmp_path: Path, edit: Callable[[Path], None]
+) -> None:
+    """The log's recent evidence.consumed records are checked for the id itself."""
+    home = tmp_path / "guard"
+    env = _mint(home, tmp_path)
+    with Guard.open(home) as g:
+        assert g.consume(env, "bash", CALL, tmp_path).decision == "consumed"
+        sync_ledger(g.ledger, g.audit.path, g.public_keyring().public_keys())
+    edit(home / LEDGER_FILE)
+    assert _consume(home, tmp_path, env).reasons == ("replay",)
