@@ -177,8 +177,7 @@ class Guard:
         # Another process (``pi-guard keys rotate``) may have rotated the key.
         stamp = self._stamp()
         if stamp != self._keyring_stamp:
-            self._signer = self._keys.load_signer()
-            self._keyring = self._keys.public_keyring(self._signer)
+            self._signer, self._keyring = self._keys.load_trusted()
             self._keyring_stamp = stamp
             # Heads must be signed by the active key, not one that was just retired.
             self.audit.use_signer(self._signer)

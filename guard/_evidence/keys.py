@@ -331,6 +331,13 @@ class KeyStore:
         _check_signatures(keyring, self.keyring_path)
         return keyring
 
+    def load_trusted(self) -> tuple[Signer, PublicKeyring]:
+        """The signer and its trusted keyring, read together under the keys lock (a
+        rotation by another process writes the keyring and then the key)."""
+        with self._locked():
+            signer = self.load_signer()
+            return signer, self.public_keyring(signer)
+
     def public_keyring(self, signer: Signer | None = None) -> PublicKeyring:
         """The verification view of the :meth:`trusted_keyring`."""
         return PublicKeyring.from_keyring(self.trusted_keyring(signer), self.keyring_path)
