@@ -41,6 +41,7 @@ __all__ = [
     "EvidenceConsumedData",
     "EvidenceRejectedData",
     "KeyGeneratedData",
+    "KeyRetiredData",
     "KeyRotatedData",
     "LogCreatedData",
     "LogRecoveredData",
@@ -149,6 +150,19 @@ class KeyGeneratedData(_Wire):
 class KeyRotatedData(_Wire):
     old_key_id: KeyId
     new_key_id: KeyId
+
+
+class KeyRetiredData(_Wire):
+    """A key was retired without being rotated: its private key file left the home.
+
+    From ``retired_at_iso`` on it verifies only evidence created before that moment (for
+    at most the maximum TTL) and old heads; ``new_key_id`` is the key generated instead.
+    """
+
+    key_id: KeyId
+    new_key_id: KeyId
+    retired_at_iso: IsoMillis
+    reason: Literal["key-file-missing"]
 
 
 class ConfirmationRequestedData(_Wire):
@@ -270,6 +284,7 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "evidence.consumed": EvidenceConsumedData,
         "evidence.rejected": EvidenceRejectedData,
         "key.generated": KeyGeneratedData,
+        "key.retired": KeyRetiredData,
         "key.rotated": KeyRotatedData,
         "log.created": LogCreatedData,
         "log.recovered": LogRecoveredData,

@@ -46,6 +46,7 @@ from guard._evidence.models import (
     Evaluation,
     RecordResult,
 )
+from guard._evidence.resync import recall_consumed, sync_ledger
 from guard._home import ensure_private_dir, env, resolve_home
 from guard._plan import plan_input
 from guard._policy import Verdict
@@ -80,6 +81,13 @@ def _check_input(tool_input: object) -> Mapping[str, Any]:
     return tool_input
 
 
+def _check_tool_call_id(tool_call_id: object) -> None:
+    if tool_call_id is not None and (
+        not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
+    ):
+        raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+
+
 def _preview(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
     command = tool_input.get("command")
     if isinstance(command, str):
@@ -106,7 +114,7 @@ class Guard:
         self._keys = keys
         self._signer = signer
         self._keyring_stamp = self._stamp()
-        self._keyring = keys.public_keyring()
+        self._keyring = keys.public_keyring(signer)
         self.audit = audit
         self.ledger = ledger
         self._preview = preview
@@ -129,12 +137,27 @@ class Guard:
         root = ensure_private_dir(resolve_home(home))
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
+        retired = keys.retired_on_create
+        # Refuse (KeyringError) a keyring the signing key did not sign: an added key.
+        keyring = keys.trusted_keyring(signer)
         audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
-        ledger = SqliteLedger.open(root / LEDGER_FILE)
+        # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
+        ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
             guard.key_created = True
             audit.append("key.generated", {"keyId": signer.key_id})
+            for entry in keyring.keys:
+                if entry.key_id in retired:
+                    audit.append(
+                        "key.retired",
+                        {
+                            "keyId": entry.key_id,
+                            "newKeyId": signer.key_id,
+                            "retiredAtIso": entry.retired_at_iso,
+                            "reason": "key-file-missing",
+                        },
+                    )
         ledger.prune(utc_now(), DEFAULT_SKEW)
         return guard
 
@@ -155,8 +178,7 @@ class Guard:
         # Another process (``pi-guard keys rotate``) may have rotated the key.
         stamp = self._stamp()
         if stamp != self._keyring_stamp:
-            self._keyring = self._keys.public_keyring()
-            self._signer = self._keys.load_signer()
+            self._signer, self._keyring = self._keys.load_trusted()
             self._keyring_stamp = stamp
             # Heads must be signed by the active key, not one that was just retired.
             self.audit.use_signer(self._signer)
@@ -243,10 +265,7 @@ class Guard:
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
-        if tool_call_id is not None and (
-            not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
-        ):
-            raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+        _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
@@ -328,14 +347,36 @@ class Guard:
         tool_name: str,
         tool_input: Mapping[str, Any],
         cwd: str | os.PathLike[str],
+        *,
+        tool_call_id: str | None = None,
     ) -> ConsumeResult:
-        """Check ``envelope`` against the pending call (recomputed here) and consume it once."""
+        """Check ``envelope`` against the pending call (recomputed here) and consume it once.
+
+        ``tool_call_id``: the pending call's id, when the consumer knows it; evidence bound
+        to another call is rejected (``tool-call-id-mismatch``).
+
+        The ledger is first brought up to date from the audit log's ``evidence.consumed``
+        records (a lost or stale ledger never forgets); if the log cannot be read or
+        verified this raises :class:`LedgerError` and nothing is consumed.
+        """
+        _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
+        sync_ledger(self.ledger, self.audit.path, self.public_keyring().public_keys())
+        # Even a ledger edited in place (rows gone, position forged) cannot forget: the
+        # log's recent evidence.consumed records are checked for this very id.
+        recall_consumed(self.ledger, self.audit.path, envelope)
         result = check_and_consume(
-            envelope, pending, keyring=self.public_keyring(), ledger=self.ledger, now=utc_now()
+            envelope,
+            pending,
+            keyring=self.public_keyring(),
+            ledger=self.ledger,
+            now=utc_now(),
+            tool_call_id=tool_call_id,
         )
-        call = {"toolName": normalize_tool_name(tool_name)}
+        call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
+        if tool_call_id is not None:
+            call["toolCallId"] = tool_call_id
         fields = {**call, **_fingerprint_fields(pending)}
         eid = {"evidenceId": result.evidence_id} if result.evidence_id else {}
         if result.decision == "consumed":

@@ -52,6 +52,7 @@ AUDIT = [
     "JsonInputError",
     "KeyGeneratedData",
     "KeyId",
+    "KeyRetiredData",
     "KeyRotatedData",
     "LogClosedError",
     "LogCreatedData",

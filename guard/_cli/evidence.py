@@ -8,15 +8,28 @@ import sys
 from guard._cli.args import Parser, Subparsers, add_call_options, call_args, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_file_arg
+from guard._evidence.keys import KeyStore
 from guard._evidence.models import DEFAULT_TTL_SECONDS
 from guard._guard import Guard
+from guard._home import resolve_home
 
 __all__ = ["register"]
 
 
 def cmd_keygen(args: argparse.Namespace) -> ExitCode:
+    signed = False
+    if args.trust_keyring:
+        # The operator vouches for the keyring as it is (check `keys list` first).
+        signed = KeyStore.open(resolve_home(args.home)).trust_unsigned_keyring()
     with Guard.open(args.home) as guard:
-        emit({"keyId": guard.key_id, "created": guard.key_created, "home": str(guard.home)})
+        emit(
+            {
+                "keyId": guard.key_id,
+                "created": guard.key_created,
+                "home": str(guard.home),
+                **({"keyringSigned": signed} if args.trust_keyring else {}),
+            }
+        )
     return ExitCode.OK
 
 
@@ -62,16 +75,21 @@ def cmd_consume(args: argparse.Namespace) -> ExitCode:
     envelope = read_file_arg(args.envelope, "--envelope")
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
-        result = guard.consume(envelope, tool, tool_input, cwd)
+        result = guard.consume(envelope, tool, tool_input, cwd, tool_call_id=args.tool_call_id)
     emit(result)
     return ExitCode.OK if result.decision == "consumed" else ExitCode.REJECTED
 
 
 def register(sub: Subparsers) -> None:
     """Add the evidence commands."""
-    sub.add_parser("keygen", help="create the signing key if there is none").set_defaults(
-        func=cmd_keygen
+    p = sub.add_parser("keygen", help="create the signing key if there is none")
+    p.add_argument(
+        "--trust-keyring",
+        action="store_true",
+        help="sign the keyring as it is with the signing key (an unsigned keyring from an "
+        "older version); check `keys list` first",
     )
+    p.set_defaults(func=cmd_keygen)
     keys = sub.add_parser("keys", help="key rotation and the public keyring")
     keys_sub = keys.add_subparsers(dest="keys_command", required=True, parser_class=Parser)
     keys_sub.add_parser("rotate", help="retire the active key, make a new one").set_defaults(
@@ -101,4 +119,9 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("consume", help="check evidence against a pending call and consume it once")
     p.add_argument("--envelope", required=True, help="envelope JSON file, or - for stdin")
     add_call_options(p)
+    p.add_argument(
+        "--tool-call-id",
+        default=None,
+        help="the pending call's id: evidence bound to another call is rejected",
+    )
     p.set_defaults(func=cmd_consume)

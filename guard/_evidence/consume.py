@@ -66,11 +66,14 @@ def check_and_consume(
     skew: timedelta = DEFAULT_SKEW,
     max_ttl_seconds: int = MAX_TTL_SECONDS,
     trusted_origins: Collection[str] = TRUSTED_ORIGINS,
+    tool_call_id: str | None = None,
 ) -> ConsumeResult:
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
     ``pending`` is ``None`` when the pending call is local-safe: no evidence can
-    match it.
+    match it. ``tool_call_id`` is the pending call's id when the consumer knows it:
+    evidence bound to another call is a ``tool-call-id-mismatch`` (evidence minted
+    without a call id is bound by its fingerprint alone).
     """
     if raw is None or raw in ("", b"", {}):
         return _reject("missing", ("no-evidence",), None, "no envelope was given")
@@ -81,8 +84,10 @@ def check_and_consume(
         return _reject("malformed", (exc.code,), None, exc.detail)
     details: EvidenceDetails = envelope.details
     eid = details.evidence_id
-    # 2. key
-    public = keyring.usable_key(details.key_id, now)
+    # 2. key (a retired key verifies only evidence created before its retirement; the
+    # claimed createdAt is covered by the signature checked next)
+    created = parse_iso(details.created_at_iso, "createdAtIso")
+    public = keyring.usable_key(details.key_id, now, created)
     if public is None:
         code = "key-retired" if details.key_id in keyring.keys else "unknown-key"
         return _reject("untrusted", (code,), eid, f"key {details.key_id} cannot verify")
@@ -98,7 +103,6 @@ def check_and_consume(
     if details.origin not in trusted_origins:
         return _reject("untrusted", ("origin-untrusted",), eid, f"origin {details.origin}")
     # 5. time
-    created = parse_iso(details.created_at_iso, "createdAtIso")
     expires = parse_iso(details.expires_at_iso, "expiresAtIso")
     lifetime = expires - created
     if lifetime <= timedelta(0) or lifetime > timedelta(seconds=max_ttl_seconds):
@@ -116,6 +120,12 @@ def check_and_consume(
     mismatched = tuple(
         code for attr, code in _FIELDS if getattr(claimed, attr) != getattr(pending, attr)
     )
+    if (
+        tool_call_id is not None
+        and details.tool_call_id is not None
+        and details.tool_call_id != tool_call_id
+    ):
+        mismatched = (*mismatched, "tool-call-id-mismatch")
     if mismatched:
         return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
     # 7. single use

@@ -31,6 +31,7 @@ __all__ = [
     "MAX_TOOL_NAME_CHARS",
     "Fingerprint",
     "compute_fingerprint",
+    "fingerprint_path",
     "normalize_path",
     "normalize_tool_name",
     "payload_hash",
@@ -115,6 +116,23 @@ def normalize_path(
     return result
 
 
+def fingerprint_path(path: str) -> str:
+    """The real path a fingerprint binds: ``path`` (absolute, normalized) with symlinks resolved.
+
+    Every existing component is resolved, a dangling symlink included (to the file it
+    would create or open); components that do not exist yet are kept as written beneath
+    their resolved existing parent. So ``deploy.pem`` that became a link to
+    ``~/.ssh/authorized_keys`` after it was confirmed no longer matches, and a file that
+    does not exist yet binds to the real directory it will be created in.
+    """
+    if not path.startswith("/"):
+        raise BadInputError("path", "must be absolute and normalized", path)
+    resolved = unicodedata.normalize("NFC", os.path.realpath(path))
+    if len(resolved) > MAX_PATH_CHARS:
+        raise BadInputError("path", f"longer than {MAX_PATH_CHARS} characters", resolved)
+    return resolved
+
+
 def payload_hash(tool_input: Mapping[str, Any]) -> str:
     """``"sha256:" + hex`` over the RFC 8785 canonical JSON of the full tool input."""
     if not isinstance(tool_input, Mapping):
@@ -137,13 +155,17 @@ def compute_fingerprint(
 ) -> Fingerprint:
     """The fingerprint of a pending call; ``path`` is the already-normalized target, if any.
 
-    ``scope`` is the normalized workspace root (``cwd``).
+    Record and consume both come here, so both bind the same real paths: ``path`` and
+    ``scope`` (the workspace root, ``cwd``) have their symlinks resolved
+    (:func:`fingerprint_path`).
     """
-    scope = normalize_path(".", Path(cwd) if not isinstance(cwd, str) else cwd)
+    scope = normalize_path(
+        ".", Path(cwd) if not isinstance(cwd, str) else cwd, resolve_symlinks=True
+    )
     return Fingerprint(
         action_kind=action_kind,
         tool_name=normalize_tool_name(tool_name),
-        path=path,
+        path=None if path is None else fingerprint_path(path),
         scope=scope,
         payload_hash=payload_hash(tool_input),
     )

@@ -3,9 +3,16 @@
 The private key is a PKCS#8 PEM file with mode 0600 inside the 0700 home; a key
 file that group or others can read is refused, never used. The keyring
 (``keyring.json``) lists every public key the guard has used, with status
-``active`` or ``retired`` and when it was retired, so evidence signed just before
-a rotation still verifies within a grace period and an auditor can check old
-heads. ``keyId`` is ``"ed25519:" + hex(SHA-256(raw public key))``.
+``active`` or ``retired`` and when it was retired, so evidence created before a
+rotation still verifies until it expires and an auditor can check old heads.
+``keyId`` is ``"ed25519:" + hex(SHA-256(raw public key))``.
+
+The keyring is signed: Ed25519 over ``b"pi-operator-guard/keyring/v1\n" + JCS({"schema",
+"keys"})`` by its active key (and, after ``keys rotate``, countersigned by the key it
+retired). The guard trusts a keyring only if its own signing key is the active entry and
+signed it, so a key added to or edited in the file is refused (:class:`KeyringError`).
+The first keyring is trusted on first use, when the first key is generated. An
+auditor's ``--keyring`` and a verify-only monitor's keyring are their trust roots.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from audit import (
     UsageError,
     b64url_decode,
     b64url_encode,
+    canonical_json,
     format_iso,
     parse_iso,
     sha256_hex,
@@ -47,6 +55,7 @@ __all__ = [
     "KeyStore",
     "Keyring",
     "KeyringEntry",
+    "KeyringSignature",
     "PublicKeyring",
     "Signer",
     "key_id_for",
@@ -56,9 +65,11 @@ SIGNING_KEY_FILE = "signing.key"
 KEYRING_FILE = "keyring.json"
 _LOCK_FILE = ".keys.lock"
 # Evidence lives at most 600 s; a key retired while some of it is in flight must
-# still verify it. Past this grace a retired key verifies nothing new.
-RETIRED_KEY_GRACE_SECONDS = 900
+# still verify it: evidence *created before* the retirement, for at most this long
+# after it (the maximum TTL plus the clock skew). Evidence created after verifies never.
+RETIRED_KEY_GRACE_SECONDS = 605
 _MAX_KEYRING_BYTES = 1 << 20
+_KEYRING_DOMAIN = b"pi-operator-guard/keyring/v1\n"
 
 
 def key_id_for(public_key: Ed25519PublicKey) -> str:
@@ -87,6 +98,15 @@ class KeyringEntry(BaseModel):
         return key
 
 
+class KeyringSignature(BaseModel):
+    """One signature over the keyring's entries (see :meth:`Keyring.signing_message`)."""
+
+    model_config = WIRE_CONFIG
+
+    key_id: KeyId
+    signature: str = Field(pattern=r"^[A-Za-z0-9_-]{86}$")
+
+
 class Keyring(BaseModel):
     """The public keyring file: all an auditor or monitor needs to verify."""
 
@@ -96,6 +116,28 @@ class Keyring(BaseModel):
         default="pi-operator-guard/keyring/v1", alias="schema"
     )
     keys: tuple[KeyringEntry, ...] = ()
+    signatures: tuple[KeyringSignature, ...] = ()
+
+    def signing_message(self) -> bytes:
+        """Domain prefix + JCS of ``{"schema", "keys"}`` (``null`` members left out)."""
+        unsigned = self.model_dump(
+            mode="json", by_alias=True, exclude={"signatures"}, exclude_none=True
+        )
+        return _KEYRING_DOMAIN + canonical_json(unsigned)
+
+    def signed(self, *signers: Signer) -> Keyring:
+        message = self.signing_message()
+        return self.model_copy(
+            update={
+                "signatures": tuple(
+                    KeyringSignature(key_id=s.key_id, signature=b64url_encode(s.sign(message)))
+                    for s in signers
+                )
+            }
+        )
+
+    def active_key_ids(self) -> tuple[str, ...]:
+        return tuple(e.key_id for e in self.keys if e.status == "active")
 
 
 @dataclass(frozen=True)
@@ -128,15 +170,27 @@ class PublicKeyring:
         return cls.from_keyring(_read_keyring(path), path)
 
     def usable_key(
-        self, key_id: str, now: datetime, grace_seconds: int = RETIRED_KEY_GRACE_SECONDS
+        self,
+        key_id: str,
+        now: datetime,
+        created_at: datetime | None = None,
+        grace_seconds: int = RETIRED_KEY_GRACE_SECONDS,
     ) -> Ed25519PublicKey | None:
-        """The key to verify with at ``now``, or ``None`` when unknown or retired past grace."""
+        """The key to verify evidence created at ``created_at`` with at ``now``.
+
+        ``None`` when the key is unknown, or retired and either the evidence was created
+        at or after the retirement (or ``created_at`` is not given) or ``now`` is past
+        the retirement by ``grace_seconds`` (the maximum TTL plus skew).
+        """
         found = self.keys.get(key_id)
         if found is None:
             return None
         public, retired = found
-        if retired is not None and now >= retired + timedelta(seconds=grace_seconds):
-            return None
+        if retired is not None:
+            if created_at is None or created_at >= retired:
+                return None
+            if now >= retired + timedelta(seconds=grace_seconds):
+                return None
         return public
 
     def public_keys(self) -> dict[str, Ed25519PublicKey]:
@@ -205,6 +259,7 @@ class KeyStore:
         self.home = home
         self.key_path = home / SIGNING_KEY_FILE
         self.keyring_path = home / KEYRING_FILE
+        self.retired_on_create: tuple[str, ...] = ()
 
     @classmethod
     def open(cls, home: Path) -> KeyStore:
@@ -253,14 +308,64 @@ class KeyStore:
         return Signer(private, key_id_for(private.public_key()))
 
     def keyring(self) -> Keyring:
+        """The keyring as stored, unchecked (``keys list``; see :meth:`trusted_keyring`)."""
         if not self.keyring_path.exists():
             return Keyring()
         return _read_keyring(self.keyring_path)
 
-    def public_keyring(self) -> PublicKeyring:
-        return PublicKeyring.from_keyring(self.keyring(), self.keyring_path)
+    def trusted_keyring(self, signer: Signer | None = None) -> Keyring:
+        """The keyring, only if the guard's own key is its active entry and signed it.
 
-    def _install_new_key(self, keyring: Keyring) -> tuple[Signer, Keyring]:
+        Every other signature must verify too (a countersignature by a retired key).
+        Raises :class:`KeyringError` for an unsigned, re-signed, edited or extended keyring.
+        """
+        signer = signer or self.load_signer()
+        keyring = _read_keyring(self.keyring_path)
+        active = keyring.active_key_ids()
+        if active != (signer.key_id,):
+            raise KeyringError(
+                self.keyring_path,
+                f"the active keys {list(active)} are not exactly the signing key "
+                f"{signer.key_id}: refusing a keyring this guard did not write",
+            )
+        _check_signatures(keyring, self.keyring_path)
+        return keyring
+
+    def load_trusted(self) -> tuple[Signer, PublicKeyring]:
+        """The signer and its trusted keyring, read together under the keys lock (a
+        rotation by another process writes the keyring and then the key)."""
+        with self._locked():
+            signer = self.load_signer()
+            return signer, self.public_keyring(signer)
+
+    def public_keyring(self, signer: Signer | None = None) -> PublicKeyring:
+        """The verification view of the :meth:`trusted_keyring`."""
+        return PublicKeyring.from_keyring(self.trusted_keyring(signer), self.keyring_path)
+
+    def trust_unsigned_keyring(self) -> bool:
+        """``keygen --trust-keyring``: the operator vouches for the keyring as it is.
+
+        Signs it with the signing key if that key is its one active entry; ``True`` when
+        it was signed here, ``False`` when it already verified.
+        """
+        with self._locked():
+            if not self.has_key() or not self.keyring_path.exists():
+                return False  # nothing to vouch for: the first key signs its own keyring
+            signer = self.load_signer()
+            try:
+                self.trusted_keyring(signer)
+                return False
+            except KeyringError:
+                keyring = _read_keyring(self.keyring_path)
+                PublicKeyring.from_keyring(keyring, self.keyring_path)
+                if keyring.active_key_ids() != (signer.key_id,):
+                    raise
+            _write_atomic(self.keyring_path, _dump(keyring.signed(signer)), 0o644)
+            return True
+
+    def _install_new_key(
+        self, keyring: Keyring, countersigner: Signer | None = None
+    ) -> tuple[Signer, Keyring]:
         private = Ed25519PrivateKey.generate()
         public = private.public_key()
         entry = KeyringEntry(
@@ -271,7 +376,9 @@ class KeyStore:
             status="active",
             created_at_iso=format_iso(utc_now()),
         )
+        signer = Signer(private, entry.key_id)
         updated = Keyring(keys=(*keyring.keys, entry))
+        updated = updated.signed(signer, *([countersigner] if countersigner else []))
         # Keyring first: a crash between the two writes leaves an extra public key,
         # never a private key whose public half nobody can verify against.
         _write_atomic(self.keyring_path, _dump(updated), 0o644)
@@ -281,14 +388,28 @@ class KeyStore:
             serialization.NoEncryption(),
         )
         _write_atomic(self.key_path, pem, 0o600)
-        return Signer(private, entry.key_id), updated
+        return signer, updated
 
     def ensure_key(self) -> tuple[Signer, bool]:
-        """The active signer, generating one on first use. Returns ``(signer, created)``."""
+        """The active signer, generating one on first use. Returns ``(signer, created)``.
+
+        When the key file is gone (moved away, deleted) every key still active in the
+        keyring is retired at this moment: a key that left the home is never trusted
+        for new evidence again. Their ids are in :attr:`retired_on_create`. The new
+        keyring is signed by the new key alone (trust on first use): the old key is gone.
+        """
+        self.retired_on_create = ()
         with self._locked():
             if self.has_key():
                 return self.load_signer(), False
-            signer, _ = self._install_new_key(self.keyring())
+            keyring = self.keyring()
+            if keyring.keys:
+                # The old key is gone, so nobody can vouch for changes made meanwhile:
+                # take the keyring only as its last active key signed it.
+                _check_signatures(keyring, self.keyring_path)
+            stamp = format_iso(utc_now())
+            self.retired_on_create = keyring.active_key_ids()
+            signer, _ = self._install_new_key(_retire_active(keyring, stamp))
             return signer, True
 
     def generate(self) -> tuple[Signer, bool]:
@@ -296,19 +417,48 @@ class KeyStore:
         return self.ensure_key()
 
     def rotate(self) -> tuple[str, Signer]:
-        """Retire the active key and install a new one. Returns ``(old_key_id, new_signer)``."""
+        """Retire the active key and install a new one. Returns ``(old_key_id, new_signer)``.
+
+        The new keyring is signed by the new key and countersigned by the retired one.
+        """
         with self._locked():
             old = self.load_signer()
-            keyring = self.keyring()
+            keyring = self.trusted_keyring(old)
             stamp = format_iso(utc_now())
-            retired = tuple(
-                e.model_copy(update={"status": "retired", "retired_at_iso": stamp})
-                if e.status == "active"
-                else e
-                for e in keyring.keys
-            )
-            signer, _ = self._install_new_key(Keyring(keys=retired))
+            signer, _ = self._install_new_key(_retire_active(keyring, stamp), countersigner=old)
             return old.key_id, signer
+
+
+def _check_signatures(keyring: Keyring, path: Path) -> None:
+    """Every active key signed ``keyring`` and every signature verifies, or KeyringError."""
+    ring = PublicKeyring.from_keyring(keyring, path)
+    message = keyring.signing_message()
+    by = [sig.key_id for sig in keyring.signatures]
+    if len(set(by)) != len(by):
+        raise KeyringError(path, "a key signed it twice")
+    for key_id in keyring.active_key_ids():
+        if key_id not in by:
+            raise KeyringError(
+                path,
+                f"not signed by its active key {key_id} (edited, or written by an older "
+                "version: check `pi-guard keys list` and run `pi-guard keygen --trust-keyring`)",
+            )
+    for sig in keyring.signatures:
+        found = ring.keys.get(sig.key_id)
+        raw = b64url_decode(sig.signature, 64)
+        if found is None or raw is None or not PublicKeyring.verify(found[0], raw, message):
+            raise KeyringError(path, f"the signature by {sig.key_id} does not verify")
+
+
+def _retire_active(keyring: Keyring, stamp: str) -> Keyring:
+    return Keyring(
+        keys=tuple(
+            e.model_copy(update={"status": "retired", "retired_at_iso": stamp})
+            if e.status == "active"
+            else e
+            for e in keyring.keys
+        )
+    )
 
 
 def _dump(keyring: Keyring) -> bytes:

@@ -1,5 +1,11 @@
 """The consumption ledger: each evidence id can be consumed once, ever.
 
+The ledger is a fast index; the audit log's ``evidence.consumed`` records are the
+durable truth. The ledger remembers how far into the log it is synced (``synced``:
+log id, seq, byte offset and hash of the last record read), so
+:func:`guard._evidence.resync.sync_ledger` reads only new records, and a missing,
+emptied, corrupted or stale-copy ledger is rebuilt from the log before any consume.
+
 :class:`SqliteLedger` is the default. Single use rests on the PRIMARY KEY: of
 many processes inserting the same id at once, exactly one insert changes a row.
 WAL with ``synchronous=FULL`` makes the winner's commit durable before
@@ -10,14 +16,17 @@ the id.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal, Protocol
 
 from guard._errors import LedgerError
 
-__all__ = ["ConsumptionLedger", "InsertOutcome", "SqliteLedger"]
+__all__ = ["ConsumptionLedger", "InsertOutcome", "LogPosition", "SqliteLedger"]
 
 InsertOutcome = Literal["inserted", "already-consumed", "forgotten"]
 _SCHEMA = """
@@ -30,7 +39,24 @@ CREATE TABLE IF NOT EXISTS pruned (
     one            INTEGER PRIMARY KEY CHECK (one = 1),
     through_ms     INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS synced (
+    one            INTEGER PRIMARY KEY CHECK (one = 1),
+    log_id         TEXT NOT NULL,
+    seq            INTEGER NOT NULL,
+    end_offset     INTEGER NOT NULL,
+    record_hash    TEXT NOT NULL
+);
 """
+
+
+@dataclass(frozen=True)
+class LogPosition:
+    """The last audit record the ledger has absorbed: it ends at byte ``end_offset``."""
+
+    log_id: str
+    seq: int
+    end_offset: int
+    record_hash: str
 
 
 def _ms(moment: datetime) -> int:
@@ -59,7 +85,29 @@ class SqliteLedger:
         self._db = connection
 
     @classmethod
-    def open(cls, path: Path, *, busy_timeout_ms: int = 5000) -> SqliteLedger:
+    def open(
+        cls, path: Path, *, busy_timeout_ms: int = 5000, set_aside_corrupt: bool = False
+    ) -> SqliteLedger:
+        """Open (creating) the ledger at ``path``.
+
+        ``set_aside_corrupt``: a file that is not a sound SQLite ledger (truncated,
+        overwritten) is renamed to ``<name>.corrupt-<n>`` and a fresh, empty ledger is
+        created in its place; only for callers that rebuild it from the audit log before
+        consuming. Otherwise it is a :class:`LedgerError`.
+        """
+        try:
+            return cls._open(path, busy_timeout_ms)
+        except _Corrupt as exc:
+            if not set_aside_corrupt:
+                raise LedgerError(path, exc.detail) from None
+        _set_aside(path)
+        try:
+            return cls._open(path, busy_timeout_ms)
+        except _Corrupt as exc:
+            raise LedgerError(path, exc.detail) from None
+
+    @classmethod
+    def _open(cls, path: Path, busy_timeout_ms: int) -> SqliteLedger:
         try:
             db = sqlite3.connect(
                 path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
@@ -71,9 +119,16 @@ class SqliteLedger:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=FULL")
             db.executescript(_SCHEMA)
+            check = db.execute("PRAGMA quick_check").fetchall()
         except sqlite3.DatabaseError as exc:
             db.close()
-            raise LedgerError(path, _explain(exc)) from None
+            detail = _explain(exc)
+            if detail == _CORRUPT:
+                raise _Corrupt(detail) from None
+            raise LedgerError(path, detail) from None
+        if check != [("ok",)]:
+            db.close()
+            raise _Corrupt(_CORRUPT)
         with contextlib.suppress(OSError):  # best effort: the home is 0700 anyway
             path.chmod(0o600)
         return cls(path, db)
@@ -127,6 +182,52 @@ class SqliteLedger:
             raise LedgerError(self.path, _explain(exc)) from None
         return cursor.rowcount
 
+    def position(self) -> LogPosition | None:
+        """How far into the audit log this ledger is synced; ``None``: never (rebuild)."""
+        try:
+            row = self._db.execute(
+                "SELECT log_id, seq, end_offset, record_hash FROM synced WHERE one = 1"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(self.path, _explain(exc)) from None
+        if row is None:
+            return None
+        return LogPosition(str(row[0]), int(row[1]), int(row[2]), str(row[3]))
+
+    def absorb(
+        self,
+        consumed: Iterable[tuple[str, datetime, datetime]],
+        position: LogPosition,
+        expected: LogPosition | None,
+    ) -> bool:
+        """Insert ``(evidence_id, expires_at, consumed_at)`` read from the log, move the
+        position to ``position``; one transaction. Ids already present are kept as they are.
+
+        ``expected`` is the position the caller started reading from: when another process
+        moved it meanwhile, the ids are still inserted (harmless) but the position is left
+        alone and ``False`` is returned.
+        """
+        try:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.executemany(
+                    "INSERT INTO consumed (evidence_id, expires_at_ms, consumed_at_ms) "
+                    "VALUES (?, ?, ?) ON CONFLICT (evidence_id) DO NOTHING",
+                    ((eid, _ms(exp), _ms(at)) for eid, exp, at in consumed),
+                )
+                if self.position() != expected:
+                    return False
+                self._db.execute(
+                    "INSERT INTO synced (one, log_id, seq, end_offset, record_hash) "
+                    "VALUES (1, ?, ?, ?, ?) ON CONFLICT (one) DO UPDATE SET "
+                    "log_id = excluded.log_id, seq = excluded.seq, "
+                    "end_offset = excluded.end_offset, record_hash = excluded.record_hash",
+                    (position.log_id, position.seq, position.end_offset, position.record_hash),
+                )
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(self.path, _explain(exc)) from None
+        return True
+
     def count(self) -> int:
         try:
             row = self._db.execute("SELECT count(*) FROM consumed").fetchone()
@@ -138,10 +239,34 @@ class SqliteLedger:
         self._db.close()
 
 
+_CORRUPT = "is not a valid SQLite ledger (corrupted?)"
+
+
+class _Corrupt(Exception):
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+def _set_aside(path: Path) -> None:
+    """Rename a corrupt ledger (and its WAL files) out of the way, never delete it."""
+    n = 0
+    while path.with_name(f"{path.name}.corrupt-{n}").exists():
+        n += 1
+    target = path.with_name(f"{path.name}.corrupt-{n}")
+    try:
+        os.replace(path, target)
+    except OSError as exc:
+        raise LedgerError(path, f"corrupted and cannot be set aside: {exc.strerror}") from None
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            os.replace(path.with_name(path.name + suffix), target.with_name(target.name + suffix))
+
+
 def _explain(exc: sqlite3.DatabaseError) -> str:
     text = str(exc)
     if "locked" in text or "busy" in text:
         return "locked by another process past the busy timeout"
     if "not a database" in text or "malformed" in text:
-        return "is not a valid SQLite ledger (corrupted?)"
+        return _CORRUPT
     return f"database error: {text}"

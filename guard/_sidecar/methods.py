@@ -121,13 +121,26 @@ class _VerifyOnly:
         tool_name: str,
         tool_input: Mapping[str, Any],
         cwd: str,
+        *,
+        tool_call_id: str | None = None,
     ) -> ConsumeResult:
         from audit import utc_now
         from guard._evidence.consume import check_and_consume
+        from guard._evidence.resync import sync_ledger
+        from guard._guard import AUDIT_LOG_FILE
 
         _, pending = self.classifier.pending(tool_name, tool_input, cwd)
+        # Ids the guard consumed in this home (its audit log) stay consumed here too.
+        sync_ledger(
+            self.ledger, self.home / AUDIT_LOG_FILE, self.keyring.public_keys(), require_log=False
+        )
         return check_and_consume(
-            envelope, pending, keyring=self.keyring, ledger=self.ledger, now=utc_now()
+            envelope,
+            pending,
+            keyring=self.keyring,
+            ledger=self.ledger,
+            now=utc_now(),
+            tool_call_id=tool_call_id,
         )
 
     def close(self) -> None:
@@ -358,7 +371,9 @@ class Sidecar(RpcServer):
                 ) from None
             envelope = found[-1] if found else None
         if self._monitor is not None:
-            result = self._monitor.consume(envelope, p.tool_name, p.input, p.cwd)
+            result = self._monitor.consume(
+                envelope, p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id
+            )
             _log.info(
                 "monitor-consume",
                 decision=result.decision,
@@ -374,7 +389,9 @@ class Sidecar(RpcServer):
                 error=self._open_error,
             )
         else:
-            result = self._need_guard().consume(envelope, p.tool_name, p.input, p.cwd)
+            result = self._need_guard().consume(
+                envelope, p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id
+            )
         return result.model_dump(mode="json")
 
     def _plan(self, p: PlanParams) -> dict[str, Any]:

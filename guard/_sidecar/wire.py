@@ -81,7 +81,9 @@ class ConsumeParams(CallParams):
 
     With ``sessionFile``, the envelope is the last ``operator-confirmation-evidence`` custom
     entry whose ``details.toolCallId`` equals ``toolCallId`` (or the last one at all when no
-    ``toolCallId`` is given); none found is the ``missing`` decision.
+    ``toolCallId`` is given); none found is the ``missing`` decision. A given ``toolCallId``
+    is also compared with the evidence's signed one: another call's evidence is rejected
+    (``tool-call-id-mismatch``).
     """
 
     envelope: dict[str, Any] | str | None = None

@@ -38,6 +38,7 @@ def test_known_events_are_explicit() -> None:
         "evidence.consumed",
         "evidence.rejected",
         "key.generated",
+        "key.retired",
         "key.rotated",
         "log.created",
         "log.recovered",

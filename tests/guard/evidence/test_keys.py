@@ -87,11 +87,15 @@ def test_rotation_retires_the_old_key_with_grace(tmp_path: Path) -> None:
     statuses = {e.key_id: e.status for e in store.keyring().keys}
     assert statuses == {old.key_id: "retired", new.key_id: "active"}
     now = utc_now()
-    assert ring.usable_key(old.key_id, now) is not None
+    before = now - timedelta(seconds=10)
+    assert ring.usable_key(old.key_id, now, before) is not None
+    # Evidence created at or after the retirement: never, not even in the grace.
+    assert ring.usable_key(old.key_id, now, now + timedelta(seconds=1)) is None
+    assert ring.usable_key(old.key_id, now) is None
     later = now + timedelta(seconds=RETIRED_KEY_GRACE_SECONDS + 1)
-    assert ring.usable_key(old.key_id, later) is None
-    assert ring.usable_key(new.key_id, later) is not None
-    assert ring.usable_key("ed25519:" + "0" * 64, now) is None
+    assert ring.usable_key(old.key_id, later, before) is None
+    assert ring.usable_key(new.key_id, later, later) is not None
+    assert ring.usable_key("ed25519:" + "0" * 64, now, before) is None
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,213 @@
+"""Rebuild the consumption ledger from the audit log: a lost ledger never forgets.
+
+Every consumption is written to the audit log as ``evidence.consumed``; those records
+are the durable truth. Before any consume, :func:`sync_ledger` inserts every consumed
+id the ledger does not hold yet:
+
+- normally it reads only the records after the ledger's remembered position, after
+  checking that the record ending there is still the one it read (same seq and hash);
+- a ledger that is new, emptied, set aside as corrupt, a stale copy whose position no
+  longer matches, or a log that was replaced: the whole log is read again, after
+  :func:`audit.verify_log` found it intact under the keyring.
+
+Ids already in the ledger are never removed by a sync. Anything that keeps the log
+from being read or verified raises :class:`LedgerError`: consumption refuses rather
+than trust a ledger that may have forgotten.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit import LogNotFoundError, parse_iso, verify_log
+from audit._chain import Chain, check_body, lines_backward, open_snapshot
+from audit._errors import LineFault
+from guard._errors import LedgerError, MalformedEvidence
+from guard._evidence.envelope import parse_envelope
+from guard._evidence.ledger import LogPosition, SqliteLedger
+from guard._evidence.models import MAX_TTL_SECONDS
+
+__all__ = ["CONSUMED_EXPIRY_BOUND", "RECALL_MARGIN", "recall_consumed", "sync_ledger"]
+
+# An id is consumed before it expires, and it expires at most MAX_TTL after it was
+# created, which is at most the skew before it was consumed. So ``ts + bound`` of the
+# ``evidence.consumed`` record is never earlier than the real expiry: keeping the id
+# that long is safe (the time check rejects it after its real expiry anyway).
+CONSUMED_EXPIRY_BOUND = timedelta(seconds=MAX_TTL_SECONDS + 60)
+# How far before an envelope's createdAt :func:`recall_consumed` still looks: the skew a
+# consume may accept, plus room for a wall clock that stepped back a little.
+RECALL_MARGIN = timedelta(seconds=60)
+
+
+class _Reread(Exception):
+    """The remembered position does not hold: read the whole log again."""
+
+
+def sync_ledger(
+    ledger: SqliteLedger,
+    log_path: Path,
+    public_keys: Mapping[str, Ed25519PublicKey] | None,
+    *,
+    require_log: bool = True,
+) -> int:
+    """Bring ``ledger`` up to the end of the audit log at ``log_path``; return ids read.
+
+    ``public_keys`` verify the log before a full re-read (``None``: chain only, for a
+    monitor that trusts its own home). ``require_log=False``: a missing log is nothing
+    to sync (a monitor home with no audit log).
+    """
+    for _ in range(3):  # another process may move the position while we read
+        start = ledger.position()
+        try:
+            try:
+                found, end = _read_from(log_path, start, public_keys)
+            except _Reread:
+                found, end = _read_from(log_path, None, public_keys)
+        except LogNotFoundError:
+            if require_log:
+                raise LedgerError(
+                    log_path, "the audit log is missing: consumption refused"
+                ) from None
+            return 0
+        if end is None or ledger.absorb(found, end, start):
+            return len(found)
+    raise LedgerError(ledger.path, "the ledger's log position keeps moving; retry")
+
+
+def _read_from(
+    log_path: Path,
+    start: LogPosition | None,
+    public_keys: Mapping[str, Ed25519PublicKey] | None,
+) -> tuple[list[tuple[str, datetime, datetime]], LogPosition | None]:
+    if start is None and public_keys is not None:
+        verdict = verify_log(log_path, public_keys)
+        if verdict.decision != "intact":
+            raise LedgerError(
+                log_path,
+                f"the audit log does not verify ({verdict.decision}: {verdict.detail}); "
+                "the ledger cannot be rebuilt, consumption refused",
+            )
+    stream, size, _ = open_snapshot(log_path, with_head=False)
+    with stream:
+        chain = Chain()
+        offset = 0
+        if start is not None:
+            if start.end_offset > size or start.end_offset <= 0:
+                raise _Reread
+            _check_anchor(stream, start)
+            chain.log_id = start.log_id
+            chain.next_seq = start.seq + 1
+            chain.prev = start.record_hash
+            offset = start.end_offset
+        return _scan(log_path, stream, offset, size, chain, start)
+
+
+def _check_anchor(stream: IO[bytes], start: LogPosition) -> None:
+    """The record ending at ``start.end_offset`` must be the one the ledger last read."""
+    fd = stream.fileno()
+    back = min(start.end_offset, 1 << 20)
+    window = os.pread(fd, back, start.end_offset - back)
+    if not window.endswith(b"\n"):
+        raise _Reread
+    cut = window.rfind(b"\n", 0, len(window) - 1)
+    if cut < 0 and back < start.end_offset:
+        raise _Reread  # a line longer than the window: not one this guard wrote
+    try:
+        rec = check_body(window[cut + 1 : -1])
+    except LineFault:
+        raise _Reread from None
+    if rec["seq"] != start.seq or rec["hash"] != start.record_hash:
+        raise _Reread
+
+
+def _scan(
+    log_path: Path,
+    stream: IO[bytes],
+    offset: int,
+    size: int,
+    chain: Chain,
+    start: LogPosition | None,
+) -> tuple[list[tuple[str, datetime, datetime]], LogPosition | None]:
+    stream.seek(offset)
+    found: list[tuple[str, datetime, datetime]] = []
+    last: dict[str, Any] | None = None
+    end = offset
+    while end < size:
+        line = stream.readline(size - end)
+        if not line.endswith(b"\n"):
+            break  # a torn final line: the appender sets it aside; nothing consumed there
+        try:
+            rec = check_body(line[:-1])
+            chain.accept(rec)
+        except LineFault as fault:
+            raise LedgerError(
+                log_path,
+                f"the audit log breaks at byte {end} ({fault.kind}: {fault.detail}); "
+                "consumption refused",
+            ) from None
+        end += len(line)
+        last = rec
+        if rec["event"] == "evidence.consumed":
+            eid = rec["data"].get("evidenceId")
+            if isinstance(eid, str):
+                at = parse_iso(rec["ts"], "ts")
+                found.append((eid, at + CONSUMED_EXPIRY_BOUND, at))
+    if last is None:
+        if start is None and size == 0:
+            return found, None
+        return found, start
+    assert chain.log_id is not None
+    return found, LogPosition(chain.log_id, int(last["seq"]), end, str(last["hash"]))
+
+
+def recall_consumed(
+    ledger: SqliteLedger,
+    log_path: Path,
+    raw: Mapping[str, Any] | str | bytes | None,
+    *,
+    margin: timedelta = RECALL_MARGIN,
+) -> bool:
+    """Look for the envelope's id among the log's recent ``evidence.consumed`` records.
+
+    Independent of the ledger's own state (a forged sync position, deleted rows): the
+    log is read backwards only as far as the evidence's ``createdAtIso`` minus ``margin``
+    (a consumption is never earlier than that), at most the maximum TTL of records. A
+    hit is put into the ledger, so the consume that follows is a ``replay``. Returns
+    whether it was found. An envelope that does not parse is left to the checks.
+    """
+    if raw is None:
+        return False
+    try:
+        envelope, _ = parse_envelope(raw)
+    except MalformedEvidence:
+        return False
+    eid = envelope.details.evidence_id
+    since = parse_iso(envelope.details.created_at_iso, "createdAtIso") - margin
+    try:
+        stream, size, _ = open_snapshot(log_path, with_head=False)
+    except LogNotFoundError:
+        raise LedgerError(log_path, "the audit log is missing: consumption refused") from None
+    with stream:
+        for offset, line in lines_backward(stream.fileno(), size):
+            if not line.endswith(b"\n"):
+                continue  # a torn final line
+            try:
+                rec = check_body(line[:-1])
+            except LineFault as fault:
+                raise LedgerError(
+                    log_path,
+                    f"the audit log breaks at byte {offset} ({fault.kind}); consumption refused",
+                ) from None
+            at = parse_iso(rec["ts"], "ts")
+            if at < since:
+                return False
+            if rec["event"] == "evidence.consumed" and rec["data"].get("evidenceId") == eid:
+                ledger.try_consume(eid, at + CONSUMED_EXPIRY_BOUND, at)
+                return True
+    return False

@@ -1,0 +1,241 @@
+"""Exact bindings: real paths (symlinks resolved at record and consume) and the tool call id.
+
+Attacks from a hostile same-user process: swap a confirmed file, its directory or the
+workspace for a symlink between confirmation and consumption, or spend one call's
+evidence on another call.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard import BadInputError, Guard
+from guard._evidence.fingerprint import fingerprint_path
+
+WRITE = {"path": "deploy.pem", "content": "-----BEGIN-----"}
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "user"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "authorized_keys").write_text("ssh-ed25519 AAAA me\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def _record(g: Guard, tool_input: dict[str, Any], cwd: Path, call_id: str | None = None) -> Any:
+    rec = g.record("write", tool_input, cwd, confirmed=True, tool_call_id=call_id)
+    assert rec.decision == "recorded", rec
+    assert rec.envelope is not None
+    return rec.envelope.model_dump(mode="json")
+
+
+def test_file_swapped_for_a_symlink_is_a_path_mismatch(tmp_path: Path, fake_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "deploy.pem").write_text("old")
+    with Guard.open(tmp_path / "guard") as g:
+        env = _record(g, WRITE, project)
+        (project / "deploy.pem").unlink()
+        (project / "deploy.pem").symlink_to(fake_home / ".ssh" / "authorized_keys")
+        result = g.consume(env, "write", WRITE, project)
+        assert result.decision == "rejected"
+        assert "path-mismatch" in result.reasons
+
+
+def test_not_yet_existing_file_then_a_symlink_is_a_mismatch(
+    tmp_path: Path, fake_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    with Guard.open(tmp_path / "guard") as g:
+        env = _record(g, WRITE, project)
+        (project / "deploy.pem").symlink_to(fake_home / ".ssh" / "authorized_keys")
+        assert "path-mismatch" in g.consume(env, "write", WRITE, project).reasons
+
+
+def test_dangling_symlink_binds_its_target(tmp_path: Path, fake_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "deploy.pem").symlink_to(fake_home / ".ssh" / "new_key")
+    with Guard.open(tmp_path / "guard") as g:
+        fp = g.evaluate("write", WRITE, project).fingerprint
+        assert fp is not None and fp.path == str(fake_home / ".ssh" / "new_key")
+
+
+def test_parent_directory_swapped_for_a_symlink_is_a_mismatch(
+    tmp_path: Path, fake_home: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / "keys").mkdir(parents=True)
+    call = {"path": "keys/deploy.pem", "content": "x"}
+    with Guard.open(tmp_path / "guard") as g:
+        env = _record(g, call, project)
+        (project / "keys").rmdir()
+        (project / "keys").symlink_to(fake_home / ".ssh")
+        assert "path-mismatch" in g.consume(env, "write", call, project).reasons
+
+
+def test_workspace_swapped_for_a_symlink_is_a_scope_mismatch(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    other = tmp_path / "other"
+    real.mkdir()
+    other.mkdir()
+    link = tmp_path / "ws"
+    link.symlink_to(real)
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        rec = g.record("bash", call, link, confirmed=True)
+        assert rec.fingerprint is not None and rec.fingerprint.scope == str(real)
+        assert rec.envelope is not None
+        link.unlink()
+        link.symlink_to(other)
+        result = g.consume(rec.envelope.model_dump(mode="json"), "bash", call, link)
+        assert "scope-mismatch" in result.reasons
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["deploy.pem", "./deploy.pem", "sub/../deploy.pem", "alias.pem", "linkdir/deploy.pem"],
+)
+def test_every_spelling_of_the_same_real_file_binds_alike(tmp_path: Path, spelling: str) -> None:
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "deploy.pem").write_text("x")
+    (project / "alias.pem").symlink_to(project / "deploy.pem")
+    (project / "linkdir").symlink_to(project)
+    with Guard.open(tmp_path / "guard") as g:
+        env = _record(g, WRITE, project)
+        call = {**WRITE, "path": spelling}
+        result = g.consume(env, "write", call, project)
+        # Same real file, but a different tool input: only the payload hash may differ.
+        assert "path-mismatch" not in result.reasons
+        if spelling == "deploy.pem":
+            assert result.decision == "consumed"
+
+
+def test_fingerprint_path_refuses_relative_and_keeps_missing_components(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError):
+        fingerprint_path("relative/x")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "l").symlink_to(tmp_path / "d")
+    assert fingerprint_path(str(tmp_path / "l" / "a" / "b")) == str(tmp_path / "d" / "a" / "b")
+
+
+def test_symlink_loop_does_not_crash(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "a").symlink_to(project / "b")
+    (project / "b").symlink_to(project / "a")
+    call = {"path": "a", "content": "x"}
+    with Guard.open(tmp_path / "guard") as g:
+        g.evaluate("write", call, project)  # any verdict, no exception
+
+
+# -- tool call id -------------------------------------------------------------
+
+
+def _bash(g: Guard, project: Path, call_id: str | None) -> dict[str, Any]:
+    rec = g.record(
+        "bash", {"command": "rm -rf build"}, project, confirmed=True, tool_call_id=call_id
+    )
+    assert rec.envelope is not None
+    return rec.envelope.model_dump(mode="json")
+
+
+@pytest.mark.parametrize(
+    "other", ["call_2", "CALL_1", "call_1 ", " call_1", "call_1\n", "call_\u0131", "call_1\x00"]
+)
+def test_another_calls_id_is_a_mismatch_and_consumes_nothing(tmp_path: Path, other: str) -> None:
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        env = _bash(g, tmp_path, "call_1")
+        bad = g.consume(env, "bash", call, tmp_path, tool_call_id=other)
+        assert (bad.decision, bad.match.decision) == ("rejected", "mismatch")
+        assert bad.reasons == ("tool-call-id-mismatch",)
+        good = g.consume(env, "bash", call, tmp_path, tool_call_id="call_1")
+        assert good.decision == "consumed"
+
+
+def test_id_is_optional_on_either_side(tmp_path: Path) -> None:
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        # The consumer does not know the id: the fingerprint alone binds.
+        assert g.consume(_bash(g, tmp_path, "call_1"), "bash", call, tmp_path).decision == (
+            "consumed"
+        )
+        # Evidence minted without an id (pi-guard record): bound by its fingerprint alone.
+        unbound = _bash(g, tmp_path, None)
+        assert g.consume(unbound, "bash", call, tmp_path, tool_call_id="x").decision == "consumed"
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 257, 7])
+def test_bad_tool_call_id_is_bad_input(tmp_path: Path, bad: Any) -> None:
+    with Guard.open(tmp_path / "guard") as g, pytest.raises(BadInputError):
+        g.consume({}, "bash", {"command": "ls"}, tmp_path, tool_call_id=bad)
+
+
+def test_mismatch_is_audited_with_the_pending_call_id(tmp_path: Path) -> None:
+    from audit import read_records
+
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        env = _bash(g, tmp_path, "call_1")
+        g.consume(env, "bash", call, tmp_path, tool_call_id="call_2")
+        last = list(read_records(g.audit.path))[-1]
+    assert last.event == "evidence.rejected"
+    assert last.data["toolCallId"] == "call_2"
+    assert last.data["reasons"] == ["tool-call-id-mismatch"]
+
+
+def test_cli_consume_tool_call_id(tmp_path: Path) -> None:
+    home = tmp_path / "guard"
+    call = {"command": "rm -rf build"}
+    with Guard.open(home) as g:
+        env = _bash(g, tmp_path, "call_1")
+    envelope = tmp_path / "env.json"
+    envelope.write_text(json.dumps(env))
+    base = [sys.executable, "-m", "guard", "--home", str(home), "consume"]
+    base += ["--envelope", str(envelope), "--tool", "bash", "--input", json.dumps(call)]
+    base += ["--cwd", str(tmp_path)]
+    bad = subprocess.run([*base, "--tool-call-id", "call_2"], capture_output=True, text=True)
+    assert bad.returncode == 3, bad.stderr
+    assert json.loads(bad.stdout)["reasons"] == ["tool-call-id-mismatch"]
+    good = subprocess.run([*base, "--tool-call-id", "call_1"], capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+
+
+def test_sidecar_consume_compares_tool_call_id(tmp_path: Path) -> None:
+    import io
+
+    from guard._sidecar.methods import serve
+
+    home = tmp_path / "guard"
+    base = {"toolName": "bash", "input": {"command": "rm -rf build"}, "cwd": str(tmp_path)}
+
+    def rpc(method: str, params: dict[str, Any], rid: int) -> bytes:
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+        return json.dumps(message).encode() + b"\n"
+
+    def run(*lines: bytes) -> list[Any]:
+        out = io.BytesIO()
+        assert serve(io.BytesIO(b"".join(lines)), out, home=home) == 0
+        return [json.loads(line)["result"] for line in out.getvalue().splitlines()]
+
+    (record,) = run(rpc("record", {**base, "confirmed": True, "toolCallId": "call_7"}, 1))
+    envelope = record["envelope"]
+    other, right, again = run(
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_8"}, 2),
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 3),
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 4),
+    )
+    assert other["reasons"] == ["tool-call-id-mismatch"]
+    assert right["decision"] == "consumed"
+    assert again["reasons"] == ["replay"]
