@@ -128,7 +128,14 @@ class Guard:
         root = ensure_private_dir(resolve_home(home))
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
-        audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
+        # The head is verified against the keyring before the log is extended (re-read
+        # when a head names a key rotated in by another process).
+        audit = AuditLog.open(
+            root / AUDIT_LOG_FILE,
+            signer,
+            lambda: keys.public_keyring().public_keys(),
+            previews=preview,
+        )
         ledger = SqliteLedger.open(root / LEDGER_FILE)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:

@@ -156,7 +156,7 @@ def test_the_appender_never_signs_over_a_change(original: Original, data: st.Dat
         path = write(Path(tmp), mutated, original.head)
         signer = _signer(original.home)
         try:
-            with AuditLog.open(path, signer) as log:
+            with AuditLog.open(path, signer, original.keys) as log:
                 log.append("planner.reported", {"planner": "x", "decision": "y", "reasons": []})
         except AuditError:
             assert path.read_bytes() == mutated, "a refusing appender must leave the log alone"
