@@ -35,6 +35,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -205,6 +206,9 @@ class AuditLog:
             fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise LogWriteError(log_path, f"cannot open: {exc.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise LogWriteError(log_path, "not a regular file")
         try:
             log = cls(log_path, fd, signer, public_keys, previews=previews)
         except BaseException:

@@ -58,6 +58,7 @@ AUDIT = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogNotAFileError",
     "LogNotFoundError",
     "LogRecoveredData",
     "LogWriteError",

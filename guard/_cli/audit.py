@@ -36,10 +36,14 @@ def _log_path(args: argparse.Namespace) -> Path:
     return resolve_home(args.home) / AUDIT_LOG_FILE
 
 
+def _keyring(args: argparse.Namespace) -> PublicKeyring:
+    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
+    return PublicKeyring.load(keyring_path)
+
+
 def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
     log = _log_path(args)
-    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
-    keyring = PublicKeyring.load(keyring_path)
+    keyring = _keyring(args)
     progress = None if args.json else tty_progress(sys.stderr)
     result = verify_log(
         log, keyring.public_keys(), allow_unanchored=args.allow_unanchored, progress=progress
@@ -83,7 +87,39 @@ def _sessions_dir(value: str) -> Path:
     return directory
 
 
+def _verify_before_report(args: argparse.Namespace, log: Path) -> ExitCode | None:
+    """``None`` if the log may be reported on; else the exit code (the reason is on stderr)."""
+    progress = None if args.json else tty_progress(sys.stderr, label="verifying before report")
+    checked = verify_log(
+        log,
+        _keyring(args).public_keys(),
+        allow_unanchored=args.allow_unanchored,
+        progress=progress,
+    )
+    if checked.decision == "tampered":
+        sys.stderr.write(f"pi-guard: no report: {_render_verify(checked)}\n")
+        return ExitCode.TAMPERED
+    if checked.bytes == 0:
+        raise BadInputError("audit log", "is empty: not an audit log (no log.created record)", log)
+    if checked.exit_code != 0:
+        sys.stderr.write(f"pi-guard: no report: {_render_verify(checked)}\n")
+        return ExitCode.TAMPERED
+    if checked.decision == "unanchored":
+        sys.stderr.write(
+            "pi-guard: warning: the log is unanchored (no signed head): "
+            "records cut from its end cannot be detected\n"
+        )
+    return None
+
+
 def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
+    """Verify first: a report over a log that does not verify would vouch for a forgery.
+
+    Tampered: exit 4, like ``verify`` (an empty file with a head is a cut log). An
+    empty file without a head has no ``log.created`` record and is not an audit log:
+    exit 2. No head: exit 4 unless ``--allow-unanchored`` (then a warning on stderr).
+    With ``--sessions`` and no log at all, the sessions alone are reported.
+    """
     log = _log_path(args)
     if args.sessions is not None and not log.exists():
         # The guard may never have run at all: that is what --sessions is there to show.
@@ -93,6 +129,9 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         )
         records = []
     else:
+        refused = _verify_before_report(args, log)
+        if refused is not None:
+            return refused
         records = list(read_records(log))
     if args.sessions is None:
         report = build_report(records)
@@ -142,6 +181,12 @@ def register(sub: Subparsers) -> None:
         metavar="DIR",
         help="also read pi's session files under DIR (default: <pi agent dir>/sessions) and "
         "count each destructive/protected call that ran with no guard record (guard-absent)",
+    )
+    report.add_argument("--keyring", default=None, help="public keyring file (default: the home's)")
+    report.add_argument(
+        "--allow-unanchored",
+        action="store_true",
+        help="report on a log without a head file (with a warning) instead of exit 4",
     )
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_audit_report)
