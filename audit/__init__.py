@@ -27,7 +27,7 @@ from audit._errors import (
     UnknownEventError,
     UsageError,
 )
-from audit._log import MAX_LINE_BYTES, AuditLog, HeadSigner, read_records
+from audit._log import MAX_LINE_BYTES, AuditLog, HeadSigner, PublicKeys, read_records
 from audit._models import (
     EVENT_MODELS,
     GENESIS_DOMAIN,
@@ -51,6 +51,7 @@ from audit._models import (
     ToolExecutedData,
     genesis_hash,
 )
+from audit._recover import RecoveryResult, recover_log
 from audit._redact import REDACTED, redact_preview
 from audit._report import (
     GAP_REASONS,
@@ -145,8 +146,10 @@ __all__ = [
     "Origin",
     "PlannerReportedData",
     "ProgressCallback",
+    "PublicKeys",
     "RecordDataError",
     "RecordTooLargeError",
+    "RecoveryResult",
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
@@ -168,6 +171,7 @@ __all__ = [
     "load_json",
     "parse_iso",
     "read_records",
+    "recover_log",
     "redact_preview",
     "render_records",
     "render_records_jsonl",

@@ -250,6 +250,10 @@ class AuditLog:
             raise UnknownEventError(event)
         if event in RESERVED_EVENTS:
             raise ReservedEventError(event)
+        return self._append_reserved(event, data)
+
+    def _append_reserved(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
+        """:meth:`append` without the reserved-event check (for :func:`audit.recover_log`)."""
         payload = self._normalize(event, data)
         with self._lock:
             fd = self._require_open()

@@ -11,6 +11,7 @@ from audit import (
     build_report,
     filter_records,
     read_records,
+    recover_log,
     render_records,
     render_records_jsonl,
     render_report,
@@ -21,7 +22,7 @@ from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+from guard._evidence.keys import KEYRING_FILE, KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
 from guard._home import pi_agent_dir, resolve_home
 from guard._pi.sessions_report import guard_absent_rows
@@ -146,6 +147,31 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK if report.decision == "no-gaps" else ExitCode.GAPS
 
 
+def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
+    """Move a log that does not verify aside and start a new one that records the move."""
+    home = resolve_home(args.home)
+    if not home.is_dir():
+        raise BadInputError("--home", "no guard home here (recovery signs with its key)", home)
+    store = KeyStore.open(home)
+    signer = store.load_signer()
+    result = recover_log(
+        _log_path(args),
+        signer,
+        lambda: store.public_keyring().public_keys(),
+        reason=args.reason,
+    )
+    if args.json:
+        emit(result)
+    else:
+        where = f" at line {result.line}" if result.line is not None else ""
+        sys.stdout.write(
+            f"recovered: the damaged log ({result.fault or 'unanchored'}{where}, "
+            f"{result.bytes} bytes, {result.sha256}) is kept as {result.moved_to}; "
+            f"the new log {result.log_id} records this at seq {result.recovered_seq}\n"
+        )
+    return ExitCode.OK
+
+
 def register(sub: Subparsers) -> None:
     """Add ``audit`` and its subcommands."""
     audit = sub.add_parser("audit", help="verify, show and report on the audit log")
@@ -190,3 +216,13 @@ def register(sub: Subparsers) -> None:
     )
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_audit_report)
+    recover = audit_sub.add_parser(
+        "recover",
+        help="move a damaged log aside and start a new one that records it (operator only)",
+    )
+    recover.add_argument("log", nargs="?", default=None, help="log file (default: the home's)")
+    recover.add_argument(
+        "--reason", required=True, help="why you recover: kept, redacted, in the new log"
+    )
+    recover.add_argument("--json", action="store_true")
+    recover.set_defaults(func=cmd_audit_recover)

@@ -8,6 +8,7 @@ over the forgery and ``verify`` turned from tampered to intact; now the appender
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from audit import (
     build_report,
     canonical_json,
     read_records,
+    recover_log,
     sha256_prefixed,
     verify_log,
 )
@@ -246,3 +248,69 @@ def test_public_keys_are_required_and_checked(log_path: Path, signer: FixedSigne
     with pytest.raises(LogIntegrityError) as err:
         AuditLog.open(log_path, signer, {})
     assert err.value.kind == "head-unknown-key"
+
+
+# -- recovery is the operator's explicit act ---------------------------------------------
+
+
+def test_recover_moves_the_damaged_log_aside_and_records_it(
+    log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
+) -> None:
+    heads = _fill(log_path, signer, 5)
+    log_path.with_name(HEAD).write_bytes(heads[2])
+    damaged = log_path.read_bytes()
+    old_id = _records(log_path)[0]["data"]["logId"]
+    _refused(log_path, signer, "records-after-head")
+
+    result = recover_log(log_path, signer, signer.keys, reason="older head put back")
+    moved = log_path.with_name(result.moved_to)
+    assert moved.read_bytes() == damaged, "the damaged log is kept, byte for byte"
+    assert result.head_moved_to is not None
+    assert log_path.with_name(result.head_moved_to).read_bytes() == heads[2]
+    assert verify_log(moved, keys).fault == "records-after-head", "still verifiable as it was"
+    assert (result.fault, result.line, result.bytes) == ("records-after-head", 4, len(damaged))
+    assert result.sha256 == "sha256:" + hashlib.sha256(damaged).hexdigest()
+
+    new = list(read_records(log_path))
+    assert [r.event for r in new] == ["log.created", "log.recovered"]
+    assert new[0].data["logId"] == result.log_id != old_id
+    assert new[1].data == {
+        "quarantinedTo": result.moved_to,
+        "headMovedTo": result.head_moved_to,
+        "bytes": len(damaged),
+        "reason": "operator-recovery",
+        "sha256": result.sha256,
+        "previousLogId": old_id,
+        "fault": "records-after-head",
+        "line": 4,
+        "operatorReason": "older head put back",
+    }
+    assert verify_log(log_path, keys).decision == "intact"
+    with AuditLog.open(log_path, signer, signer.keys) as log:
+        log.append("tool.executed", executed("after"))
+    assert verify_log(log_path, keys).decision == "intact"
+
+
+def test_recover_refuses_an_intact_log_and_an_empty_reason(
+    log_path: Path, signer: FixedSigner
+) -> None:
+    _fill(log_path, signer, 1)
+    before = log_path.read_bytes()
+    with pytest.raises(UsageError):
+        recover_log(log_path, signer, signer.keys, reason="just because")
+    log_path.with_name(HEAD).write_bytes(b"garbage")
+    with pytest.raises(UsageError):
+        recover_log(log_path, signer, signer.keys, reason="   ")
+    assert log_path.read_bytes() == before
+    assert sorted(p.name for p in log_path.parent.iterdir()) == ["audit.jsonl", HEAD]
+
+
+def test_recover_a_headless_log(
+    log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
+) -> None:
+    _fill(log_path, signer, 2)
+    log_path.with_name(HEAD).unlink()
+    _refused(log_path, signer, "head-missing")
+    result = recover_log(log_path, signer, signer.keys, reason="head lost")
+    assert (result.fault, result.head_moved_to) == ("head-missing", None)
+    assert verify_log(log_path, keys).decision == "intact"

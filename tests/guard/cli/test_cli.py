@@ -514,3 +514,31 @@ def test_audit_report_refuses_a_tampered_log(home: Path, project: Path) -> None:
     assert proc.returncode == 4
     assert proc.stdout == ""
     assert "head-malformed" in one_line_error(proc)
+
+
+def test_audit_recover_is_the_only_way_past_a_damaged_log(home: Path, project: Path) -> None:
+    record(home, project)
+    record(home, project)
+    (home / "audit.jsonl.head").write_bytes(b"garbage")
+    # every append now refuses: the guard fails closed
+    refused = run(
+        home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed"
+    )
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert "head-malformed" in one_line_error(refused)
+    assert run(home, "audit", "verify").returncode == 4
+    assert run(home, "audit", "recover").returncode == 2, "--reason is required"
+    done = run(home, "audit", "recover", "--reason", "head overwritten", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["fault"] == "head-malformed"
+    assert (home / result["movedTo"]).exists()
+    assert run(home, "audit", "verify").returncode == 0
+    shown = run(home, "audit", "show", "--json")
+    events = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["log.created", "log.recovered"]
+    assert events[1]["data"]["operatorReason"] == "head overwritten"
+    record(home, project)
+    again = run(home, "audit", "recover", "--reason", "x")
+    assert again.returncode == 2
+    assert "verifies intact" in one_line_error(again)
