@@ -17,6 +17,7 @@ from audit._errors import (
     LogError,
     LogFormatError,
     LogIntegrityError,
+    LogNotAFileError,
     LogNotFoundError,
     LogWriteError,
     RecordDataError,
@@ -26,7 +27,7 @@ from audit._errors import (
     UnknownEventError,
     UsageError,
 )
-from audit._log import MAX_LINE_BYTES, AuditLog, HeadSigner, read_records
+from audit._log import MAX_LINE_BYTES, AuditLog, HeadSigner, PublicKeys, read_records
 from audit._models import (
     EVENT_MODELS,
     GENESIS_DOMAIN,
@@ -52,6 +53,7 @@ from audit._models import (
     ToolExecutedData,
     genesis_hash,
 )
+from audit._recover import RecoveryResult, recover_log
 from audit._redact import REDACTED, redact_preview
 from audit._report import (
     GAP_REASONS,
@@ -140,14 +142,17 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogNotAFileError",
     "LogNotFoundError",
     "LogRecoveredData",
     "LogWriteError",
     "Origin",
     "PlannerReportedData",
     "ProgressCallback",
+    "PublicKeys",
     "RecordDataError",
     "RecordTooLargeError",
+    "RecoveryResult",
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
@@ -170,6 +175,7 @@ __all__ = [
     "load_json",
     "parse_iso",
     "read_records",
+    "recover_log",
     "redact_preview",
     "render_records",
     "render_records_jsonl",

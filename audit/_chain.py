@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -19,7 +20,13 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from audit._canonical import canonical_json, sha256_prefixed
-from audit._errors import CanonicalizationError, LineFault, LogNotFoundError, LogWriteError
+from audit._errors import (
+    CanonicalizationError,
+    LineFault,
+    LogNotAFileError,
+    LogNotFoundError,
+    LogWriteError,
+)
 from audit._models import LogCreatedData, genesis_hash
 from audit._wire import ISO_MILLIS_RE
 
@@ -172,12 +179,15 @@ def open_snapshot(path: Path, *, with_head: bool) -> tuple[IO[bytes], int, bytes
     unavailable (some network file systems) the snapshot is taken without it.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        # O_NONBLOCK: a FIFO named as the log must not hang the open (no effect on files).
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         raise LogNotFoundError(path) from None
     except OSError as exc:
         raise LogWriteError(path, f"cannot open: {exc.strerror}") from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LogNotAFileError(path)
         locked = True
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)

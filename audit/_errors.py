@@ -13,6 +13,7 @@
     ├── SignerError                the head signer returned something unusable
     ├── LogError                   a problem with one log file (carries ``path``)
     │   ├── LogNotFoundError
+    │   ├── LogNotAFileError       a directory, device or pipe named as a log
     │   ├── LogClosedError
     │   ├── LogWriteError
     │   ├── LogFormatError         a bad line while reading records (``line``, ``kind``)
@@ -41,6 +42,7 @@ __all__ = [
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
+    "LogNotAFileError",
     "LogNotFoundError",
     "LogWriteError",
     "RecordDataError",
@@ -187,6 +189,13 @@ class LogNotFoundError(LogError):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path, "audit log not found")
+
+
+class LogNotAFileError(LogError):
+    """The path names a directory, a device or a pipe, not a log file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, "not a regular file, so not an audit log")
 
 
 class LogClosedError(LogError):

@@ -8,30 +8,42 @@ Commit protocol of one append, all under an exclusive ``flock`` on the log:
 4. replace ``<log>.head`` atomically: temp file, ``fsync``, ``rename``, ``fsync`` of the
    directory. Only then does :meth:`AuditLog.append` return.
 
-The head is the commit point. Bytes after the record the head names can only be
-left by an append that never returned (or by someone without the key): on the
-next open or append they are moved to ``<log>.torn-<timestamp>``, the log is
-truncated back to the head, and a ``log.recovered`` record says what was moved.
-A log that is *shorter* than its head, or disagrees with it, cannot come from a
-crash; the appender then raises :class:`audit.LogIntegrityError` instead of
-signing over the damage.
+The head is the commit point, and it is verified before it is extended: its
+signature must check out against the trusted public keys, the line before the
+head's record must be the record it chains from, and after the head's record
+only what one crashed append can leave is accepted:
+
+* a torn final line (bytes after the last line feed), or
+* exactly one complete record that chains from the head's record (a crash
+  between the ``fsync`` of the line and the replacement of the head).
+
+Those are moved to ``<log>.torn-<timestamp>``, the log is truncated back to the
+head, and a ``log.recovered`` record says what was moved. Anything else (a head
+with a bad signature or an unknown key, two or more records after the head, a
+record after it that does not chain, a log shorter than its head) cannot come
+from a crash: the appender raises :class:`audit.LogIntegrityError` and never
+signs over it. Only the operator's ``pi-guard audit recover`` (:func:`audit.recover_log`)
+moves such a log aside, and it records what it did in the new log.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import re
 import secrets
+import stat
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Protocol, runtime_checkable
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import ValidationError
 
 from audit._canonical import canonical_json, sha256_prefixed
@@ -55,6 +67,7 @@ from audit._errors import (
     ReservedEventError,
     SignerError,
     UnknownEventError,
+    UsageError,
 )
 from audit._models import (
     EVENT_MODELS,
@@ -68,16 +81,21 @@ from audit._models import (
     genesis_hash,
 )
 from audit._redact import redact_preview
+from audit._verify import check_head
 from audit._wire import b64url_encode, format_iso, utc_now
 
-__all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "read_records"]
+__all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "PublicKeys", "read_records"]
 
 MAX_LINE_BYTES = 256 * 1024
 """A record line (LF included) may not be longer than this."""
 
 _KEY_ID = re.compile(r"ed25519:[0-9a-f]{64}")
 _COPY_CHUNK = 1 << 20
-_REASON_RANK = {"unsigned-tail": 0, "invalid-line": 1, "torn-line": 2}
+
+PublicKeys = Mapping[str, Ed25519PublicKey] | Callable[[], Mapping[str, Ed25519PublicKey]]
+"""The keys a head may be signed by: a mapping, or a function returning the current one
+(called again when a head names a key the last answer did not have, e.g. after a rotation
+by another process)."""
 
 
 @runtime_checkable
@@ -148,7 +166,9 @@ class AuditLog:
     path: Path
     head_path: Path
 
-    def __init__(self, path: Path, fd: int, signer: HeadSigner, *, previews: bool) -> None:
+    def __init__(
+        self, path: Path, fd: int, signer: HeadSigner, public_keys: PublicKeys, *, previews: bool
+    ) -> None:
         self.path = path
         self.head_path = head_path_for(path)
         self._fd: int | None = fd
@@ -156,18 +176,26 @@ class AuditLog:
         self._previews = previews
         self._lock = threading.Lock()
         self._tail: _Tail | None = None
+        self._head_raw: bytes | None = None
+        self._key_source = public_keys
+        self._keys: Mapping[str, Ed25519PublicKey] = {}
+        self._load_keys()
 
     @classmethod
     def open(
         cls,
         path: str | os.PathLike[str],
         signer: HeadSigner,
+        public_keys: PublicKeys,
         *,
         previews: bool = True,
     ) -> AuditLog:
         """Open (creating it, its parents 0700 and the file 0600) the log at ``path``.
 
-        A torn or unsigned tail left by a crash is quarantined here. ``previews=False``
+        ``public_keys`` are the keys a head may be signed by (see :data:`PublicKeys`): the
+        head is verified against them before anything is appended, and a log that does
+        not check out raises :class:`audit.LogIntegrityError`. A torn final line, or the
+        one unsigned record a crash can leave, is quarantined here. ``previews=False``
         drops every ``preview`` field before it is written; otherwise previews are
         passed through :func:`audit.redact_preview`. An ``operatorReason`` is always
         redacted the same way (at most :data:`audit.MAX_OPERATOR_REASON_CHARS` characters).
@@ -178,7 +206,14 @@ class AuditLog:
             fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise LogWriteError(log_path, f"cannot open: {exc.strerror}") from None
-        log = cls(log_path, fd, signer, previews=previews)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise LogWriteError(log_path, "not a regular file")
+        try:
+            log = cls(log_path, fd, signer, public_keys, previews=previews)
+        except BaseException:
+            os.close(fd)
+            raise
         try:
             with log._lock, log._locked(fd):
                 log._sync(fd)
@@ -198,6 +233,12 @@ class AuditLog:
         with self._lock:
             self._signer = signer
 
+    def trust(self, public_keys: PublicKeys) -> None:
+        """Verify future heads against ``public_keys`` (after a key rotation)."""
+        with self._lock:
+            self._key_source = public_keys
+            self._load_keys()
+
     def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
         """Validate, append and anchor one record; return it once line and head are durable.
 
@@ -209,6 +250,10 @@ class AuditLog:
             raise UnknownEventError(event)
         if event in RESERVED_EVENTS:
             raise ReservedEventError(event)
+        return self._append_reserved(event, data)
+
+    def _append_reserved(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
+        """:meth:`append` without the reserved-event check (for :func:`audit.recover_log`)."""
         payload = self._normalize(event, data)
         with self._lock:
             fd = self._require_open()
@@ -281,8 +326,19 @@ class AuditLog:
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
+    def _load_keys(self) -> None:
+        source = self._key_source
+        keys = source() if callable(source) else source
+        if not isinstance(keys, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, Ed25519PublicKey) for k, v in keys.items()
+        ):
+            raise UsageError(
+                "public_keys", "must map key ids to Ed25519 public keys", type(keys).__name__
+            )
+        self._keys = dict(keys)
+
     def _sync(self, fd: int) -> _Tail:
-        """Under the lock: make sure the file ends exactly at the head's record."""
+        """Under the lock: verify the head and make sure the file ends exactly at its record."""
         try:
             info = os.fstat(fd)
             on_disk = os.stat(self.path)
@@ -295,12 +351,17 @@ class AuditLog:
                 self.path, "log-replaced", "the log file was replaced while open"
             )
         size = info.st_size
-        if self._tail is not None and self._tail.size == size:
-            return self._tail
+        raw = self._read_head()
+        tail = self._tail
+        if tail is not None and tail.size == size and raw == self._head_raw:
+            return tail
         self._tail = None
-        head = self._read_head()
-        if head is None:
-            return self._sync_headless(fd, size)
+        self._head_raw = None
+        if raw is None:
+            tail = self._sync_headless(fd, size)
+            self._tail = tail
+            return tail
+        head = self._verified_head(raw)
         if size == 0:
             raise LogIntegrityError(
                 self.path,
@@ -309,41 +370,47 @@ class AuditLog:
             )
         end, reason = self._find_head_record(fd, size, head)
         tail = _Tail(end, head.seq + 1, head.hash)
-        if end < size:
-            tail = self._recover(fd, tail, size, reason or "unsigned-tail")
+        if reason is not None:
+            tail = self._recover(fd, tail, size, reason)
+        else:
+            self._head_raw = raw
         self._tail = tail
         return tail
 
-    def _read_head(self) -> AuditHead | None:
+    def _read_head(self) -> bytes | None:
         try:
             with self.head_path.open("rb") as handle:
-                raw = handle.read(MAX_HEAD_BYTES + 1)
+                return handle.read(MAX_HEAD_BYTES + 1)
         except FileNotFoundError:
             return None
         except OSError as exc:
             raise LogWriteError(self.head_path, f"cannot read: {exc.strerror}") from None
-        try:
-            return AuditHead.model_validate_json(raw)
-        except ValidationError:
-            raise LogIntegrityError(
-                self.path, "head-malformed", "the head file is not a valid head"
-            ) from None
+
+    def _verified_head(self, raw: bytes) -> AuditHead:
+        """The head, if it parses and its signature checks out against the trusted keys."""
+        head, faults, detail = check_head(raw, self._keys)
+        if faults == ["head-unknown-key"] and callable(self._key_source):
+            self._load_keys()  # rotated by another process since we last looked
+            head, faults, detail = check_head(raw, self._keys)
+        if head is None:
+            raise LogIntegrityError(self.path, faults[0], detail)
+        return head
 
     def _sync_headless(self, fd: int, size: int) -> _Tail:
         if size > 0:
-            # Only a crash while the very first record was written leaves a log with
-            # no head; anything longer lost its head some other way.
-            complete = 0
-            for _, line in lines_backward(fd, size):
-                if line.endswith(b"\n"):
-                    complete += 1
-                    if complete > 1:
-                        raise LogIntegrityError(
-                            self.path,
-                            "head-missing",
-                            "the log has records but its signed head is missing",
-                        )
-            reason = "unsigned-tail" if complete else "torn-line"
+            # Only a crash while the very first record was written leaves a log with no
+            # head: a torn fragment, or one complete genesis record. Anything else lost
+            # its head some other way.
+            lines = list(itertools.islice(lines_backward(fd, size), 2))
+            reason = "torn-line"
+            if len(lines) != 1 or (lines[0][1].endswith(b"\n") and not _is_genesis(lines[0][1])):
+                raise LogIntegrityError(
+                    self.path,
+                    "head-missing",
+                    "the log has records but its signed head is missing",
+                )
+            if lines[0][1].endswith(b"\n"):
+                reason = "unsigned-tail"
         log_id = "log_" + secrets.token_urlsafe(18)
         start = _Tail(0, 0, genesis_hash(log_id))
         if size > 0:
@@ -360,43 +427,86 @@ class AuditLog:
         return tail
 
     def _find_head_record(self, fd: int, size: int, head: AuditHead) -> tuple[int, str | None]:
-        """Offset just past the record the head names, and why anything after it is bad."""
-        reason: str | None = None
-        damaged = False
+        """Offset just past the record the head names, and what a crash left after it.
 
-        def worse(new: str) -> str:
-            return new if reason is None or _REASON_RANK[new] > _REASON_RANK[reason] else reason
-
+        The head's record must be the last complete line, or the one before a single
+        complete record that chains from it; the second value is ``None`` (nothing
+        after it), ``"torn-line"`` or ``"unsigned-tail"``. Anything else raises.
+        """
         backward = lines_backward(fd, size)
+        torn = False
+        after: list[dict[str, Any] | LineFault] = []
         for offset, line in backward:
             if not line.endswith(b"\n"):
-                reason = worse("torn-line")
+                torn = True  # only the last piece can lack its line feed
                 continue
             try:
-                rec = check_body(line[:-1])
-            except LineFault:
-                reason = worse("invalid-line")
-                damaged = True
-                continue
-            seq = rec["seq"]
-            if seq > head.seq:
-                reason = worse("unsigned-tail")
-                continue
-            if seq == head.seq and rec["hash"] == head.hash:
+                rec: dict[str, Any] | LineFault = check_body(line[:-1])
+            except LineFault as fault:
+                rec = fault
+            if isinstance(rec, dict) and rec["seq"] == head.seq and rec["hash"] == head.hash:
                 self._check_predecessor(backward, rec)
-                return offset + len(line), reason
-            if seq == head.seq or damaged:
-                raise LogIntegrityError(
-                    self.path,
-                    "head-mismatch",
-                    f"the record the head names (seq {head.seq}) is missing or differs",
-                )
+                return offset + len(line), self._crash_tail(head, after, torn)
+            after.append(rec)
+            if len(after) > 1:
+                break
+        raise self._no_head_record(head, after)
+
+    def _crash_tail(
+        self, head: AuditHead, after: list[dict[str, Any] | LineFault], torn: bool
+    ) -> str | None:
+        """Judge what follows the head's record: only one crashed append's leftovers pass."""
+        if not after:
+            return "torn-line" if torn else None
+        (rec,) = after
+        if isinstance(rec, LineFault):
+            raise LogIntegrityError(
+                self.path, rec.kind, f"the line after the head's record is damaged: {rec.detail}"
+            )
+        if torn:
             raise LogIntegrityError(
                 self.path,
-                "records-missing-at-end",
-                f"the head names record {head.seq} but the log ends at record {seq}",
+                "records-after-head",
+                "a record and a torn line follow the head's record: no single crash leaves both",
             )
-        raise LogIntegrityError(
+        if rec["seq"] != head.seq + 1:
+            raise LogIntegrityError(
+                self.path,
+                "seq-mismatch",
+                f"the record after the head's record has seq {rec['seq']}, not {head.seq + 1}",
+            )
+        if rec["prev"] != head.hash:
+            raise LogIntegrityError(
+                self.path,
+                "prev-mismatch",
+                "the record after the head's record does not chain from it",
+            )
+        return "unsigned-tail"
+
+    def _no_head_record(
+        self, head: AuditHead, after: list[dict[str, Any] | LineFault]
+    ) -> LogIntegrityError:
+        records = [rec for rec in after if isinstance(rec, dict)]
+        if len(records) < len(after) or any(rec["seq"] == head.seq for rec in records):
+            return LogIntegrityError(
+                self.path,
+                "head-mismatch",
+                f"the record the head names (seq {head.seq}) is missing or differs",
+            )
+        if len(records) == 2 and all(rec["seq"] > head.seq for rec in records):
+            return LogIntegrityError(
+                self.path,
+                "records-after-head",
+                f"more than one record follows the head's record (seq {head.seq}): "
+                "an older head was put back, or records were added without the key",
+            )
+        if records and records[0]["seq"] < head.seq:
+            return LogIntegrityError(
+                self.path,
+                "records-missing-at-end",
+                f"the head names record {head.seq} but the log ends at record {records[0]['seq']}",
+            )
+        return LogIntegrityError(
             self.path,
             "head-mismatch",
             f"no record in the log matches the head (seq {head.seq})",
@@ -496,6 +606,7 @@ class AuditLog:
             raise RecordTooLargeError(event, len(line), MAX_LINE_BYTES)
         head = self._signed_head(tail.next_seq, record_hash, ts)
         self._tail = None
+        self._head_raw = None
         try:
             _write_all(fd, line)
             os.fsync(fd)
@@ -514,6 +625,7 @@ class AuditLog:
             ) from None
         new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash)
         self._tail = new_tail
+        self._head_raw = head
         return AuditRecord.model_validate(record), new_tail
 
     def _replace_head(self, content: bytes) -> None:
@@ -533,6 +645,14 @@ class AuditLog:
                 tmp.unlink()
             raise
         _fsync_dir(self.head_path.parent)
+
+
+def _is_genesis(line: bytes) -> bool:
+    try:
+        Chain().accept(check_body(line[:-1]))
+    except LineFault:
+        return False
+    return True
 
 
 def read_records(path: str | os.PathLike[str]) -> Iterator[AuditRecord]:

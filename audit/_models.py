@@ -135,12 +135,32 @@ class LogCreatedData(_Wire):
     schema_: Literal["pi-operator-guard/audit/v1"] = Field(alias="schema")
 
 
-class LogRecoveredData(_Wire):
-    """A damaged or unsigned tail was moved aside before this record was appended."""
+FileName = Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^/\\]+$")]
 
-    quarantined_to: str = Field(min_length=1, max_length=255, pattern=r"^[^/\\]+$")
-    bytes: int = Field(ge=1)
-    reason: Literal["torn-line", "invalid-line", "unsigned-tail"]
+
+class LogRecoveredData(_Wire):
+    """Bytes were moved aside before this record was appended.
+
+    ``torn-line`` / ``unsigned-tail``: what one crashed append left after the head's
+    record (``invalid-line`` only in logs written before the appender verified the head).
+    ``operator-recovery``: record 1 of a log started by ``pi-guard audit recover``; the
+    damaged log was moved to ``quarantinedTo`` (its head to ``headMovedTo``) and the
+    other fields say what it was and why.
+    """
+
+    quarantined_to: FileName
+    bytes: int = Field(ge=0)
+    reason: Literal["torn-line", "invalid-line", "unsigned-tail", "operator-recovery"]
+    sha256: Sha256 | None = Field(default=None, description="SHA-256 of the moved log's bytes")
+    head_moved_to: FileName | None = None
+    previous_log_id: LogId | None = None
+    fault: Annotated[str, Field(pattern=r"^[a-z]+(-[a-z]+)*$", max_length=64)] | None = Field(
+        default=None, description="The fault verify reported for the moved log"
+    )
+    line: int | None = Field(default=None, ge=1, description="The line verify reported")
+    operator_reason: OperatorReason | None = Field(
+        default=None, description="Why the operator recovered (secret-redacted)"
+    )
 
 
 class KeyGeneratedData(_Wire):

@@ -24,6 +24,7 @@ __all__ = [
     "ProgressCallback",
     "VerifyDecision",
     "VerifyResult",
+    "check_head",
     "tty_progress",
     "verify_log",
 ]
@@ -137,7 +138,7 @@ def verify_log(
         progress(size, size)
 
     last_seq = chain.next_seq - 1 if chain.next_seq > 0 else None
-    head, head_faults, head_detail = _check_head(head_raw, public_keys)
+    head, head_faults, head_detail = check_head(head_raw, public_keys)
     reasons: list[FaultKind] = []
     if fault is not None:
         reasons.append(fault[0])
@@ -191,7 +192,7 @@ def verify_log(
     )
 
 
-def _check_head(
+def check_head(
     raw: bytes | None, public_keys: Mapping[str, Ed25519PublicKey]
 ) -> tuple[AuditHead | None, list[FaultKind], str]:
     """The parsed head if its signature checks out, else the faults found."""

@@ -82,8 +82,9 @@ def _floor_consume_worker(
 
 
 def _append_worker(home: str, log_path: str, count: int, barrier: Barrier, out: Queue[Any]) -> None:
-    signer = KeyStore.open(Path(home)).load_signer()
-    with AuditLog.open(log_path, signer) as log:
+    store = KeyStore.open(Path(home))
+    signer = store.load_signer()
+    with AuditLog.open(log_path, signer, store.public_keyring().public_keys()) as log:
         barrier.wait()
         started = _now()
         for _ in range(count):

@@ -140,7 +140,14 @@ class Guard:
         retired = keys.retired_on_create
         # Refuse (KeyringError) a keyring the signing key did not sign: an added key.
         keyring = keys.trusted_keyring(signer)
-        audit = AuditLog.open(root / AUDIT_LOG_FILE, signer, previews=preview)
+        # The head is verified against the trusted keyring before the log is extended
+        # (re-read when a head names a key rotated in by another process).
+        audit = AuditLog.open(
+            root / AUDIT_LOG_FILE,
+            signer,
+            lambda: keys.public_keyring().public_keys(),
+            previews=preview,
+        )
         # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
         ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)

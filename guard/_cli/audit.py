@@ -11,6 +11,7 @@ from audit import (
     build_report,
     filter_records,
     read_records,
+    recover_log,
     render_records,
     render_records_jsonl,
     render_report,
@@ -21,7 +22,7 @@ from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+from guard._evidence.keys import KEYRING_FILE, KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
 from guard._home import pi_agent_dir, resolve_home
 from guard._pi.sessions_report import guard_absent_rows
@@ -36,10 +37,14 @@ def _log_path(args: argparse.Namespace) -> Path:
     return resolve_home(args.home) / AUDIT_LOG_FILE
 
 
+def _keyring(args: argparse.Namespace) -> PublicKeyring:
+    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
+    return PublicKeyring.load(keyring_path)
+
+
 def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
     log = _log_path(args)
-    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
-    keyring = PublicKeyring.load(keyring_path)
+    keyring = _keyring(args)
     progress = None if args.json else tty_progress(sys.stderr)
     result = verify_log(
         log, keyring.public_keys(), allow_unanchored=args.allow_unanchored, progress=progress
@@ -83,7 +88,39 @@ def _sessions_dir(value: str) -> Path:
     return directory
 
 
+def _verify_before_report(args: argparse.Namespace, log: Path) -> ExitCode | None:
+    """``None`` if the log may be reported on; else the exit code (the reason is on stderr)."""
+    progress = None if args.json else tty_progress(sys.stderr, label="verifying before report")
+    checked = verify_log(
+        log,
+        _keyring(args).public_keys(),
+        allow_unanchored=args.allow_unanchored,
+        progress=progress,
+    )
+    if checked.decision == "tampered":
+        sys.stderr.write(f"pi-guard: no report: {_render_verify(checked)}\n")
+        return ExitCode.TAMPERED
+    if checked.bytes == 0:
+        raise BadInputError("audit log", "is empty: not an audit log (no log.created record)", log)
+    if checked.exit_code != 0:
+        sys.stderr.write(f"pi-guard: no report: {_render_verify(checked)}\n")
+        return ExitCode.TAMPERED
+    if checked.decision == "unanchored":
+        sys.stderr.write(
+            "pi-guard: warning: the log is unanchored (no signed head): "
+            "records cut from its end cannot be detected\n"
+        )
+    return None
+
+
 def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
+    """Verify first: a report over a log that does not verify would vouch for a forgery.
+
+    Tampered: exit 4, like ``verify`` (an empty file with a head is a cut log). An
+    empty file without a head has no ``log.created`` record and is not an audit log:
+    exit 2. No head: exit 4 unless ``--allow-unanchored`` (then a warning on stderr).
+    With ``--sessions`` and no log at all, the sessions alone are reported.
+    """
     log = _log_path(args)
     if args.sessions is not None and not log.exists():
         # The guard may never have run at all: that is what --sessions is there to show.
@@ -93,6 +130,9 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         )
         records = []
     else:
+        refused = _verify_before_report(args, log)
+        if refused is not None:
+            return refused
         records = list(read_records(log))
     if args.sessions is None:
         report = build_report(records)
@@ -105,6 +145,31 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     else:
         sys.stdout.write(render_report(report) + "\n")
     return ExitCode.OK if report.decision == "no-gaps" else ExitCode.GAPS
+
+
+def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
+    """Move a log that does not verify aside and start a new one that records the move."""
+    home = resolve_home(args.home)
+    if not home.is_dir():
+        raise BadInputError("--home", "no guard home here (recovery signs with its key)", home)
+    store = KeyStore.open(home)
+    signer = store.load_signer()
+    result = recover_log(
+        _log_path(args),
+        signer,
+        lambda: store.public_keyring().public_keys(),
+        reason=args.reason,
+    )
+    if args.json:
+        emit(result)
+    else:
+        where = f" at line {result.line}" if result.line is not None else ""
+        sys.stdout.write(
+            f"recovered: the damaged log ({result.fault or 'unanchored'}{where}, "
+            f"{result.bytes} bytes, {result.sha256}) is kept as {result.moved_to}; "
+            f"the new log {result.log_id} records this at seq {result.recovered_seq}\n"
+        )
+    return ExitCode.OK
 
 
 def register(sub: Subparsers) -> None:
@@ -143,5 +208,21 @@ def register(sub: Subparsers) -> None:
         help="also read pi's session files under DIR (default: <pi agent dir>/sessions) and "
         "count each destructive/protected call that ran with no guard record (guard-absent)",
     )
+    report.add_argument("--keyring", default=None, help="public keyring file (default: the home's)")
+    report.add_argument(
+        "--allow-unanchored",
+        action="store_true",
+        help="report on a log without a head file (with a warning) instead of exit 4",
+    )
     report.add_argument("--json", action="store_true")
     report.set_defaults(func=cmd_audit_report)
+    recover = audit_sub.add_parser(
+        "recover",
+        help="move a damaged log aside and start a new one that records it (operator only)",
+    )
+    recover.add_argument("log", nargs="?", default=None, help="log file (default: the home's)")
+    recover.add_argument(
+        "--reason", required=True, help="why you recover: kept, redacted, in the new log"
+    )
+    recover.add_argument("--json", action="store_true")
+    recover.set_defaults(func=cmd_audit_recover)

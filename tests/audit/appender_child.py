@@ -16,7 +16,7 @@ from audit import AuditLog
 def main() -> None:
     path, seed_hex, count, tag = sys.argv[1:5]
     signer = FixedSigner(bytes.fromhex(seed_hex))
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         for i in range(int(count)):
             rec = log.append("tool.executed", executed(f"{tag}-{i}", f"{tag} {i}"))
             sys.stdout.write(f"{rec.seq} {rec.hash}\n")

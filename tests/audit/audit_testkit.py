@@ -20,6 +20,11 @@ class FixedSigner:
         )
         self.key_id = "ed25519:" + hashlib.sha256(raw).hexdigest()
 
+    @property
+    def keys(self) -> dict[str, Ed25519PublicKey]:
+        """The keyring that trusts this signer alone."""
+        return {self.key_id: self.public_key}
+
     def sign(self, message: bytes) -> bytes:
         return self._key.sign(message)
 

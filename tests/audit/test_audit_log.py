@@ -42,7 +42,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _fill(path: Path, signer: FixedSigner, count: int) -> list[AuditRecord]:
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         return [
             log.append("tool.executed", executed(f"call-{i}", f"cmd {i}")) for i in range(count)
         ]
@@ -55,7 +55,7 @@ def _fill(path: Path, signer: FixedSigner, count: int) -> list[AuditRecord]:
 def test_new_log_has_genesis_record_and_signed_head(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         rec = log.append("key.generated", {"keyId": signer.key_id})
         assert log.head_path == log_path.with_name("audit.jsonl.head")
 
@@ -85,7 +85,7 @@ def test_new_log_has_genesis_record_and_signed_head(
 
 def test_creates_private_parents_and_file(tmp_path: Path, signer: FixedSigner) -> None:
     path = tmp_path / "a" / "b" / "audit.jsonl"
-    AuditLog.open(path, signer).close()
+    AuditLog.open(path, signer, signer.keys).close()
     for directory in (tmp_path / "a", tmp_path / "a" / "b"):
         assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -103,7 +103,10 @@ def test_reopen_continues_the_chain(log_path: Path, signer: FixedSigner) -> None
 
 
 def test_timestamps_are_utc_millis(log_path: Path, signer: FixedSigner) -> None:
-    with freeze_time("2026-11-22T03:04:05.999999+02:00"), AuditLog.open(log_path, signer) as log:
+    with (
+        freeze_time("2026-11-22T03:04:05.999999+02:00"),
+        AuditLog.open(log_path, signer, signer.keys) as log,
+    ):
         rec = log.append("tool.executed", executed("c1"))
     assert rec.ts == "2026-11-22T01:04:05.999Z"
     assert rec.timestamp.isoformat() == "2026-11-22T01:04:05.999000+00:00"
@@ -119,7 +122,7 @@ def test_data_is_stored_camel_case_without_nulls(log_path: Path, signer: FixedSi
         "path": "/w/.env",
         "scope": None,
     }
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         rec = log.append("tool.executed", snake)
     assert rec.data == {
         "toolCallId": "c1",
@@ -133,9 +136,9 @@ def test_data_is_stored_camel_case_without_nulls(log_path: Path, signer: FixedSi
 
 def test_preview_is_redacted_and_can_be_turned_off(log_path: Path, signer: FixedSigner) -> None:
     data = {**executed("c1"), "preview": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwx git push"}
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         kept = log.append("tool.executed", data)
-    with AuditLog.open(log_path, signer, previews=False) as log:
+    with AuditLog.open(log_path, signer, signer.keys, previews=False) as log:
         dropped = log.append("tool.executed", data)
     assert kept.data["preview"] == "GITHUB_TOKEN=[REDACTED] git push"
     assert "preview" not in dropped.data
@@ -152,7 +155,7 @@ def test_an_operator_reason_is_redacted_bounded_and_kept_without_previews(
         "payloadHash": phash("x"),
     }
     said = "wrong\tdir API_KEY=s3cr3t " + "x" * 400
-    with AuditLog.open(log_path, signer, previews=False) as log:
+    with AuditLog.open(log_path, signer, signer.keys, previews=False) as log:
         kept = log.append("confirmation.declined", {**declined, "operatorReason": said})
         blank = log.append("confirmation.declined", {**declined, "operatorReason": " \n "})
     reason = kept.data["operatorReason"]
@@ -166,7 +169,7 @@ def test_an_operator_reason_is_redacted_bounded_and_kept_without_previews(
 
 
 def test_unknown_and_reserved_events_are_refused(log_path: Path, signer: FixedSigner) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         with pytest.raises(UnknownEventError) as unknown:
             log.append("tool.exploded", {})
         with pytest.raises(ReservedEventError):
@@ -193,7 +196,7 @@ def test_unknown_and_reserved_events_are_refused(log_path: Path, signer: FixedSi
 def test_invalid_event_data_is_refused(
     log_path: Path, signer: FixedSigner, event: str, data: dict[str, Any], field: str
 ) -> None:
-    with AuditLog.open(log_path, signer) as log, pytest.raises(EventDataError) as err:
+    with AuditLog.open(log_path, signer, signer.keys) as log, pytest.raises(EventDataError) as err:
         log.append(event, data)
     assert any(e.startswith(field) for e in err.value.errors)
     assert "SENSITIVE" not in str(err.value)  # offending values are not echoed
@@ -205,7 +208,7 @@ def test_oversized_record_is_refused(
 ) -> None:
     # The models' own limits keep real records far below MAX_LINE_BYTES; lower it to test.
     data = {"planner": "p", "decision": "d", "reasons": ["r" * 500] * 8}
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("planner.reported", data)
         monkeypatch.setattr("audit._log.MAX_LINE_BYTES", 4000)
         with pytest.raises(RecordTooLargeError) as err:
@@ -229,7 +232,7 @@ def test_bad_signer_writes_nothing(log_path: Path, signer: FixedSigner) -> None:
 
     _fill(log_path, signer, 1)
     before = log_path.read_bytes()
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.use_signer(ShortSig())
         with pytest.raises(SignerError, match="signature"):
             log.append("tool.executed", executed("c"))
@@ -240,7 +243,7 @@ def test_bad_signer_writes_nothing(log_path: Path, signer: FixedSigner) -> None:
 
 
 def test_closed_log_refuses_appends(log_path: Path, signer: FixedSigner) -> None:
-    log = AuditLog.open(log_path, signer)
+    log = AuditLog.open(log_path, signer, signer.keys)
     log.close()
     log.close()
     assert log.closed
@@ -251,7 +254,7 @@ def test_closed_log_refuses_appends(log_path: Path, signer: FixedSigner) -> None
 def test_key_rotation_signs_new_heads_with_new_key(
     log_path: Path, signer: FixedSigner, other_signer: FixedSigner
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("key.rotated", {"oldKeyId": signer.key_id, "newKeyId": other_signer.key_id})
         log.use_signer(other_signer)
         log.append("tool.executed", executed("c"))
@@ -300,7 +303,6 @@ def _torn_files(path: Path) -> list[Path]:
     [
         (b'{"data":{"keyId":"ed25519:00', "torn-line"),
         (b"\x00" * 37, "torn-line"),
-        (b'{"seq": 99}\n', "invalid-line"),
     ],
 )
 def test_torn_tail_is_quarantined_on_open(
@@ -316,7 +318,10 @@ def test_torn_tail_is_quarantined_on_open(
         handle.write(tail)
     assert verify_log(log_path, keys).decision == "tampered"
 
-    with freeze_time("2026-11-22T05:06:07.089Z"), AuditLog.open(log_path, signer) as log:
+    with (
+        freeze_time("2026-11-22T05:06:07.089Z"),
+        AuditLog.open(log_path, signer, signer.keys) as log,
+    ):
         after = log.append("tool.executed", executed("next"))
 
     (torn,) = _torn_files(log_path)
@@ -333,6 +338,31 @@ def test_torn_tail_is_quarantined_on_open(
     assert verify_log(log_path, keys).decision == "intact"
 
 
+@pytest.mark.parametrize(
+    ("tail", "kind"),
+    [
+        (b'{"seq": 99}\n', "malformed-line"),
+        (b'{"seq": 99}\n{"data":', "malformed-line"),
+        (b"\n", "malformed-line"),
+    ],
+)
+def test_a_complete_bad_line_after_the_head_is_refused_not_quarantined(
+    log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey], tail: bytes, kind: str
+) -> None:
+    # Only bytes after the last line feed can be a crash's torn line; a complete line
+    # that is not a record is damage, and recovery is the operator's call.
+    _fill(log_path, signer, 3)
+    with log_path.open("ab") as handle:
+        handle.write(tail)
+    damaged = log_path.read_bytes()
+    with pytest.raises(LogIntegrityError) as err:
+        AuditLog.open(log_path, signer, signer.keys)
+    assert err.value.kind == kind
+    assert log_path.read_bytes() == damaged
+    assert _torn_files(log_path) == []
+    assert verify_log(log_path, keys).decision == "tampered"
+
+
 def test_unsigned_complete_record_is_quarantined(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
@@ -347,7 +377,7 @@ def test_unsigned_complete_record_is_quarantined(
     head.write_bytes(old_head)
     assert verify_log(log_path, keys).fault == "records-after-head"
 
-    AuditLog.open(log_path, signer).close()
+    AuditLog.open(log_path, signer, signer.keys).close()
     (torn,) = _torn_files(log_path)
     assert torn.read_bytes() == unacknowledged
     last = list(read_records(log_path))[-1]
@@ -360,7 +390,7 @@ def test_crash_while_creating_the_log(
 ) -> None:
     log_path.parent.mkdir()
     log_path.write_bytes(b'{"data":{"logId":"log_')
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("tool.executed", executed("c"))
     records = list(read_records(log_path))
     assert [r.event for r in records] == ["log.created", "log.recovered", "tool.executed"]
@@ -371,10 +401,10 @@ def test_crash_while_creating_the_log(
 def test_crash_before_the_first_head(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    AuditLog.open(log_path, signer).close()
+    AuditLog.open(log_path, signer, signer.keys).close()
     first = log_path.read_bytes()
     log_path.with_name("audit.jsonl.head").unlink()
-    AuditLog.open(log_path, signer).close()
+    AuditLog.open(log_path, signer, signer.keys).close()
     (torn,) = _torn_files(log_path)
     assert torn.read_bytes() == first
     assert verify_log(log_path, keys).decision == "intact"
@@ -413,7 +443,7 @@ def test_appender_refuses_to_sign_over_damage(
         head.write_bytes(other.with_name("audit.jsonl.head").read_bytes())
     damaged = log_path.read_bytes()
     with pytest.raises(LogIntegrityError) as err:
-        AuditLog.open(log_path, signer)
+        AuditLog.open(log_path, signer, signer.keys)
     assert err.value.kind == kind
     assert log_path.read_bytes() == damaged
     assert _torn_files(log_path) == []
@@ -422,7 +452,7 @@ def test_appender_refuses_to_sign_over_damage(
 def test_append_notices_another_process_crashed(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("tool.executed", executed("a"))
         with log_path.open("ab") as handle:  # "another process" died mid-line
             handle.write(b'{"data":')
@@ -434,7 +464,7 @@ def test_append_notices_another_process_crashed(
 
 
 def test_replaced_log_file_is_detected(log_path: Path, signer: FixedSigner) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         os.replace(log_path, log_path.with_name("moved.jsonl"))
         log_path.write_bytes(b"")
         with pytest.raises(LogIntegrityError) as err:

@@ -88,7 +88,7 @@ def test_arbitrary_event_data_round_trips_through_the_log(
     tmp_path: Path, signer: FixedSigner, planner: str, reasons: list[str], call: str
 ) -> None:
     path = tmp_path / "rt.jsonl"
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         a = log.append(
             "planner.reported", {"planner": planner, "decision": "d", "reasons": reasons}
         )

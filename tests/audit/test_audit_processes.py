@@ -25,7 +25,8 @@ def _appender_loop(path: Path, seed: bytes, wfd: int) -> None:
     """Body of a forked child: append forever, reporting each returned append."""
     status = 0
     try:
-        with AuditLog.open(path, FixedSigner(seed)) as log:
+        signer = FixedSigner(seed)
+        with AuditLog.open(path, signer, signer.keys) as log:
             i = 0
             while True:
                 rec = log.append("tool.executed", executed(f"{os.getpid()}-{i}", f"cmd {i}"))
@@ -85,7 +86,7 @@ def test_sigkill_at_random_moments_loses_no_returned_record(
             acknowledged[int(seq)] = record_hash
 
         # Reopening recovers; the log is then intact and holds every acknowledged record.
-        AuditLog.open(path, signer).close()
+        AuditLog.open(path, signer, signer.keys).close()
         result = verify_log(path, keys)
         assert result.decision == "intact", (round_no, result)
         present = {r.seq: r.hash for r in read_records(path)}
@@ -105,7 +106,7 @@ def test_many_processes_append_to_one_log(
     tmp_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
     path = tmp_path / "shared" / "audit.jsonl"
-    AuditLog.open(path, signer).close()
+    AuditLog.open(path, signer, signer.keys).close()
     per_child = 40
     children = [
         subprocess.Popen(
@@ -116,7 +117,7 @@ def test_many_processes_append_to_one_log(
         for tag in ("p0", "p1", "p2", "p3")
     ]
     # The parent appends at the same time, from two threads sharing one AuditLog.
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
 
         def work(tag: str) -> None:
             for i in range(20):
@@ -150,7 +151,10 @@ def test_two_log_objects_in_one_process_interleave(
     tmp_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
     path = tmp_path / "audit.jsonl"
-    with AuditLog.open(path, signer) as a, AuditLog.open(path, signer) as b:
+    with (
+        AuditLog.open(path, signer, signer.keys) as a,
+        AuditLog.open(path, signer, signer.keys) as b,
+    ):
         for i in range(10):
             a.append("tool.executed", executed(f"a{i}"))
             b.append("tool.executed", executed(f"b{i}"))

@@ -23,7 +23,7 @@ Events = list[tuple[str, dict[str, Any]]]
 
 def _report(tmp_path: Path, signer: FixedSigner, events: Events) -> AuditReport:
     path = tmp_path / "audit.jsonl"
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         for event, data in events:
             log.append(event, data)
     return build_report(read_records(path))

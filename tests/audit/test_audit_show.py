@@ -25,7 +25,10 @@ E1 = "oce_" + "1" * 22
 @pytest.fixture
 def records(tmp_path: Path, signer: FixedSigner) -> list[AuditRecord]:
     path = tmp_path / "audit.jsonl"
-    with freeze_time("2026-11-22T01:00:00Z") as clock, AuditLog.open(path, signer) as log:
+    with (
+        freeze_time("2026-11-22T01:00:00Z") as clock,
+        AuditLog.open(path, signer, signer.keys) as log,
+    ):
         clock.tick(60)
         log.append("confirmation.recorded", recorded(E1, "c1"))
         clock.tick(60)

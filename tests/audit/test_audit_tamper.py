@@ -52,7 +52,7 @@ def _build(path: Path, signer: FixedSigner, *, capture: int | None = None) -> by
     """A log of RECORDS lines with a mix of events; returns the head captured at ``capture``."""
     captured = b""
     head = path.with_name(path.name + ".head")
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         seq = 0
         i = 0
         while seq < RECORDS - 1:
@@ -203,7 +203,7 @@ def test_every_bit_flip_of_the_last_line_of_a_short_log_is_caught(
     tmp_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
     path = tmp_path / "audit.jsonl"
-    with AuditLog.open(path, signer) as log:
+    with AuditLog.open(path, signer, signer.keys) as log:
         for i in range(5):
             log.append("confirmation.recorded", recorded(f"oce_{i:022d}", f"c{i}", f"cmd {i}"))
     lines = path.read_bytes().splitlines(keepends=True)
@@ -437,7 +437,7 @@ def test_the_appender_refuses_a_copy_of_the_head_record_after_it(
     path = tmp_path / "audit.jsonl"
     _check(tmp_path, keys, content, pristine.head)
     with pytest.raises(LogIntegrityError) as refused:
-        AuditLog.open(path, signer)
+        AuditLog.open(path, signer, signer.keys)
     assert refused.value.kind == "head-mismatch"
     assert path.read_bytes() == content, "a refusing appender leaves the log alone"
     assert verify_log(path, keys).decision == "tampered"

@@ -16,7 +16,7 @@ from tests.audit.audit_testkit import FixedSigner, executed
 def test_result_wire_shape(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         last = log.append("tool.executed", executed("c"))
     result = verify_log(log_path, keys)
     wire = json.loads(result.model_dump_json())
@@ -67,7 +67,7 @@ def test_genesis_must_be_log_created(
 def test_only_the_snapshot_is_verified_while_others_append(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         for i in range(50):
             log.append("tool.executed", executed(f"c{i}"))
             assert verify_log(log_path, keys).decision == "intact"
@@ -76,7 +76,7 @@ def test_only_the_snapshot_is_verified_while_others_append(
 def test_progress_callback_reaches_the_total(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    with AuditLog.open(log_path, signer) as log:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("tool.executed", executed("c"))
     calls: list[tuple[int, int]] = []
     verify_log(log_path, keys, progress=lambda done, total: calls.append((done, total)))

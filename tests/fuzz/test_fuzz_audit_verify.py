@@ -8,11 +8,20 @@ Properties:
 * it returns a typed result or raises one of ``audit``'s own errors, nothing else;
 * an appender opened on a mutated log never hides the change: either it refuses, or the
   log it leaves behind still fails verification (unless the change only added bytes after
-  the last signed record, which crash recovery moves aside and records).
+  the last signed record, which crash recovery moves aside and records);
+* verify before extending: after random tampering of log *and* head (byte flips, dropped,
+  inserted, duplicated lines, re-chaining without the key, forged records appended, an
+  older valid head put back, a garbage head or signature, no head), appending never turns
+  ``verify`` from not-intact into ``intact``, except by setting aside the one crash-shaped
+  tail (a torn final line, or one record chaining from the head's) after a prefix that was
+  itself intact. Only ``audit recover`` may go further.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import os
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,11 +32,21 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit import AuditError, AuditHead, AuditLog, LogFormatError, read_records, verify_log
+from audit import (
+    HEAD_DOMAIN,
+    AuditError,
+    AuditHead,
+    AuditLog,
+    LogFormatError,
+    canonical_json,
+    read_records,
+    sha256_prefixed,
+    verify_log,
+)
 from guard import Guard, KeyStore, Signer
 
 SETTINGS = settings(
-    max_examples=150,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -156,7 +175,7 @@ def test_the_appender_never_signs_over_a_change(original: Original, data: st.Dat
         path = write(Path(tmp), mutated, original.head)
         signer = _signer(original.home)
         try:
-            with AuditLog.open(path, signer) as log:
+            with AuditLog.open(path, signer, original.keys) as log:
                 log.append("planner.reported", {"planner": "x", "decision": "y", "reasons": []})
         except AuditError:
             assert path.read_bytes() == mutated, "a refusing appender must leave the log alone"
@@ -212,3 +231,213 @@ def test_a_missing_head_is_unanchored_never_intact(original: Original, tmp_path:
 
 def _signer(home: Path) -> Signer:
     return KeyStore.open(home).load_signer()
+
+
+# -- verify before extending -----------------------------------------------------------
+
+_KEYS = frozenset({"seq", "ts", "event", "data", "prev", "hash"})
+_PLANNER = {"planner": "x", "decision": "y", "reasons": []}
+
+
+@dataclass(frozen=True)
+class History:
+    log: bytes
+    heads: list[bytes]  # the head after each record; heads[-1] is the current one
+    keys: dict[str, Ed25519PublicKey]
+    home: Path
+
+
+@pytest.fixture(scope="module")
+def history(original: Original, tmp_path_factory: pytest.TempPathFactory) -> History:
+    path = tmp_path_factory.mktemp("verify-history") / "audit.jsonl"
+    signer = _signer(original.home)
+    heads = []
+    with AuditLog.open(path, signer, original.keys) as log:
+        heads.append(log.head_path.read_bytes())
+        for n in range(8):
+            log.append("planner.reported", {**_PLANNER, "reasons": [f"r{n}"]})
+            heads.append(log.head_path.read_bytes())
+    return History(path.read_bytes(), heads, original.keys, original.home)
+
+
+def _rechain(data: bytes) -> bytes:
+    """Renumber and re-chain every line that is a record, as a forger without the key can."""
+    out: list[bytes] = []
+    prev: str | None = None
+    seq = 0
+    for line in data.splitlines(keepends=True):
+        try:
+            rec = json.loads(line)
+            if type(rec) is not dict or rec.keys() != _KEYS:
+                raise ValueError
+            prev = rec["prev"] if prev is None else prev
+            body = {k: v for k, v in rec.items() if k != "hash"} | {"seq": seq, "prev": prev}
+            digest = sha256_prefixed(canonical_json(body))
+            out.append(canonical_json({**body, "hash": digest}) + b"\n")
+        except (ValueError, AuditError, RecursionError):
+            out.append(line)
+            continue
+        prev = digest
+        seq += 1
+    return b"".join(out)
+
+
+def _forge_records(data: bytes, count: int, event_name: str) -> bytes:
+    """``count`` well-chained records appended after the last line, without the key."""
+    try:
+        last = json.loads(data.splitlines()[-1])
+        seq, prev = last["seq"] + 1, last["hash"]
+    except (ValueError, IndexError, KeyError, TypeError):
+        return data
+    out = data
+    for n in range(count):
+        body = {
+            "seq": seq + n,
+            "ts": "2026-11-22T01:00:00.000Z",
+            "event": event_name,
+            "data": {**_PLANNER, "reasons": [f"forged{n}"]},
+            "prev": prev,
+        }
+        prev = sha256_prefixed(canonical_json(body))
+        out += canonical_json({**body, "hash": prev}) + b"\n"
+    return out
+
+
+def _head_for_last_line(data: bytes, template: bytes, signature: bytes) -> bytes:
+    """A head naming the last line of ``data``, with the real key id and ``signature``."""
+    obj = json.loads(template)
+    try:
+        last = json.loads(data.splitlines()[-1])
+        obj.update(seq=int(last["seq"]), hash=str(last["hash"]))
+    except (ValueError, IndexError, KeyError, TypeError):
+        pass
+    obj["signature"] = base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+    return canonical_json(obj) + b"\n"
+
+
+@st.composite
+def tampered(draw: st.DrawFn, history: History) -> tuple[bytes, bytes | None, str]:
+    data = history.log
+    if draw(st.booleans()):
+        data = draw(mutated_logs(data))
+    if draw(st.booleans()):
+        data = _rechain(data)
+        event("rechained")
+    if draw(st.booleans()):
+        data = _forge_records(
+            data,
+            draw(st.integers(1, 3)),
+            draw(st.sampled_from(["planner.reported", "confirmation.recorded"])),
+        )
+        event("forged records appended")
+    if draw(st.booleans()):
+        data += draw(st.sampled_from([b'{"data":', b"\x00\x00", b"{}"]))
+    op = draw(st.sampled_from(["keep", "older", "garbage", "bad-signature", "resigned", "none"]))
+    event(f"head: {op}")
+    head: bytes | None
+    if op == "keep":
+        head = history.heads[-1]
+    elif op == "older":
+        head = draw(st.sampled_from(history.heads[:-1]))
+    elif op == "garbage":
+        head = draw(st.binary(max_size=200))
+    elif op == "bad-signature":
+        head = _head_for_last_line(
+            data, history.heads[-1], draw(st.binary(min_size=64, max_size=64))
+        )
+    elif op == "resigned":
+        # the real head's signature over another statement
+        sig = base64.urlsafe_b64decode(json.loads(history.heads[-1])["signature"] + "==")
+        head = _head_for_last_line(data, history.heads[-1], sig)
+    else:
+        head = None
+    return data, head, op
+
+
+def _crash_tail_only(
+    tmp: Path, mutated: bytes, head: bytes | None, keys: dict[str, Ed25519PublicKey]
+) -> bool:
+    """Whether the appender only set aside one crash-shaped tail after an intact prefix."""
+    torn = sorted(tmp.glob("audit.jsonl.torn-*"))
+    if len(torn) != 1:
+        return False
+    moved = torn[0].read_bytes()
+    if not mutated.endswith(moved):
+        return False
+    if moved.count(b"\n") > 1 or (moved.count(b"\n") == 1 and not moved.endswith(b"\n")):
+        return False
+    kept = mutated[: len(mutated) - len(moved)]
+    if head is None:
+        return kept == b""
+    check = tmp / "check"
+    check.mkdir()
+    return verify(write(check, kept, head), keys, stats=False) == "intact"
+
+
+@SETTINGS
+@given(data=st.data())
+def test_appending_after_tampering_never_turns_verify_intact(
+    history: History, data: st.DataObject
+) -> None:
+    mutated, head, _ = data.draw(tampered(history))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(Path(tmp), mutated, head)
+        head_path = path.with_name("audit.jsonl.head")
+        before = verify(path, history.keys, stats=False)
+        try:
+            with AuditLog.open(path, _signer(history.home), history.keys) as log:
+                log.append("planner.reported", _PLANNER)
+                log.append(
+                    "tool.executed",
+                    {
+                        "toolCallId": "c",
+                        "toolName": "bash",
+                        "isError": False,
+                        "actionKind": "local-safe",
+                        "payloadHash": "sha256:" + "0" * 64,
+                    },
+                )
+        except AuditError:
+            event("appender refused")
+            assert path.read_bytes() == mutated, "a refusing appender leaves the log alone"
+            assert (head_path.read_bytes() if head_path.exists() else None) == head
+            assert not list(Path(tmp).glob("audit.jsonl.torn-*"))
+            assert verify(path, history.keys, stats=False) == before
+            return
+        after = verify(path, history.keys, stats=False)
+        event(f"appended: {before} -> {after}")
+        if mutated == b"" and head is None:
+            # No log and no head is a fresh start: the documented rollback limit (log and
+            # head rolled back together, here to nothing) needs an external head copy.
+            return
+        if before != "intact" and after == "intact":
+            assert _crash_tail_only(Path(tmp), mutated, head, history.keys), (
+                "the appender signed a head over a log that did not verify"
+            )
+
+
+def test_an_older_valid_head_then_append_stays_tampered(history: History, tmp_path: Path) -> None:
+    path = write(tmp_path, history.log, history.heads[3])
+    assert verify(path, history.keys, stats=False) == "tampered"
+    with pytest.raises(AuditError):
+        AuditLog.open(path, _signer(history.home), history.keys)
+    assert verify(path, history.keys, stats=False) == "tampered"
+    assert not list(tmp_path.glob("audit.jsonl.torn-*"))
+
+
+def _signed(head: bytes, signer: Signer, **changes: object) -> bytes:
+    obj = json.loads(head) | changes
+    unsigned = {k: v for k, v in obj.items() if k != "signature"}
+    sig = signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
+    obj["signature"] = base64.urlsafe_b64encode(sig).rstrip(b"=").decode()
+    return canonical_json(obj) + b"\n"
+
+
+def test_the_key_holder_can_still_sign_a_rechained_log(history: History, tmp_path: Path) -> None:
+    # The documented limit: whoever holds the signing key can sign any head. A re-chained
+    # log with a properly signed head verifies; the property above is about everyone else.
+    lines = history.log.splitlines(keepends=True)
+    forged = _rechain(b"".join(lines[:3] + lines[4:]))
+    last = json.loads(forged.splitlines()[-1])
+    head = _signed(history.heads[-1], _signer(history.home), seq=last["seq"], hash=last["hash"])
+    assert verify(write(tmp_path, forged, head), history.keys, stats=False) == "intact"

@@ -240,3 +240,27 @@ def test_audit_previews_are_redacted(g: Guard, tmp_path: Path) -> None:
     last = list(read_records(g.audit.path))[-1]
     assert "s3cr3tvalue123" not in json.dumps(last.data)
     assert "rm -rf build" in last.data["preview"]
+
+
+def test_plan_after_another_process_rotated_verifies_the_new_head(tmp_path: Path) -> None:
+    # plan() does not refresh the keys first: the appender re-reads the keyring when a
+    # head names a key it did not know, instead of refusing a genuine rotation.
+    with Guard.open(tmp_path / "h") as a, Guard.open(tmp_path / "h") as b:
+        b.rotate_key()
+        a.plan("channel", {"preferredChannel": "guard-owned", "guardCanOwnDialog": True})
+        assert a.verify_audit().decision == "intact"
+
+
+def test_a_forged_head_makes_the_guard_fail_closed(tmp_path: Path) -> None:
+    from audit import LogIntegrityError
+
+    home = tmp_path / "h"
+    with Guard.open(home) as g:
+        g.record("bash", RM, tmp_path, confirmed=True)
+        g.audit.head_path.write_bytes(b"garbage")
+        with pytest.raises(LogIntegrityError) as err:
+            g.record("bash", RM, tmp_path, confirmed=True)
+        assert err.value.kind == "head-malformed"
+        assert g.verify_audit().decision == "tampered"
+    with pytest.raises(LogIntegrityError):
+        Guard.open(home)

@@ -454,3 +454,91 @@ def test_old_env_prefix_is_still_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_flag("DEBUG")
     monkeypatch.setenv("PI_OPERATOR_GUARD_DEBUG", "0")
     assert env("DEBUG") == "0" and not env_flag("DEBUG"), "the new name wins"
+
+
+# -- audit CLI edge cases (issue 13, item 8) -------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["verify", "show", "report"])
+def test_audit_commands_on_a_directory_exit_2_with_one_line(
+    home: Path, project: Path, tmp_path: Path, command: str
+) -> None:
+    record(home, project)
+    proc = run(home, "audit", command, str(tmp_path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "not a regular file" in one_line_error(proc)
+
+
+@pytest.mark.parametrize("command", ["verify", "report"])
+def test_audit_commands_on_dev_zero_exit_2(home: Path, project: Path, command: str) -> None:
+    record(home, project)
+    proc = run(home, "audit", command, "/dev/zero")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "not a regular file" in one_line_error(proc)
+
+
+def test_audit_report_on_an_empty_file_exits_2(home: Path, project: Path, tmp_path: Path) -> None:
+    record(home, project)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    proc = run(home, "audit", "report", str(empty))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "not an audit log" in one_line_error(proc)
+    assert "no-gaps" not in proc.stdout
+    # an empty log *with* a head is a log cut to nothing: tampered, like verify
+    (home / "audit.jsonl").write_bytes(b"")
+    cut = run(home, "audit", "report")
+    assert cut.returncode == 4
+    assert "records-missing-at-end" in one_line_error(cut)
+
+
+def test_audit_report_on_an_unanchored_log_exits_like_verify(home: Path, project: Path) -> None:
+    record(home, project)
+    (home / "audit.jsonl.head").unlink()
+    log = home / "audit.jsonl"
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])
+    proc = run(home, "audit", "report")
+    assert proc.returncode == 4 == run(home, "audit", "verify").returncode
+    assert "unanchored" in one_line_error(proc)
+    assert "no-gaps" not in proc.stdout
+    allowed = run(home, "audit", "report", "--allow-unanchored")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "unanchored" in one_line_error(allowed)
+    assert "no-gaps" in allowed.stdout
+
+
+def test_audit_report_refuses_a_tampered_log(home: Path, project: Path) -> None:
+    record(home, project)
+    (home / "audit.jsonl.head").write_bytes(b"garbage")
+    proc = run(home, "audit", "report", "--json")
+    assert proc.returncode == 4
+    assert proc.stdout == ""
+    assert "head-malformed" in one_line_error(proc)
+
+
+def test_audit_recover_is_the_only_way_past_a_damaged_log(home: Path, project: Path) -> None:
+    record(home, project)
+    record(home, project)
+    (home / "audit.jsonl.head").write_bytes(b"garbage")
+    # every append now refuses: the guard fails closed
+    refused = run(
+        home, "record", "--tool", "bash", "--input", RM, "--cwd", str(project), "--confirmed"
+    )
+    assert refused.returncode == 4, refused.stdout + refused.stderr
+    assert "head-malformed" in one_line_error(refused)
+    assert run(home, "audit", "verify").returncode == 4
+    assert run(home, "audit", "recover").returncode == 2, "--reason is required"
+    done = run(home, "audit", "recover", "--reason", "head overwritten", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["fault"] == "head-malformed"
+    assert (home / result["movedTo"]).exists()
+    assert run(home, "audit", "verify").returncode == 0
+    shown = run(home, "audit", "show", "--json")
+    events = [json.loads(line) for line in shown.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["log.created", "log.recovered"]
+    assert events[1]["data"]["operatorReason"] == "head overwritten"
+    record(home, project)
+    again = run(home, "audit", "recover", "--reason", "x")
+    assert again.returncode == 2
+    assert "verifies intact" in one_line_error(again)
