@@ -1,0 +1,163 @@
+"""A second, independent test for each time check and for the ledger's prune watermark.
+
+test_consume.py meets each of these checks once, at its boundary under freezegun. Here the same
+checks are met with other parameters (explicit ``now``, a custom skew and maximum TTL, several
+lifetimes) so that none of them hangs on a single test.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from audit import b64url_encode, format_iso
+from guard import ConsumeResult, Fingerprint, SqliteLedger, check_and_consume, compute_fingerprint
+from guard._evidence.envelope import mint_envelope, signing_message
+from tests.guard.conftest import Keys
+
+T0 = datetime(2027, 3, 4, 5, 6, 7, 890_000, tzinfo=UTC)
+MS = timedelta(milliseconds=1)
+
+
+def pending(project: Path) -> Fingerprint:
+    return compute_fingerprint("protected", "write", {"path": ".env", "content": "A"}, project)
+
+
+def mint(keys: Keys, project: Path, ttl: int, at: datetime = T0) -> dict[str, Any]:
+    env = mint_envelope(
+        keys.signer, pending(project), origin="runtime-ui-confirm", ttl_seconds=ttl, now=at
+    )
+    return env.model_dump(mode="json", exclude_none=True)
+
+
+def consume(
+    keys: Keys, ledger: SqliteLedger, env: dict[str, Any], project: Path, now: datetime, **kw: Any
+) -> ConsumeResult:
+    return check_and_consume(
+        env, pending(project), keyring=keys.keyring(), ledger=ledger, now=now, **kw
+    )
+
+
+def resigned(keys: Keys, env: dict[str, Any], **changes: str) -> dict[str, Any]:
+    details = {k: v for k, v in env["details"].items() if k != "signature"}
+    details.update(changes)
+    details["signature"] = b64url_encode(keys.signer.sign(signing_message(details)))
+    return {**env, "details": details}
+
+
+# -- expiry ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ttl", [1, 7, 600])
+def test_expiry_for_several_lifetimes(
+    keys: Keys, ledger: SqliteLedger, project: Path, ttl: int
+) -> None:
+    expires = T0 + timedelta(seconds=ttl)
+    late = consume(keys, ledger, mint(keys, project, ttl), project, expires)
+    assert (late.decision, late.match.decision, late.reasons) == (
+        "rejected",
+        "expired",
+        ("expired",),
+    )
+    much_later = consume(
+        keys, ledger, mint(keys, project, ttl), project, expires + timedelta(days=3)
+    )
+    assert much_later.reasons == ("expired",)
+    in_time = consume(keys, ledger, mint(keys, project, ttl), project, expires - MS)
+    assert in_time.decision == "consumed"
+
+
+def test_an_expired_envelope_is_not_consumed_and_never_reaches_the_ledger(
+    keys: Keys, ledger: SqliteLedger, project: Path
+) -> None:
+    env = mint(keys, project, 5)
+    assert consume(keys, ledger, env, project, T0 + timedelta(seconds=5)).reasons == ("expired",)
+    assert ledger.count() == 0
+
+
+# -- created in the future --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("skew_s", [0, 1, 30])
+def test_created_in_future_respects_the_given_skew(
+    keys: Keys, ledger: SqliteLedger, project: Path, skew_s: int
+) -> None:
+    skew = timedelta(seconds=skew_s)
+    early = consume(keys, ledger, mint(keys, project, 60), project, T0 - skew - MS, skew=skew)
+    assert (early.match.decision, early.reasons) == ("not-yet-valid", ("created-in-future",))
+    assert ledger.count() == 0
+    on_edge = consume(keys, ledger, mint(keys, project, 60), project, T0 - skew, skew=skew)
+    assert on_edge.decision == "consumed"
+
+
+def test_an_envelope_from_next_year_is_not_yet_valid(
+    keys: Keys, ledger: SqliteLedger, project: Path
+) -> None:
+    env = mint(keys, project, 30, at=T0 + timedelta(days=365))
+    assert consume(keys, ledger, env, project, T0).reasons == ("created-in-future",)
+
+
+# -- TTL bounds ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("max_ttl", [10, 60, 600])
+def test_the_ttl_upper_bound_is_the_given_maximum(
+    keys: Keys, ledger: SqliteLedger, project: Path, max_ttl: int
+) -> None:
+    now = T0 + timedelta(seconds=1)
+    over = consume(
+        keys, ledger, mint(keys, project, max_ttl + 1), project, now, max_ttl_seconds=max_ttl
+    )
+    assert (over.match.decision, over.reasons) == ("expired", ("ttl-out-of-range",))
+    at_max = consume(
+        keys, ledger, mint(keys, project, max_ttl), project, now, max_ttl_seconds=max_ttl
+    )
+    assert at_max.decision == "consumed"
+
+
+@pytest.mark.parametrize("lifetime", [timedelta(0), -MS, timedelta(days=-1), timedelta(days=365)])
+def test_a_signed_lifetime_out_of_range_is_rejected(
+    keys: Keys, ledger: SqliteLedger, project: Path, lifetime: timedelta
+) -> None:
+    env = resigned(keys, mint(keys, project, 30), expiresAtIso=format_iso(T0 + lifetime))
+    result = consume(keys, ledger, env, project, T0)
+    assert (result.match.decision, result.reasons) == ("expired", ("ttl-out-of-range",))
+
+
+# -- the ledger's prune watermark ---------------------------------------------------------------
+
+
+def test_the_prune_watermark_is_exact_to_the_millisecond(tmp_path: Path) -> None:
+    skew = timedelta(seconds=5)
+    ledger = SqliteLedger.open(tmp_path / "l.sqlite3")
+    ledger.prune(T0, skew)
+    cutoff = T0 - skew
+    assert ledger.try_consume("oce_at", cutoff, T0) == "forgotten"
+    assert ledger.try_consume("oce_before", cutoff - MS, T0) == "forgotten"
+    assert ledger.try_consume("oce_after", cutoff + MS, T0) == "inserted"
+    ledger.close()
+
+
+def test_the_prune_watermark_survives_a_reopen_and_refuses_through_the_consumer(
+    keys: Keys, project: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "l.sqlite3"
+    first = SqliteLedger.open(path)
+    first.prune(T0 + timedelta(hours=1), timedelta(seconds=5))
+    first.close()
+    # The clock stepped back an hour: the envelope is in its lifetime, but the ledger has
+    # already forgotten everything that expired by then and cannot prove single use.
+    second = SqliteLedger.open(path)
+    try:
+        result = consume(keys, second, mint(keys, project, 30), project, T0 + timedelta(seconds=1))
+        assert (result.decision, result.match.decision, result.reasons) == (
+            "rejected",
+            "expired",
+            ("older-than-ledger-prune",),
+        )
+        assert second.count() == 0
+    finally:
+        second.close()
