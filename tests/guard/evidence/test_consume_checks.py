@@ -14,7 +14,14 @@ from typing import Any
 import pytest
 
 from audit import b64url_encode, format_iso
-from guard import ConsumeResult, Fingerprint, SqliteLedger, check_and_consume, compute_fingerprint
+from guard import (
+    ConsumeResult,
+    Fingerprint,
+    KeyStore,
+    SqliteLedger,
+    check_and_consume,
+    compute_fingerprint,
+)
 from guard._evidence.envelope import mint_envelope, signing_message
 from tests.guard.conftest import Keys
 
@@ -161,3 +168,62 @@ def test_the_prune_watermark_survives_a_reopen_and_refuses_through_the_consumer(
         assert second.count() == 0
     finally:
         second.close()
+
+
+# -- what a rejection reports (the audit record of a rejection is made from it) ----------------
+
+
+def test_rejections_before_parsing_name_no_evidence_and_say_why(
+    keys: Keys, ledger: SqliteLedger, project: Path
+) -> None:
+    missing = consume(keys, ledger, None, project, T0)  # type: ignore[arg-type]
+    assert (missing.evidence_id, missing.summary) == (
+        None,
+        "rejected (missing): no envelope was given",
+    )
+    malformed = check_and_consume(
+        "{not json", pending(project), keyring=keys.keyring(), ledger=ledger, now=T0
+    )
+    assert malformed.evidence_id is None
+    assert malformed.summary.startswith("rejected (malformed): ")
+    detail = malformed.summary.removeprefix("rejected (malformed): ")
+    assert detail and detail != "None"
+
+
+def test_rejections_after_parsing_name_the_evidence_and_say_why(
+    keys: Keys, ledger: SqliteLedger, project: Path, tmp_path: Path
+) -> None:
+    env = mint(keys, project, 30)
+    eid = env["details"]["evidenceId"]
+    other = KeyStore.open(tmp_path / "other-home")
+    stranger, _ = other.ensure_key()
+    foreign = mint_envelope(
+        stranger, pending(project), origin="runtime-ui-confirm", ttl_seconds=30, now=T0
+    ).model_dump(mode="json", exclude_none=True)
+    unknown = consume(keys, ledger, foreign, project, T0)
+    assert unknown.evidence_id == foreign["details"]["evidenceId"]
+    assert unknown.summary == f"rejected (untrusted): key {stranger.key_id} cannot verify"
+
+    bad_sig = resigned(keys, env, scope="/elsewhere")
+    bad_sig["details"]["scope"] = env["details"]["scope"]
+    forged = consume(keys, ledger, bad_sig, project, T0)
+    assert (forged.evidence_id, forged.summary) == (
+        eid,
+        "rejected (untrusted): the signature does not verify",
+    )
+    late = consume(keys, ledger, env, project, T0 + timedelta(seconds=30))
+    assert (late.evidence_id, late.summary) == (
+        eid,
+        f"rejected (expired): expired at {env['details']['expiresAtIso']}",
+    )
+    early = consume(keys, ledger, env, project, T0 - timedelta(seconds=6))
+    assert (early.evidence_id, early.summary) == (
+        eid,
+        f"rejected (not-yet-valid): {env['details']['createdAtIso']}",
+    )
+    assert consume(keys, ledger, env, project, T0).decision == "consumed"
+    replay = consume(keys, ledger, env, project, T0)
+    assert (replay.evidence_id, replay.summary) == (
+        eid,
+        "rejected (consumed): this evidence was already consumed",
+    )
