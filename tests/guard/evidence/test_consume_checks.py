@@ -227,3 +227,52 @@ def test_rejections_after_parsing_name_the_evidence_and_say_why(
         eid,
         "rejected (consumed): this evidence was already consumed",
     )
+
+
+def test_an_origin_outside_the_trusted_set_is_untrusted(
+    keys: Keys, ledger: SqliteLedger, project: Path
+) -> None:
+    # Every origin the model accepts is trusted by default; a consumer may trust fewer.
+    env = mint(keys, project, 30)
+    result = consume(
+        keys, ledger, env, project, T0, trusted_origins=frozenset({"operator-contract-review"})
+    )
+    assert (result.decision, result.match.decision, result.reasons) == (
+        "rejected",
+        "untrusted",
+        ("origin-untrusted",),
+    )
+    assert (result.evidence_id, result.summary) == (
+        env["details"]["evidenceId"],
+        "rejected (untrusted): origin runtime-ui-confirm",
+    )
+    assert ledger.count() == 0
+    assert consume(keys, ledger, env, project, T0).decision == "consumed"
+
+
+def test_time_and_match_rejections_name_the_evidence(
+    keys: Keys, ledger: SqliteLedger, project: Path
+) -> None:
+    env = mint(keys, project, 30)
+    eid = env["details"]["evidenceId"]
+    too_long = consume(keys, ledger, env, project, T0, max_ttl_seconds=29)
+    assert (too_long.evidence_id, too_long.summary) == (
+        eid,
+        "rejected (expired): lifetime 0:00:30",
+    )
+    early = consume(keys, ledger, env, project, T0 - timedelta(seconds=6))
+    assert early.evidence_id == eid
+    late = consume(keys, ledger, env, project, T0 + timedelta(seconds=31))
+    assert late.evidence_id == eid
+    safe = check_and_consume(env, None, keyring=keys.keyring(), ledger=ledger, now=T0)
+    assert (safe.evidence_id, safe.summary) == (
+        eid,
+        "rejected (mismatch): the pending call needs no confirmation",
+    )
+    other = compute_fingerprint("protected", "write", {"path": ".env", "content": "B"}, project)
+    mismatch = check_and_consume(env, other, keyring=keys.keyring(), ledger=ledger, now=T0)
+    assert (mismatch.evidence_id, mismatch.summary) == (
+        eid,
+        "rejected (mismatch): payload-hash-mismatch",
+    )
+    assert ledger.count() == 0
