@@ -159,11 +159,16 @@ def test_the_prune_watermark_survives_a_reopen_and_refuses_through_the_consumer(
     # already forgotten everything that expired by then and cannot prove single use.
     second = SqliteLedger.open(path)
     try:
-        result = consume(keys, second, mint(keys, project, 30), project, T0 + timedelta(seconds=1))
+        env = mint(keys, project, 30)
+        result = consume(keys, second, env, project, T0 + timedelta(seconds=1))
         assert (result.decision, result.match.decision, result.reasons) == (
             "rejected",
             "expired",
             ("older-than-ledger-prune",),
+        )
+        assert (result.evidence_id, result.summary) == (
+            env["details"]["evidenceId"],
+            "rejected (expired): expired before the ledger's prune point (the clock stepped back)",
         )
         assert second.count() == 0
     finally:
@@ -276,3 +281,11 @@ def test_time_and_match_rejections_name_the_evidence(
         "rejected (mismatch): payload-hash-mismatch",
     )
     assert ledger.count() == 0
+
+
+def test_every_mismatched_field_is_named(keys: Keys, ledger: SqliteLedger, project: Path) -> None:
+    env = mint(keys, project, 30)
+    other = compute_fingerprint("protected", "edit", {"path": ".env", "edits": []}, project)
+    result = check_and_consume(env, other, keyring=keys.keyring(), ledger=ledger, now=T0)
+    assert result.reasons == ("tool-name-mismatch", "payload-hash-mismatch")
+    assert result.summary == "rejected (mismatch): tool-name-mismatch, payload-hash-mismatch"
