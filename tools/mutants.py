@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -71,17 +72,25 @@ def load_equivalent() -> dict[str, str]:
 
 
 def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """Run mutmut in its own process group; on timeout the whole group (its workers) is killed."""
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutants"}
     env.pop("CI", None)
-    return subprocess.run(
+    with subprocess.Popen(
         [sys.executable, "-m", "mutmut", *args],
         cwd=REPO,
         env=env,
         text=True,
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def all_results() -> dict[str, str]:
