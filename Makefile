@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint demo schemas bench soak clean
+.PHONY: test lint demo schemas bench soak fuzz mutants clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,5 +34,23 @@ bench: $(STAMP)
 soak: $(STAMP)
 	PI_OPERATOR_GUARD_SOAK_CONFIRMATIONS=10000 $(BIN)/python -m pytest tests/soak -q -s
 
+# Property and fuzz tests with fresh randomness and FUZZ_SCALE times each test's examples
+# (tests/conftest.py, the "fuzz" hypothesis profile); docs/testing.md records what it found.
+FUZZ_SCALE ?= 20
+FUZZ_TESTS = $(shell grep -rl --include='*.py' '@given' tests)
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -p no:cacheprovider \
+		-q -m "not e2e" --durations=10 $(FUZZ_TESTS)
+
+# Mutation testing of the security-critical modules (mutmut, the optional "mutants" extra)
+# under a wall-clock budget; docs/testing.md has the results. Not part of `make test`.
+MUTANTS_BUDGET ?= 3600
+$(VENV)/.mutants: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,mutants]'
+	touch $@
+
+mutants: $(VENV)/.mutants
+	MUTANTS_BUDGET=$(MUTANTS_BUDGET) $(BIN)/python -m tools.mutants $(MODULES)
+
 clean:
-	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache mutants

@@ -34,9 +34,15 @@ def configure_logging(level: str | None = None) -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(chosen, logging.WARNING)
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=_stderr_logger,
         cache_logger_on_first_use=False,
     )
+
+
+def _stderr_logger(*_: object) -> structlog.PrintLogger:
+    # sys.stderr as it is when the line is written, not when logging was configured: a
+    # replaced and closed stderr (an embedding host, pytest's capture) is never written to.
+    return structlog.PrintLogger(sys.stderr)
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:

@@ -15,8 +15,39 @@ REPO = Path(__file__).resolve().parent.parent
 # In CI the property tests explore a fixed set of examples, so a run is reproducible;
 # on a developer's machine they keep exploring new ones.
 settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# `make fuzz`: fresh randomness and FUZZ_SCALE (default 20) times each test's own max_examples.
+settings.register_profile("fuzz", derandomize=False, print_blob=True, deadline=None)
+# `make mutants`: few, fixed examples, so each mutant's verdict is reproducible and cheap.
+settings.register_profile("mutants", derandomize=True, deadline=None, database=None)
+_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "")
+if _PROFILE:
+    settings.load_profile(_PROFILE)
+
+MUTANTS_MAX_EXAMPLES = 20
+
+
+def _scaled(own: settings) -> settings | None:
+    """A test's own @settings under the fuzz or mutants profile (None: keep them)."""
+    if _PROFILE == "fuzz":
+        scale = int(os.environ.get("FUZZ_SCALE", "20"))
+        return settings(own, max_examples=own.max_examples * scale, derandomize=False)
+    if _PROFILE == "mutants":
+        return settings(
+            own, max_examples=min(own.max_examples, MUTANTS_MAX_EXAMPLES), derandomize=True
+        )
+    return None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test's explicit @settings(max_examples=...) wins over any profile, so the fuzz and
+    # mutants profiles rescale each property test's own settings here.
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if isinstance(own, settings):
+            scaled = _scaled(own)
+            if scaled is not None:
+                test._hypothesis_internal_use_settings = scaled  # type: ignore[union-attr]
 
 
 @pytest.fixture(scope="session", params=FLAVORS, ids=[f"{f}-{PINNED[f][1]}" for f in FLAVORS])

@@ -114,9 +114,10 @@ def test_planners_do_no_io() -> None:
     out = _run_python(
         """
         import json, sys
-        from planning import PLANNERS, parse_plan_input
+        from planning import PLANNERS, PlanInputError, parse_plan_input
         raws = ['{}', '{"guardCanOwnDialog": true}', '{"preferredChannel": "wrapper"}']
         events = []
+        ran = {}
         watched = ("open", "os.", "socket.", "subprocess.", "shutil.", "urllib.", "sqlite3.")
         def hook(event, args):
             if event.startswith(watched):
@@ -125,13 +126,18 @@ def test_planners_do_no_io() -> None:
         for name, planner in PLANNERS.items():
             for raw in raws:
                 try:
-                    planner.run(parse_plan_input(name, json.loads(raw)))
-                except Exception:
-                    pass
-        print(json.dumps(events))
+                    plan_input = parse_plan_input(name, json.loads(raw))
+                except PlanInputError:
+                    continue  # an input this planner does not take; nothing ran
+                planner.run(plan_input)  # any exception here fails the test
+                ran[name] = ran.get(name, 0) + 1
+        print(json.dumps({"events": events, "ran": ran}))
         """
     )
-    assert json.loads(out) == []
+    result = json.loads(out)
+    assert result["events"] == []
+    assert set(result["ran"]) == set(PLANNERS)
+    assert result["ran"]["channel"] == 3
 
 
 def test_plans_are_deterministic_across_processes() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from freezegun import freeze_time
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from audit import b64url_encode
@@ -310,8 +310,7 @@ def test_changing_any_single_field_rejects(
     keys: Keys, ledger: SqliteLedger, project: Path, field: str, value: Any
 ) -> None:
     env = mint(keys, project)
-    if env["details"][field] == value:
-        return
+    assume(env["details"][field] != value)
     env["details"][field] = value
     result = check(keys, ledger, env, fp(project))
     assert result.decision == "rejected"
@@ -325,8 +324,7 @@ def test_changing_the_signature_rejects(
 ) -> None:
     env = mint(keys, project)
     sig = env["details"]["signature"]
-    if sig[position] == char:
-        return
+    assume(sig[position] != char)
     env["details"]["signature"] = sig[:position] + char + sig[position + 1 :]
     assert check(keys, ledger, env, fp(project)).reasons == ("signature-invalid",)
 
@@ -344,13 +342,11 @@ def test_changing_any_fingerprint_input_mismatches(
         import unicodedata
 
         name = unicodedata.normalize("NFC", text)
-        if name == "bash" or any(unicodedata.category(c) == "Cc" for c in name):
-            return
+        assume(name != "bash" and not any(unicodedata.category(c) == "Cc" for c in name))
         pending = compute_fingerprint("destructive", name, CALL, project)
         want = "tool-name-mismatch"
     elif which == "input":
-        if text == CALL["command"]:
-            return
+        assume(text != CALL["command"])
         pending = compute_fingerprint("destructive", "bash", {"command": text}, project)
         want = "payload-hash-mismatch"
     else:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from audit import b64url_encode, canonical_json
-from guard import payload_hash
-from guard._evidence.envelope import signing_message
-from guard._evidence.keys import key_id_for
+from guard import Fingerprint, SqliteLedger, check_and_consume, payload_hash
+from guard._evidence.envelope import envelope_content, signing_message
+from guard._evidence.keys import Keyring, KeyringEntry, PublicKeyring, Signer, key_id_for
 
 VECTOR = json.loads(
     (Path(__file__).resolve().parents[2] / "vectors" / "evidence-v1.json").read_text()
@@ -77,3 +79,63 @@ def test_keyring_signature_known_answer(tmp_path: Path) -> None:
         pass
     else:
         raise AssertionError("an edited keyring verified")
+
+
+# The tests above pin the bytes; the ones below run the guard's own signer and consumer on them,
+# so a guard that signed or verified anything else than those bytes fails here.
+
+
+def _vector_key() -> tuple[Signer, PublicKeyring]:
+    private = Ed25519PrivateKey.from_private_bytes(bytes.fromhex(VECTOR["seedHex"]))
+    raw = private.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    entry = KeyringEntry(
+        key_id=VECTOR["unsignedDetails"]["keyId"],
+        public_key=b64url_encode(raw),
+        status="active",
+        created_at_iso="2026-11-22T00:00:00.000Z",
+    )
+    return Signer(private, entry.key_id), PublicKeyring.from_keyring(Keyring(keys=(entry,)))
+
+
+def _vector_envelope(signature: str) -> dict[str, Any]:
+    details = {**VECTOR["unsignedDetails"], "signature": signature}
+    return {
+        "content": envelope_content(details["evidenceId"], details["toolName"]),
+        "details": details,
+    }
+
+
+def _pending() -> Fingerprint:
+    d = VECTOR["unsignedDetails"]
+    return Fingerprint(
+        action_kind=d["actionKind"],
+        tool_name=d["toolName"],
+        scope=d["scope"],
+        payload_hash=payload_hash(VECTOR["toolInput"]),
+    )
+
+
+def test_the_guards_signer_produces_the_vector_signature() -> None:
+    signer, _ = _vector_key()
+    message = signing_message({**VECTOR["unsignedDetails"], "signature": "ignored"})
+    assert b64url_encode(signer.sign(message)) == VECTOR["signature"]
+
+
+def test_the_guards_consumer_accepts_the_vector_and_nothing_else(tmp_path: Path) -> None:
+    _, keyring = _vector_key()
+    now = datetime(2026, 11, 22, 1, 0, 10, tzinfo=UTC)
+    ledger = SqliteLedger.open(tmp_path / "ledger.sqlite3")
+    try:
+        sig = VECTOR["signature"]
+        flipped = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
+        bad = check_and_consume(
+            _vector_envelope(flipped), _pending(), keyring=keyring, ledger=ledger, now=now
+        )
+        assert bad.reasons == ("signature-invalid",)
+        good = check_and_consume(
+            _vector_envelope(sig), _pending(), keyring=keyring, ledger=ledger, now=now
+        )
+        assert good.decision == "consumed", good
+        assert good.evidence_id == VECTOR["unsignedDetails"]["evidenceId"]
+    finally:
+        ledger.close()

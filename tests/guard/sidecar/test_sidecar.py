@@ -184,7 +184,22 @@ def test_status_and_verify(home: Path, project: Path) -> None:
     assert status["auditIntact"] is True
     assert status["keyId"] in status["text"]
     verify = one(home, "audit.verify")
-    assert verify == json.loads(json.dumps(verify))
+    assert verify["decision"] == "intact"
+    assert verify["reasons"] == []
+    assert (verify["records"], verify["lastSeq"], verify["headSeq"]) == (3, 2, 2)
+    assert verify["headKeyId"] == status["keyId"]
+
+
+def test_verify_reports_a_tampered_log(home: Path, project: Path) -> None:
+    one(home, "record", call(project, confirmed=True))
+    log = home / "audit.jsonl"
+    log.write_bytes(log.read_bytes().replace(b"rm -rf build", b"rm -rf BUILD"))
+    # The full guard refuses to open on a broken chain; the verify-only monitor reports it.
+    (opened,) = run(home, rpc("audit.verify"))
+    assert error_of(opened) == (RpcCode.GUARD_UNAVAILABLE, "guard-open-failed")
+    (reply,) = run(home, rpc("audit.verify"), verify_only=True)
+    assert reply["result"]["decision"] != "intact"
+    assert reply["result"]["reasons"]
 
 
 # -- errors: each one answered, and the loop keeps serving ---------------------------------------

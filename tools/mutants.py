@@ -1,0 +1,195 @@
+"""``make mutants``: mutation testing of the security-critical modules with mutmut.
+
+Runs ``mutmut run`` module by module under one wall-clock budget, then reports every mutant
+that was not killed. mutmut first runs the selected tests once to learn which tests reach which
+function; each mutant then runs only those tests (``[tool.mutmut]`` in pyproject.toml picks the
+test directories, and the ``mutants`` hypothesis profile keeps property tests small and fixed).
+Results are cached in ``mutants/`` (ignored), so a second run continues where the first stopped.
+
+A survivor is either killed by a new test or listed as equivalent, with the reason, in
+``tools/mutants-equivalent.toml``; the run fails on any survivor not listed there.
+
+    python -m tools.mutants [--budget SECONDS] [--jobs N] [MODULE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+EQUIVALENT_FILE = REPO / "tools" / "mutants-equivalent.toml"
+REPORT_FILE = REPO / "mutants" / "report.md"
+
+# The security-critical modules, in the order they are run (first = most important).
+MODULES = (
+    "guard/_evidence/consume.py",
+    "guard/_evidence/fingerprint.py",
+    "audit/_chain.py",
+    "audit/_verify.py",
+    "guard/_evidence/ledger.py",
+    "guard/_evidence/keys.py",
+    "audit/_log.py",
+    "guard/_sidecar/server.py",
+    "guard/_sidecar/methods.py",
+    "guard/_policy/rules.py",
+    "guard/_policy/classify.py",
+    "guard/_policy/bash/*",
+)
+
+# mutmut's status names; only "killed" (and the type checker's "caught by type check") count.
+KILLED = frozenset({"killed", "caught by type check"})
+NOT_RUN = frozenset({"not checked", "skipped"})
+_RESULT = re.compile(r"^\s+(\S+): (.+)$")
+
+
+@dataclass(frozen=True)
+class ModuleResult:
+    module: str
+    counts: Counter[str]
+    survivors: tuple[tuple[str, str], ...]  # (mutant name, status)
+    seconds: float
+
+
+def module_glob(module: str) -> str:
+    """``guard/_evidence/consume.py`` -> ``guard._evidence.consume.*`` (mutmut's mutant names)."""
+    dotted = module.removesuffix(".py").replace("/", ".")
+    return dotted if dotted.endswith("*") else dotted + ".*"
+
+
+def load_equivalent() -> dict[str, str]:
+    data = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
+    return {entry["name"]: entry["why"] for entry in data.get("equivalent", [])}
+
+
+def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """Run mutmut in its own process group; on timeout the whole group (its workers) is killed."""
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "mutants"}
+    env.pop("CI", None)
+    with subprocess.Popen(
+        [sys.executable, "-m", "mutmut", *args],
+        cwd=REPO,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def all_results() -> dict[str, str]:
+    out = mutmut("results", "--all", "true").stdout
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        match = _RESULT.match(line)
+        if match:
+            found[match.group(1)] = match.group(2).strip()
+    return found
+
+
+def run_module(module: str, jobs: int, deadline: float) -> float:
+    started = time.monotonic()
+    remaining = deadline - started
+    if remaining <= 0:
+        return 0.0
+    try:
+        done = mutmut("run", "--max-children", str(jobs), module_glob(module), timeout=remaining)
+    except subprocess.TimeoutExpired:
+        print(f"  {module}: budget spent; the rest stays 'not checked'", flush=True)
+    else:
+        if done.returncode != 0:
+            print(done.stdout[-4000:], done.stderr[-4000:], sep="\n", file=sys.stderr)
+            raise SystemExit(f"mutmut run failed for {module} (exit {done.returncode})")
+    return time.monotonic() - started
+
+
+def summarize(module: str, results: dict[str, str], seconds: float) -> ModuleResult:
+    prefix = module_glob(module).removesuffix("*")
+    mine = {name: status for name, status in results.items() if name.startswith(prefix)}
+    counts = Counter(mine.values())
+    survivors = tuple(
+        sorted((n, s) for n, s in mine.items() if s not in KILLED and s not in NOT_RUN)
+    )
+    return ModuleResult(module, counts, survivors, seconds)
+
+
+def score(result: ModuleResult) -> str:
+    run = sum(n for status, n in result.counts.items() if status not in NOT_RUN)
+    killed = sum(result.counts[s] for s in KILLED)
+    return "-" if run == 0 else f"{100 * killed / run:.1f} %"
+
+
+def report(results: list[ModuleResult], equivalent: dict[str, str]) -> tuple[str, list[str]]:
+    lines = [
+        "| module | mutants | killed | survived | other | not run | score | seconds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    unexplained: list[str] = []
+    for r in results:
+        total = sum(r.counts.values())
+        killed = sum(r.counts[s] for s in KILLED)
+        survived = r.counts["survived"]
+        not_run = sum(r.counts[s] for s in NOT_RUN)
+        other = total - killed - survived - not_run
+        lines.append(
+            f"| `{r.module}` | {total} | {killed} | {survived} | {other} | {not_run} "
+            f"| {score(r)} | {r.seconds:.0f} |"
+        )
+    lines.append("")
+    for r in results:
+        for name, status in r.survivors:
+            why = equivalent.get(name)
+            if why is None:
+                unexplained.append(name)
+                lines.append(f"- UNEXPLAINED `{name}` ({status})")
+            else:
+                lines.append(f"- equivalent `{name}` ({status}): {why}")
+    return "\n".join(lines) + "\n", unexplained
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", default=list(MODULES), metavar="MODULE")
+    parser.add_argument(
+        "--budget", type=float, default=float(os.environ.get("MUTANTS_BUDGET", "3600"))
+    )
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in MODULES]
+    if unknown:
+        parser.error(f"not a security-critical module: {', '.join(unknown)}")
+    deadline = time.monotonic() + args.budget
+    seconds: dict[str, float] = {}
+    for module in args.modules:
+        print(f"mutants: {module}", flush=True)
+        seconds[module] = run_module(module, args.jobs, deadline)
+    results = all_results()
+    summaries = [summarize(m, results, seconds[m]) for m in args.modules]
+    text, unexplained = report(summaries, load_equivalent())
+    REPORT_FILE.parent.mkdir(exist_ok=True)
+    REPORT_FILE.write_text(text, encoding="utf-8")
+    print(text)
+    if unexplained:
+        print(f"{len(unexplained)} survivor(s) neither killed nor explained", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
