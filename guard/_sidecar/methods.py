@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import structlog
 
-from audit import AuditError
+from audit import AuditError, LogIntegrityError
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.ledger import SqliteLedger
@@ -156,6 +156,7 @@ class Sidecar(RpcServer):
         self._guard: Guard | None = None
         self._monitor: _VerifyOnly | None = None
         self._open_error: str | None = None
+        self._open_reason = "guard-open-failed"
         self._open_problem: tuple[str, str] | None = None
         self._sandbox: SandboxPlan | None = None
         try:
@@ -166,6 +167,10 @@ class Sidecar(RpcServer):
         except (GuardError, AuditError, OSError) as exc:
             # Keep serving: every call then gets a clear error and the shim fails closed.
             self._open_error = f"{type(exc).__name__}: {exc}"
+            # A log that does not verify is named as such: the guard refuses to extend it.
+            self._open_reason = (
+                "audit-integrity" if isinstance(exc, LogIntegrityError) else "guard-open-failed"
+            )
             self._open_problem = _open_problem(self.home, exc)
             _log.error("guard-open-failed", home=str(self.home), error=self._open_error)
         methods = {
@@ -207,7 +212,7 @@ class Sidecar(RpcServer):
             raise RpcFault(
                 RpcCode.GUARD_UNAVAILABLE,
                 "Guard unavailable",
-                "guard-open-failed",
+                self._open_reason,
                 home=str(self.home),
                 error=self._open_error,
                 **detail,

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO
 
 from pydantic import BaseModel, ValidationError
 
-from audit import AuditError
+from audit import AuditError, LogIntegrityError
 from guard._errors import BadInputError, GuardError, InvalidRequestFault, RpcFault
 from guard._logging import get_logger
 from guard._sidecar.framing import (
@@ -167,7 +167,8 @@ class RpcServer:
         except GuardError as exc:
             raise RpcFault(RpcCode.GUARD_ERROR, str(exc), "guard-error") from None
         except AuditError as exc:
-            raise RpcFault(RpcCode.AUDIT_ERROR, str(exc), "audit-error") from None
+            reason = "audit-integrity" if isinstance(exc, LogIntegrityError) else "audit-error"
+            raise RpcFault(RpcCode.AUDIT_ERROR, str(exc), reason) from None
         except PlanInputError as exc:
             raise RpcFault(
                 RpcCode.BAD_INPUT,

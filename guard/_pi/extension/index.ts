@@ -335,7 +335,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 
 	const failClosed = (ctx: ExtensionContext, call: Call, err: unknown): ToolCallEventResult => {
 		if (err instanceof RpcError) {
-			const what = err.reason === "guard-open-failed" ? "the guard cannot work" : "the guard refused to evaluate it";
+			const what = err.reason === "guard-open-failed" || err.reason === "audit-integrity" ? "the guard cannot work" : "the guard refused to evaluate it";
 			return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: ${what} (${err.message}). Nothing was run. [reason: ${err.reason}]`);
 		}
 		if (missedAudits.length < MAX_MISSED_AUDITS) missedAudits.push(call);

@@ -196,7 +196,8 @@ def test_verify_reports_a_tampered_log(home: Path, project: Path) -> None:
     log.write_bytes(log.read_bytes().replace(b"rm -rf build", b"rm -rf BUILD"))
     # The full guard refuses to open on a broken chain; the verify-only monitor reports it.
     (opened,) = run(home, rpc("audit.verify"))
-    assert error_of(opened) == (RpcCode.GUARD_UNAVAILABLE, "guard-open-failed")
+    # Named for what it is: the guard refuses to extend a log that does not verify.
+    assert error_of(opened) == (RpcCode.GUARD_UNAVAILABLE, "audit-integrity")
     (reply,) = run(home, rpc("audit.verify"), verify_only=True)
     assert reply["result"]["decision"] != "intact"
     assert reply["result"]["reasons"]
