@@ -26,7 +26,7 @@ RECORDS = 6  # log.created + 5 appended
 @pytest.fixture
 def log(tmp_path: Path) -> Path:
     path = tmp_path / "audit.jsonl"
-    with AuditLog.open(path, SIGNER) as opened:
+    with AuditLog.open(path, SIGNER, keyring(SIGNER)) as opened:
         for i in range(RECORDS - 1):
             opened.append("tool.executed", executed(f"call-{i}", f"cmd {i}"))
     assert len(path.read_bytes().splitlines()) == RECORDS
