@@ -296,7 +296,9 @@ class Sidecar(RpcServer):
                 tool_call_id=p.tool_call_id,
                 origin="runtime-ui-confirm",
             )
-            reason = block_reason_for("blocked-by-policy", evaluation, p.tool_name)
+            reason = block_reason_for(
+                "blocked-by-policy", evaluation, p.tool_name, tool_input=p.input
+            )
             reply = EvaluateReply(
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
@@ -310,7 +312,7 @@ class Sidecar(RpcServer):
                 origin="runtime-ui-confirm",
                 decline_reason="no-ui",
             )
-            reason = block_reason_for("no-ui", evaluation, p.tool_name)
+            reason = block_reason_for("no-ui", evaluation, p.tool_name, tool_input=p.input)
             reply = EvaluateReply(
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
@@ -320,6 +322,7 @@ class Sidecar(RpcServer):
                 p.tool_name,
                 ttl_seconds=p.ttl_seconds,
                 confirm_timeout_ms=p.confirm_timeout_ms,
+                tool_input=p.input,
             )
             reply = EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
         return reply.model_dump(mode="json")
@@ -358,6 +361,7 @@ class Sidecar(RpcServer):
             p.tool_name,
             confirm_timeout_ms=p.confirm_timeout_ms,
             operator_reason=operator_reason_text(p.operator_reason),
+            tool_input=p.input,
         )
         return DeclinedReply(record=result, block_reason=reason).model_dump(mode="json")
 

@@ -5,11 +5,13 @@ The shim shows these verbatim; no wording is decided in TypeScript.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from guard._evidence.models import Evaluation
 from guard._guard import DeclineReason
 from guard._sandbox.model import SandboxPlan
+from guard._sidecar.escape import command_line, listing, one_line
 from guard._sidecar.wire import Dialog, DialogChoices, PlannerTool
 
 __all__ = [
@@ -28,49 +30,102 @@ __all__ = [
 PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
 
 
+# Budgets: one value's line (head and tail kept beyond it), the command, list lengths.
+VALUE_LIMIT = 240
+COMMAND_LIMIT = 240
+MAX_TARGETS = 12
+MAX_REASONS = 12
+_TOOL_LIMIT = 64
+_PLAN_LIMIT = 2000
+
+
 def _seconds(ms: int) -> str:
     return f"{ms / 1000:g} s"
 
 
-def _action_lines(evaluation: Evaluation, tool_name: str) -> list[str]:
+def _tool(tool_name: str) -> str:
+    return one_line(tool_name, _TOOL_LIMIT)
+
+
+def _command(tool_input: Mapping[str, Any] | None) -> str | None:
+    command = tool_input.get("command") if tool_input is not None else None
+    return command if isinstance(command, str) else None
+
+
+def _preview(evaluation: Evaluation, tool_input: Mapping[str, Any] | None) -> str | None:
+    """The command, whole (head and tail around a count when long), secrets redacted.
+
+    Without the tool input (older callers) the evaluation's short preview stands in;
+    a file tool's preview is its path, already shown on its own line.
+    """
+    command = _command(tool_input)
+    if command is not None:
+        return command_line(command, COMMAND_LIMIT) if command.strip() else None
     fp = evaluation.fingerprint
-    lines = [f"Tool:     {tool_name}", f"Kind:     {evaluation.action_kind}"]
+    if not evaluation.preview or (fp is not None and fp.path is not None):
+        return None
+    return command_line(evaluation.preview, COMMAND_LIMIT)
+
+
+def _action_lines(
+    evaluation: Evaluation, tool_name: str, tool_input: Mapping[str, Any] | None
+) -> list[str]:
+    fp = evaluation.fingerprint
+    lines = [f"Tool:     {_tool(tool_name)}", f"Kind:     {one_line(evaluation.action_kind)}"]
     if fp is not None and fp.path is not None:
-        lines.append(f"Path:     {fp.path}")
+        lines.append(f"Path:     {one_line(fp.path, VALUE_LIMIT)}")
     if fp is not None and fp.scope is not None:
-        lines.append(f"Scope:    {fp.scope}")
+        lines.append(f"Scope:    {one_line(fp.scope, VALUE_LIMIT)}")
     if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
-        lines.append("Targets:  " + ", ".join(evaluation.targets))
-    if evaluation.preview and (fp is None or evaluation.preview != fp.path):
-        lines.append(f"Preview:  {evaluation.preview}")
+        targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
+        lines.append(f"Targets:  {targets}")
+    preview = _preview(evaluation, tool_input)
+    if preview:
+        lines.append(f"Preview:  {preview}")
     if fp is not None:
-        lines.append(f"Payload:  {fp.payload_hash[:23]}… (hash of the exact tool input)")
+        payload = one_line(fp.payload_hash[:23])
+        lines.append(f"Payload:  {payload}… (hash of the exact tool input)")
+    if evaluation.rule_ids:
+        lines.append(f"Rules:    {listing(evaluation.rule_ids, max_items=MAX_REASONS)}")
     if evaluation.reasons:
-        lines.append("Why:      " + "; ".join(evaluation.reasons))
+        reasons = listing(evaluation.reasons, max_items=MAX_REASONS, limit=VALUE_LIMIT, sep="; ")
+        lines.append(f"Why:      {reasons}")
     return lines
 
 
 def dialog_for(
-    evaluation: Evaluation, tool_name: str, *, ttl_seconds: int, confirm_timeout_ms: int
+    evaluation: Evaluation,
+    tool_name: str,
+    *,
+    ttl_seconds: int,
+    confirm_timeout_ms: int,
+    tool_input: Mapping[str, Any] | None = None,
 ) -> Dialog:
-    """The confirm dialog: tool, normalized path, command preview, payload hash prefix, expiry."""
-    lines = _action_lines(evaluation, tool_name)
+    """The confirm dialog: tool, normalized path, targets, the command, payload hash prefix,
+    every rule and reason, expiry.
+
+    Every interpolated value is one escaped line (:mod:`guard._sidecar.escape`), so nothing
+    in a path or a command can add, hide or reorder a line; ``tool_input`` gives the whole
+    command (its head and tail are shown), not the evaluation's short preview.
+    """
+    lines = _action_lines(evaluation, tool_name, tool_input)
     lines += [
         f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
         f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
         "No is preselected: Enter alone declines. Yes records signed, report-only evidence"
         " and lets this one call run; it authorizes nothing else.",
     ]
-    title = f"operator-guard: allow {evaluation.action_kind} {tool_name}?"
+    tool = _tool(tool_name)
+    title = f"operator-guard: allow {one_line(evaluation.action_kind)} {tool}?"
     return Dialog(
         title=title,
         message="\n".join(lines),
         choices=DialogChoices(
             no="No",
             no_with_reason="No, and tell the agent why…",
-            yes=f"Yes, run this {tool_name} call once",
+            yes=f"Yes, run this {tool} call once",
         ),
-        reason_title=f"operator-guard: why not? (the agent reads this; {tool_name} stays blocked)",
+        reason_title=f"operator-guard: why not? (the agent reads this; {tool} stays blocked)",
         reason_placeholder="e.g. use git clean -n first",
     )
 
@@ -82,11 +137,13 @@ def block_reason_for(
     *,
     confirm_timeout_ms: int = 60_000,
     operator_reason: str | None = None,
+    tool_input: Mapping[str, Any] | None = None,
 ) -> str:
     """The text pi returns as the blocked tool result (the model and the operator read it).
 
     ``operator_reason`` (already cleaned by :func:`guard._guard.operator_reason_text`) is
-    quoted after a decline.
+    quoted after a decline. One line; every interpolated value escaped; every distinct
+    target and reason named (up to a count).
     """
     what = {
         "declined": "the operator declined it",
@@ -97,14 +154,22 @@ def block_reason_for(
         "blocked-by-policy": "the policy blocks it outright",
     }[reason]
     if reason == "declined" and operator_reason:
-        what += f', saying: "{operator_reason}"'
-    target = evaluation.fingerprint.path if evaluation.fingerprint else None
-    detail = f" Target: {target}." if target else ""
-    shown = evaluation.preview and evaluation.preview != target
-    preview = f" Preview: {evaluation.preview}." if shown else ""
+        what += f', saying: "{one_line(operator_reason, VALUE_LIMIT)}"'
+    fp = evaluation.fingerprint
+    target = fp.path if fp is not None else None
+    detail = f" Target: {one_line(target, VALUE_LIMIT)}." if target else ""
+    if evaluation.targets and list(evaluation.targets) != [target]:
+        targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
+        detail += f" Targets: {targets}."
+    preview = _preview(evaluation, tool_input)
+    shown = f" Preview: {preview}." if preview else ""
+    why = ""
+    if evaluation.reasons:
+        reasons = listing(evaluation.reasons, max_items=MAX_REASONS, limit=VALUE_LIMIT, sep="; ")
+        why = f" Why: {reasons}."
     return (
-        f"operator-guard blocked this {evaluation.action_kind} {tool_name} call: {what}."
-        f" Nothing was run.{detail}{preview} [reason: {reason}]"
+        f"operator-guard blocked this {one_line(evaluation.action_kind)} {_tool(tool_name)}"
+        f" call: {what}. Nothing was run.{detail}{shown}{why} [reason: {one_line(reason)}]"
     )
 
 
@@ -116,21 +181,26 @@ def status_on(pid: int, sandbox: str | None = None) -> str:
     sandbox is planned, its state (``sandboxed``, ``unsandboxed``, ``sandbox unavailable``)."""
     if sandbox is None:
         return f"operator-guard on (sidecar pid {pid})"
-    shown = "sandbox unavailable" if sandbox == "unavailable" else sandbox
+    shown = "sandbox unavailable" if sandbox == "unavailable" else one_line(sandbox)
     return f"operator-guard on (sidecar pid {pid}, {shown})"
 
 
 # -- the sandbox ------------------------------------------------------------------------------
 
 
+def _plan_text(text: object) -> str:
+    return one_line(text, _PLAN_LIMIT)
+
+
 def sandbox_notice(plan: SandboxPlan) -> str | None:
     """What the operator is told at session start; nothing when the sandbox holds."""
+    message = _plan_text(plan.message)
     if plan.state == "unsandboxed":
-        return f"operator-guard: the agent's bash commands run UNSANDBOXED ({plan.message})"
+        return f"operator-guard: the agent's bash commands run UNSANDBOXED ({message})"
     if plan.state == "unavailable":
         return (
             f"operator-guard: the agent's bash is blocked: the OS sandbox cannot start"
-            f" ({plan.reason}: {plan.message}) [reason: sandbox-unavailable]"
+            f" ({_plan_text(plan.reason)}: {message}) [reason: sandbox-unavailable]"
         )
     return None
 
@@ -141,7 +211,8 @@ def sandbox_block_reason(plan: SandboxPlan) -> str | None:
         return None
     return (
         f"operator-guard blocked this bash call: the OS sandbox the agent's commands run in"
-        f" cannot start here ({plan.reason}: {plan.message}). Nothing was run."
+        f" cannot start here ({_plan_text(plan.reason)}: {_plan_text(plan.message)})."
+        " Nothing was run."
         " [reason: sandbox-unavailable]"
     )
 
@@ -150,14 +221,18 @@ def sandbox_line(plan: SandboxPlan | None) -> str:
     """The ``sandbox:`` line of ``/guard``."""
     if plan is None:
         return "not planned yet (no session started in this sidecar)"
+    message = _plan_text(plan.message)
     if plan.state == "sandboxed":
-        return f"sandboxed: {plan.message}"
-    return f"{plan.state} [{plan.reason}]: {plan.message}"
+        return f"sandboxed: {message}"
+    return f"{_plan_text(plan.state)} [{_plan_text(plan.reason)}]: {message}"
 
 
 def status_home_unusable(path: str, problem: str) -> str:
     """The footer when the sidecar runs but cannot open the home (every risky call blocks)."""
-    return f"operator-guard home unusable ({path}: {problem})"
+    return (
+        f"operator-guard home unusable ({one_line(path, VALUE_LIMIT)}:"
+        f" {one_line(problem, VALUE_LIMIT)})"
+    )
 
 
 def runtime_note(has_ui: bool) -> str:
