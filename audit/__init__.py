@@ -63,6 +63,7 @@ from audit._report import (
     GapReason,
     ReportRow,
     ReportSummary,
+    StoppedRow,
     build_report,
     render_report,
 )
@@ -160,6 +161,7 @@ __all__ = [
     "Sha256",
     "Signature",
     "SignerError",
+    "StoppedRow",
     "ToolExecutedData",
     "UnknownEventError",
     "UsageError",

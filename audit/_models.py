@@ -68,6 +68,7 @@ MAX_OPERATOR_REASON_CHARS = 200
 OperatorReason = Annotated[str, Field(min_length=1, max_length=MAX_OPERATOR_REASON_CHARS)]
 Reason = Annotated[str, Field(min_length=1, max_length=512)]
 Reasons = Annotated[list[Reason], Field(max_length=64)]
+SpoolId = Annotated[str, Field(pattern=r"^spool_[A-Za-z0-9_-]{16,64}$")]
 
 
 class _Wire(BaseModel):
@@ -210,7 +211,19 @@ class ConfirmationRecordedData(ConfirmationRequestedData):
 class ConfirmationDeclinedData(_Wire):
     """No evidence was minted for the action, and why."""
 
-    reason: Literal["declined", "timeout", "no-ui", "sidecar-unavailable", "blocked-by-policy"]
+    reason: Literal[
+        "declined",
+        "timeout",
+        "no-ui",
+        "sidecar-unavailable",
+        "blocked-by-policy",
+        "confirmed-unrecorded",
+    ] = Field(
+        description=(
+            "``confirmed-unrecorded``: the operator said yes but the sidecar died before it "
+            "could record evidence; the call was blocked (fail closed)."
+        )
+    )
     action_kind: ActionKind
     tool_name: ToolName
     path: PathText | None = None
@@ -224,6 +237,19 @@ class ConfirmationDeclinedData(_Wire):
             'What the operator typed when declining ("No, with a reason"): one line, '
             "secret-redacted, at most 200 characters."
         ),
+    )
+    delivered_late: Literal[True] | None = Field(
+        default=None,
+        description=(
+            "The shim could not deliver this event when it happened (the sidecar was down) and "
+            "kept it in its spool; a later sidecar appended it (``audit.replay``)."
+        ),
+    )
+    spool_id: SpoolId | None = Field(
+        default=None, description="the spooled event's unique id (a replay skips ids it logged)"
+    )
+    occurred_at_iso: IsoMillis | None = Field(
+        default=None, description="when the event happened, by the shim's clock (late events)"
     )
 
 
@@ -267,6 +293,19 @@ class ToolExecutedData(_Wire):
     scope: PathText | None = None
     evidence_id: AnyEvidenceId | None = None
     preview: Preview | None = None
+    delivered_late: Literal[True] | None = Field(
+        default=None,
+        description=(
+            "The shim could not deliver this event when it happened (the sidecar was down) and "
+            "kept it in its spool; a later sidecar appended it (``audit.replay``)."
+        ),
+    )
+    spool_id: SpoolId | None = Field(
+        default=None, description="the spooled event's unique id (a replay skips ids it logged)"
+    )
+    occurred_at_iso: IsoMillis | None = Field(
+        default=None, description="when the event happened, by the shim's clock (late events)"
+    )
 
 
 class PlannerReportedData(_Wire):

@@ -13,6 +13,14 @@ only records *before* it count:
   another fingerprint), ``evidence-rejected`` (an ``evidence.rejected`` for it),
   ``evidence-declined`` (a ``confirmation.declined`` for it), ``no-evidence``.
 
+Calls that did not run are counted too, so an auditor sees everything the operator was
+asked and what happened: every ``confirmation.declined`` is a row of ``stopped`` (the
+operator said no or did not answer: ``declined``, ``timeout``; or the guard blocked it:
+``no-ui``, ``sidecar-unavailable``, ``blocked-by-policy``, ``confirmed-unrecorded``), with
+``deliveredLate`` when the shim delivered it after a sidecar restart. The summary counts
+``confirmations`` (``confirmation.recorded``), ``declined`` and ``blocked`` apart from the
+executions; stopped calls never make a gap.
+
 A declined or rejected record without a ``toolCallId`` counts for the first later
 execution with its fingerprint. The report is report-only: it authorizes nothing.
 
@@ -51,6 +59,7 @@ __all__ = [
     "GapReason",
     "ReportRow",
     "ReportSummary",
+    "StoppedRow",
     "build_report",
     "render_report",
 ]
@@ -96,6 +105,29 @@ class ReportRow(_Wire):
     source: str | None = None
 
 
+OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
+"""Reasons of a ``confirmation.declined`` that are the operator's answer; the rest are blocks."""
+
+
+class StoppedRow(_Wire):
+    """One call that did not run: a ``confirmation.declined`` record (see the docstring).
+
+    ``outcome``: ``declined`` (the operator's No or no answer) or ``blocked`` (the guard).
+    """
+
+    seq: int
+    ts: str
+    tool_call_id: str | None
+    tool_name: str
+    action_kind: ActionKind
+    path: str | None
+    payload_hash: str
+    outcome: Literal["declined", "blocked"]
+    reason: str
+    delivered_late: bool
+    occurred_at_iso: str | None
+
+
 class ExternalSource(_Wire):
     """A place outside the log that was searched for executions (``kind``, ``location``):
     how many ``files`` it read, how many destructive/protected ``executions`` it saw, how
@@ -117,6 +149,11 @@ class ReportSummary(_Wire):
     gaps_by_reason: dict[str, int]
     consumed: int
     not_consumed: int
+    confirmations: int = 0
+    declined: int = 0
+    blocked: int = 0
+    blocked_by_reason: dict[str, int] = {}
+    delivered_late: int = 0
 
 
 class AuditReport(_Wire):
@@ -126,6 +163,7 @@ class AuditReport(_Wire):
     summary: ReportSummary
     rows: tuple[ReportRow, ...]
     external: tuple[ExternalSource, ...] = ()
+    stopped: tuple[StoppedRow, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -190,10 +228,14 @@ def build_report(
     declined_unbound: list[_Fingerprint] = []
     rejected_unbound: list[_Fingerprint] = []
     rows: list[ReportRow] = []
+    stopped: list[StoppedRow] = []
+    confirmations = 0
+    late = 0
 
     for record in relevant:
         if record.event == "confirmation.recorded":
             rec = _typed(record, ConfirmationRecordedData)
+            confirmations += 1
             item = _Recorded(rec.evidence_id, _fingerprint(rec))
             if rec.tool_call_id is None:
                 unbound.append(item)
@@ -201,6 +243,7 @@ def build_report(
                 by_call.setdefault(rec.tool_call_id, []).append(item)
         elif record.event == "confirmation.declined":
             dec = _typed(record, ConfirmationDeclinedData)
+            stopped.append(_stopped(record, dec))
             if dec.tool_call_id is None:
                 declined_unbound.append(_fingerprint(dec))
             else:
@@ -213,6 +256,7 @@ def build_report(
                 rejected_calls.add(rej.tool_call_id)
         elif record.event == "tool.executed":
             run = _typed(record, ToolExecutedData)
+            late += bool(run.delivered_late)
             if run.action_kind == "local-safe":
                 continue
             rows.append(
@@ -243,12 +287,41 @@ def build_report(
         gaps_by_reason=gaps_by_reason,
         consumed=sum(1 for r in rows if r.consumption == "consumed"),
         not_consumed=sum(1 for r in rows if r.consumption == "not-consumed"),
+        confirmations=confirmations,
+        declined=sum(1 for r in stopped if r.outcome == "declined"),
+        blocked=sum(1 for r in stopped if r.outcome == "blocked"),
+        blocked_by_reason=_count(r.reason for r in stopped if r.outcome == "blocked"),
+        delivered_late=late + sum(1 for r in stopped if r.delivered_late),
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
         summary=summary,
         rows=tuple(rows),
         external=tuple(external_sources),
+        stopped=tuple(stopped),
+    )
+
+
+def _count(reasons: Iterable[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _stopped(record: AuditRecord, dec: ConfirmationDeclinedData) -> StoppedRow:
+    return StoppedRow(
+        seq=record.seq,
+        ts=record.ts,
+        tool_call_id=dec.tool_call_id,
+        tool_name=dec.tool_name,
+        action_kind=dec.action_kind,
+        path=dec.path,
+        payload_hash=dec.payload_hash,
+        outcome="declined" if dec.reason in OPERATOR_DECLINES else "blocked",
+        reason=dec.reason,
+        delivered_late=bool(dec.delivered_late),
+        occurred_at_iso=dec.occurred_at_iso,
     )
 
 
@@ -328,6 +401,12 @@ def render_report(report: AuditReport) -> str:
         f"  audit gaps: {s.audit_gaps}",
     ]
     lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
+    lines.append(f"  confirmed by the operator: {s.confirmations}")
+    lines.append(f"  declined by the operator (did not run): {s.declined}")
+    lines.append(f"  blocked by the guard (did not run): {s.blocked}")
+    lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
+    if s.delivered_late:
+        lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
     lines.extend(
         f"  also searched {x.kind} in {x.location}: {x.files} files,"
         f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"
@@ -369,4 +448,23 @@ def render_report(report: AuditReport) -> str:
         *(["SOURCE"] if external else []),
     ]
     table = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
-    return "\n".join(lines) + "\n\n" + table
+    text = "\n".join(lines) + "\n\n" + table
+    if report.stopped:
+        stopped = [
+            [
+                str(r.seq),
+                r.ts,
+                r.tool_name,
+                r.tool_call_id or "-",
+                r.action_kind,
+                r.outcome,
+                r.reason,
+                f"yes ({r.occurred_at_iso})" if r.delivered_late else "no",
+                short_hash(r.payload_hash),
+                r.path or "-",
+            ]
+            for r in report.stopped
+        ]
+        headers = ["SEQ", "TIME", "TOOL", "CALL", "KIND", "OUTCOME", "REASON", "LATE"]
+        text += "\ncalls that did not run:\n" + render_table([*headers, "PAYLOAD", "PATH"], stopped)
+    return text

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -21,13 +22,17 @@ from typing import Any, Literal
 from audit import (
     MAX_OPERATOR_REASON_CHARS,
     AuditLog,
+    LogIntegrityError,
     Origin,
     VerifyResult,
+    parse_iso,
     redact_preview,
     shorten,
     utc_now,
     verify_log,
 )
+from audit._chain import check_body, lines_backward, open_snapshot
+from audit._errors import LineFault
 from guard._errors import BadInputError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
 from guard._evidence.envelope import mint_envelope
@@ -53,11 +58,20 @@ from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
 from planning import PLANNERS, PlanResult
 
-__all__ = ["AUDIT_LOG_FILE", "LEDGER_FILE", "DeclineReason", "Guard", "operator_reason_text"]
+__all__ = [
+    "AUDIT_LOG_FILE",
+    "LEDGER_FILE",
+    "DeclineReason",
+    "Guard",
+    "LateDeclineReason",
+    "operator_reason_text",
+]
 
 AUDIT_LOG_FILE = "audit.jsonl"
 LEDGER_FILE = "ledger.sqlite3"
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
+# A late decline may also be a yes the sidecar died before recording: the call was blocked.
+LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded"]
 
 
 def operator_reason_text(reason: str | None) -> str | None:
@@ -410,8 +424,14 @@ class Guard:
         cwd: str | os.PathLike[str],
         is_error: bool,
         evidence_id: str | None = None,
+        *,
+        late: Mapping[str, Any] | None = None,
     ) -> None:
-        """Audit that a call ran, with the payload hash of the input *as executed*."""
+        """Audit that a call ran, with the payload hash of the input *as executed*.
+
+        ``late``: ``deliveredLate``, ``spoolId`` and ``occurredAtIso`` of a result the
+        shim kept in its spool while the sidecar was down.
+        """
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fields: dict[str, Any] = {
             "toolCallId": tool_call_id,
@@ -424,7 +444,71 @@ class Guard:
             fields.update(_fingerprint_fields(evaluation.fingerprint))
         if evidence_id is not None:
             fields["evidenceId"] = evidence_id
-        self.audit.append("tool.executed", fields)
+        self.audit.append("tool.executed", {**fields, **(late or {})})
+
+    # -- late delivery (the shim's spool) -----------------------------------
+
+    def logged_spool_ids(self, since: datetime) -> set[str]:
+        """``spoolId`` of every record appended at or after ``since`` (read backwards).
+
+        A late event is appended after it happened, so records older than it cannot hold
+        its id. A line that does not check is an integrity error: nothing is appended then.
+        """
+        found: set[str] = set()
+        stream, size, _ = open_snapshot(self.audit.path, with_head=False)
+        with stream:
+            for _offset, line in lines_backward(stream.fileno(), size):
+                if not line.endswith(b"\n"):
+                    continue  # a torn final line
+                try:
+                    rec = check_body(line[:-1])
+                except LineFault as fault:
+                    raise LogIntegrityError(self.audit.path, fault.kind, fault.detail) from None
+                if parse_iso(rec["ts"], "ts") < since:
+                    break
+                data = rec["data"]
+                spool_id = data.get("spoolId") if isinstance(data, dict) else None
+                if isinstance(spool_id, str):
+                    found.add(spool_id)
+        return found
+
+    def declined_late(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        reason: LateDeclineReason,
+        late: Mapping[str, Any],
+        tool_call_id: str | None = None,
+        operator_reason: str | None = None,
+    ) -> bool:
+        """Append a ``confirmation.declined`` the shim could not deliver when it happened.
+
+        ``late`` holds ``deliveredLate``, ``spoolId`` and ``occurredAtIso``. The call is
+        classified now (the fingerprint is computed here, never taken from the shim); a
+        call the policy now allows has no fingerprint and is not appended (returns False).
+        """
+        _check_tool_call_id(tool_call_id)
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        fp = evaluation.fingerprint
+        if fp is None:
+            return False
+        preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
+        call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        said = operator_reason_text(operator_reason)
+        self.audit.append(
+            "confirmation.declined",
+            {
+                "reason": reason,
+                **_fingerprint_fields(fp),
+                **call,
+                **preview,
+                **({"operatorReason": said} if said else {}),
+                **late,
+            },
+        )
+        return True
 
     # -- sessions ---------------------------------------------------------
 

@@ -77,6 +77,7 @@ AUDIT = [
     "Sha256",
     "Signature",
     "SignerError",
+    "StoppedRow",
     "ToolExecutedData",
     "UnknownEventError",
     "UsageError",

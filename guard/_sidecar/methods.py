@@ -13,12 +13,14 @@ import contextlib
 import os
 import time
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import structlog
+from pydantic import TypeAdapter, ValidationError
 
-from audit import AuditError, LogIntegrityError
+from audit import AuditError, LogIntegrityError, parse_iso, utc_now
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.ledger import SqliteLedger
@@ -63,8 +65,13 @@ from guard._sidecar.wire import (
     NoParams,
     PlanParams,
     RecordParams,
+    ReplayParams,
+    ReplayRejected,
+    ReplayReply,
     SandboxPlanParams,
     SandboxPlanReply,
+    SpooledDecline,
+    SpooledEvent,
     ToolExecutedParams,
     VerifyParams,
 )
@@ -86,6 +93,9 @@ __all__ = [
 ]
 
 PROTOCOL = "pi-operator-guard/sidecar/v1"
+# A spooled event's time may run ahead of this clock by at most this much (same machine).
+REPLAY_SKEW = timedelta(minutes=10)
+_SPOOLED: TypeAdapter[SpooledEvent] = TypeAdapter(SpooledEvent)
 _log = get_logger("guard.sidecar")
 
 
@@ -184,6 +194,7 @@ class Sidecar(RpcServer):
             "consume": Method(ConsumeParams, self._consume, True),
             "plan": Method(PlanParams, self._plan, False),
             "audit.toolExecuted": Method(ToolExecutedParams, self._tool_executed, False),
+            "audit.replay": Method(ReplayParams, self._replay, False),
             "audit.verify": Method(VerifyParams, self._verify, True),
             "sandbox.plan": Method(SandboxPlanParams, self._sandbox_plan, False),
         }
@@ -424,6 +435,71 @@ class Sidecar(RpcServer):
             p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
         )
         return {"audited": True}
+
+    def _replay(self, p: ReplayParams) -> dict[str, Any]:
+        """Append the events the shim spooled while no sidecar could take them, marked late.
+
+        Each event is validated on its own; an id already in the log (searched back to the
+        earliest event's time) is skipped, so a replay that is repeated (the shim died
+        before truncating its spool, two pi processes share one spool) logs nothing twice.
+        """
+        guard = self._need_guard()
+        reply = ReplayReply(delivered=[], duplicates=[], skipped=[], rejected=[])
+        now = utc_now()
+        valid: list[SpooledEvent] = []
+        for raw in p.events:
+            raw_id = raw.get("id") if isinstance(raw, dict) else None
+            shown_id = raw_id[:80] if isinstance(raw_id, str) else None
+            try:
+                event = _SPOOLED.validate_python(raw)
+            except ValidationError as exc:
+                where = ".".join(str(x) for x in exc.errors()[0]["loc"]) or "event"
+                reply.rejected.append(ReplayRejected(id=shown_id, reason=f"invalid: {where}"))
+                continue
+            if parse_iso(event.at, "at") > now + REPLAY_SKEW:
+                reply.rejected.append(ReplayRejected(id=event.id, reason="in-the-future"))
+                continue
+            valid.append(event)
+        if not valid:
+            return reply.model_dump(mode="json")
+        since = min(parse_iso(e.at, "at") for e in valid) - REPLAY_SKEW
+        seen = guard.logged_spool_ids(since)
+        for event in valid:
+            if event.id in seen:
+                reply.duplicates.append(event.id)
+                continue
+            seen.add(event.id)
+            late = {"deliveredLate": True, "spoolId": event.id, "occurredAtIso": event.at}
+            if isinstance(event, SpooledDecline):
+                appended = guard.declined_late(
+                    event.tool_name,
+                    event.input,
+                    event.cwd,
+                    reason=event.reason,
+                    late=late,
+                    tool_call_id=event.tool_call_id,
+                    operator_reason=event.operator_reason,
+                )
+                (reply.delivered if appended else reply.skipped).append(event.id)
+            else:
+                guard.tool_executed(
+                    event.tool_call_id,
+                    event.tool_name,
+                    event.input,
+                    event.cwd,
+                    event.is_error,
+                    event.evidence_id,
+                    late=late,
+                )
+                reply.delivered.append(event.id)
+        _log.info(
+            "audit-replay",
+            delivered=len(reply.delivered),
+            duplicates=len(reply.duplicates),
+            skipped=len(reply.skipped),
+            rejected=len(reply.rejected),
+        )
+        return reply.model_dump(mode="json")
 
     def _sandbox_plan(self, p: SandboxPlanParams) -> dict[str, Any]:
         """The OS sandbox for the session in ``cwd``: what the shim's bash spawn hook applies.

@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from audit import WIRE_CONFIG
+from audit import WIRE_CONFIG, IsoMillis
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
-from guard._guard import DeclineReason
+from guard._guard import DeclineReason, LateDeclineReason
 from guard._sandbox.model import SandboxPlan
 
 __all__ = [
@@ -28,9 +28,15 @@ __all__ = [
     "PlanParams",
     "PlannerTool",
     "RecordParams",
+    "ReplayParams",
+    "ReplayRejected",
+    "ReplayReply",
     "RuntimeFacts",
     "SandboxPlanParams",
     "SandboxPlanReply",
+    "SpooledDecline",
+    "SpooledEvent",
+    "SpooledExecuted",
     "ToolExecutedParams",
     "VerifyParams",
 ]
@@ -100,6 +106,65 @@ class ToolExecutedParams(CallParams):
     tool_call_id: str = Field(min_length=1, max_length=256)
     is_error: bool
     evidence_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+# -- audit.replay: events the shim kept in its spool while no sidecar could take them --------
+
+MAX_REPLAY_EVENTS = 1000
+SpoolId = Annotated[str, Field(pattern=r"^spool_[A-Za-z0-9_-]{16,64}$")]
+
+
+class _Spooled(CallParams):
+    """One spooled event: ``id`` is unique (a replay skips ids already logged), ``at`` is
+    when it happened by the shim's clock."""
+
+    id: SpoolId
+    at: IsoMillis
+
+
+class SpooledDecline(_Spooled):
+    """A call that was blocked while the sidecar was down (``sidecar-unavailable``), an
+    answer whose ``audit.declined`` never returned, or a yes whose ``record`` never
+    returned (``confirmed-unrecorded``: no evidence, the call was blocked)."""
+
+    kind: Literal["declined"]
+    reason: LateDeclineReason
+    operator_reason: OperatorReasonText | None = None
+
+
+class SpooledExecuted(_Spooled):
+    """A tool result whose ``audit.toolExecuted`` never returned."""
+
+    kind: Literal["executed"]
+    tool_call_id: str = Field(min_length=1, max_length=256)
+    is_error: bool
+    evidence_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+SpooledEvent = Annotated[SpooledDecline | SpooledExecuted, Field(discriminator="kind")]
+
+
+class ReplayParams(_Wire):
+    """``events``: the spool's lines as the shim read them; each is validated on its own
+    (:data:`SpooledEvent`), so one bad line does not hold back the others."""
+
+    events: list[Any] = Field(max_length=MAX_REPLAY_EVENTS)
+
+
+class ReplayRejected(_Wire):
+    id: str | None
+    reason: str
+
+
+class ReplayReply(_Wire):
+    """Every event is in exactly one list: ``delivered`` (appended, marked ``deliveredLate``),
+    ``duplicates`` (its id was already logged), ``skipped`` (the policy now allows the call:
+    nothing to record) or ``rejected`` (invalid: it never will be). The shim may drop all."""
+
+    delivered: list[str]
+    duplicates: list[str]
+    skipped: list[str]
+    rejected: list[ReplayRejected]
 
 
 class RuntimeFacts(_Wire):

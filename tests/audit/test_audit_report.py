@@ -233,3 +233,53 @@ def test_a_record_that_does_not_fit_its_model_is_an_error(
     with pytest.raises(RecordDataError) as err:
         build_report([record])
     assert err.value.seq == 3
+
+
+def test_calls_that_did_not_run_are_counted_and_listed(tmp_path: Path, signer: FixedSigner) -> None:
+    late = {
+        "deliveredLate": True,
+        "spoolId": "spool_" + "0" * 16,
+        "occurredAtIso": "2026-01-02T03:04:05.678Z",
+    }
+    report = _report(
+        tmp_path,
+        signer,
+        [
+            ("confirmation.recorded", recorded(E1, "c1")),
+            ("tool.executed", executed("c1", evidence_id=E1)),
+            ("confirmation.declined", declined("c2")),
+            ("confirmation.declined", declined("c3", reason="timeout")),
+            ("confirmation.declined", declined("c4", reason="blocked-by-policy")),
+            ("confirmation.declined", declined("c5", reason="no-ui")),
+            ("confirmation.declined", {**declined("c6", reason="confirmed-unrecorded"), **late}),
+            ("confirmation.declined", {**declined("c7", reason="sidecar-unavailable"), **late}),
+        ],
+    )
+    s = report.summary
+    assert (s.executions, s.confirmations, s.declined, s.blocked) == (1, 1, 2, 4)
+    assert s.blocked_by_reason == {
+        "blocked-by-policy": 1,
+        "confirmed-unrecorded": 1,
+        "no-ui": 1,
+        "sidecar-unavailable": 1,
+    }
+    assert s.delivered_late == 2
+    assert report.decision == "no-gaps"  # a call that did not run is no gap
+    assert [(r.tool_call_id, r.outcome, r.delivered_late) for r in report.stopped] == [
+        ("c2", "declined", False),
+        ("c3", "declined", False),
+        ("c4", "blocked", False),
+        ("c5", "blocked", False),
+        ("c6", "blocked", True),
+        ("c7", "blocked", True),
+    ]
+    text = render_report(report)
+    assert "declined by the operator (did not run): 2" in text
+    assert "blocked by the guard (did not run): 4" in text
+    assert "confirmed-unrecorded: 1" in text
+    assert "delivered late (after a sidecar restart): 2" in text
+    assert "calls that did not run:" in text
+    assert "yes (2026-01-02T03:04:05.678Z)" in text
+    dumped = json.loads(report.model_dump_json(by_alias=True))
+    assert dumped["summary"]["blockedByReason"]["no-ui"] == 1
+    assert dumped["stopped"][4]["deliveredLate"] is True

@@ -172,6 +172,7 @@ def test_a_double_install_guards_once_and_says_so_once(world: World) -> None:
     assert "operator-guard status" in status["message"]  # /guard is a command, not a prompt
     assert len(world.envelopes()) == 2
     assert len(world.audit("confirmation.recorded")) == 2
+    assert world.audit("confirmation.declined") == []  # one guard: no second answer logged
 
 
 @pytest.mark.parametrize("scenario", ["plan-empty", "plan-guard-owned"])

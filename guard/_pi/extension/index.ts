@@ -13,11 +13,14 @@
  * the shim only prepends the prefix it got); no plan, or a sandbox that cannot start, and bash
  * fails closed. The operator's own `!` commands are not the agent's and stay unsandboxed. That
  * one function is the shim's only value import from pi; everything else from pi is a type.
+ * Nothing is lost: an audit event no sidecar took is spooled here (read-only in the sandbox) for
+ * the next sidecar, in this pi or a later one (`audit.replay`). A Yes never recorded: blocked, kept.
  */
 import type { BashSpawnContext, ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
 import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -34,11 +37,16 @@ const DIALOG = { title: "string", message: "string", choices: "object", reasonTi
 const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
+const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
 const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?" } as const;
 
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
-const MAX_MISSED_AUDITS = 100;
+const SPOOL = "spool.jsonl"; // in this directory: read-only inside the sandbox
+const CLAIMED = /^spool\.[0-9]+\.[A-Za-z0-9_-]+\.claimed$/; // a spool a replay took over
+const MAX_SPOOL_BYTES = 8 << 20;
+const MAX_BATCH_BYTES = 768 << 10; // one audit.replay request stays well under the sidecar's 1 MiB line
+const MAX_BATCH_EVENTS = 1000;
 const MAX_REASON_CHARS = 4096; // what the sidecar accepts; it keeps a redacted line of 200
 const SHIM_VERSION = "2";
 const ACTIVE = Symbol.for("pi-operator-guard.active"); // one pi process, one guard
@@ -81,6 +89,66 @@ function piPackage(): { dir: string; version: string } | undefined {
 		// not found: the sandbox protects what the sidecar knows of
 	}
 	return undefined;
+}
+
+/** An event for `audit.replay` (guard/_sidecar/wire.py `SpooledEvent`) without its id and time. */
+type Spoolable = { kind: "declined"; reason: string; operatorReason?: string } | { kind: "executed"; isError: boolean; evidenceId?: string | null };
+
+/** Keep an event no sidecar could take: one JSON line with a unique id and the time, fsynced. */
+function spool(event: Spoolable & JsonObject): void {
+	const line = `${JSON.stringify({ id: `spool_${randomBytes(12).toString("base64url")}`, at: new Date().toISOString(), ...event })}\n`;
+	const path = join(HERE, SPOOL);
+	let fd: number | undefined;
+	try {
+		const bytes = Buffer.byteLength(line);
+		if (bytes > MAX_BATCH_BYTES || (existsSync(path) ? statSync(path).size : 0) + bytes > MAX_SPOOL_BYTES) throw new Error("the spool is full");
+		fd = openSync(path, "a", 0o600);
+		writeSync(fd, line);
+		fsyncSync(fd);
+	} catch (err) {
+		process.stderr.write(`operator-guard: an audit event could not be kept for later (${message(err)}); it is lost\n`);
+	} finally {
+		if (fd !== undefined) closeSync(fd);
+	}
+}
+
+/** The spooled events waiting in this directory: the spool itself is first claimed (renamed) so
+ * appends that follow start a new one; claims a pi left behind (it died mid-replay) are retried. */
+function claimSpool(): string[] {
+	const path = join(HERE, SPOOL);
+	try {
+		if (existsSync(path)) renameSync(path, join(HERE, `spool.${process.pid}.${randomBytes(6).toString("base64url")}.claimed`));
+	} catch {
+		// another pi claimed it first
+	}
+	return readdirSync(HERE).flatMap((name) => (CLAIMED.test(name) ? [join(HERE, name)] : []));
+}
+
+const parse = (line: string): unknown => {
+	try {
+		return JSON.parse(line);
+	} catch {
+		return undefined;
+	}
+};
+/** A claimed spool's events in batches that fit one request; lines that do not parse (a torn write) are dropped. */
+function batches(text: string): unknown[][] {
+	const out: unknown[][] = [];
+	let batch: unknown[] = [];
+	let bytes = 0;
+	for (const line of text.split("\n")) {
+		if (!line.trim()) continue;
+		const event = parse(line);
+		if (event === undefined) continue;
+		if (batch.length && (bytes + line.length > MAX_BATCH_BYTES || batch.length >= MAX_BATCH_EVENTS)) {
+			out.push(batch);
+			batch = [];
+			bytes = 0;
+		}
+		batch.push(event), (bytes += line.length);
+	}
+	if (batch.length) out.push(batch);
+	return out;
 }
 
 /** POSIX single quoting, so the command reaches the sandbox's shell byte for byte. */
@@ -190,12 +258,7 @@ class Sidecar {
 			let line = this.buffer.slice(0, nl);
 			this.buffer = this.buffer.slice(nl + 1);
 			if (line.endsWith("\r")) line = line.slice(0, -1);
-			let reply: unknown;
-			try {
-				reply = JSON.parse(line);
-			} catch {
-				continue;
-			}
+			const reply = parse(line);
 			if (!isObject(reply) || typeof reply.id !== "number") continue;
 			const waiter = this.pending.get(reply.id);
 			if (!waiter) continue;
@@ -296,7 +359,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		? new Sidecar(cfg, (down) => {
 				status(down === undefined ? "operator-guard restarting" : `operator-guard down (${down})`);
 				// A new sidecar plans the session's sandbox again (if it cannot, the old plan stays), then shows the footer.
-				if (down === undefined) planSandbox(true).catch(() => undefined).then(probe).catch((err) => status(`operator-guard down (${message(err)})`));
+				const up = () => planSandbox(true).catch(() => undefined).then(probe).then(replayLater);
+				if (down === undefined) up().catch((err) => status(`operator-guard down (${message(err)})`));
 			})
 		: undefined;
 
@@ -320,7 +384,23 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		return { command, cwd: spawned.cwd, env };
 	};
 	const evidenceByCall = new Map<string, string | null | undefined>();
-	const missedAudits: Call[] = [];
+
+	/** Hand every spooled event to the sidecar (`audit.replay`); a spool is removed only after a reply.
+	 * One replay at a time; a sidecar that cannot take them leaves them for the next start. */
+	let replaying: Promise<void> | undefined;
+	const replaySpool = (): Promise<void> =>
+		(replaying ??= (async () => {
+			for (const path of claimSpool()) {
+				const text = readFileSync(path, "utf8");
+				for (const events of batches(text)) expect("audit.replay", await sidecar!.call("audit.replay", { events }, { restart: false }), REPLAY);
+				// Every event was answered (delivered, already logged, or invalid for good). A line
+				// appended through a descriptor opened before the claim stays for the next replay.
+				const now = readFileSync(path, "utf8");
+				if (now.length > text.length) writeFileSync(path, now.slice(text.length));
+				else unlinkSync(path);
+			}
+		})().finally(() => (replaying = undefined)));
+	const replayLater = () => void replaySpool().catch(() => undefined); // kept for the next start
 	const registered = new Set<string>();
 
 	/** Block the call; without a UI nobody would see the tool result, so say it on stderr too. */
@@ -333,24 +413,19 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		return { block: true, reason };
 	};
 
-	const failClosed = (ctx: ExtensionContext, call: Call, err: unknown): ToolCallEventResult => {
+	/** Blocked without an answer from the sidecar: kept as `reason` (default: blocked while it was down). */
+	const failClosed = (ctx: ExtensionContext, call: Call, err: unknown, reason = "sidecar-unavailable"): ToolCallEventResult => {
 		if (err instanceof RpcError) {
 			const what = err.reason === "guard-open-failed" || err.reason === "audit-integrity" ? "the guard cannot work" : "the guard refused to evaluate it";
 			return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: ${what} (${err.message}). Nothing was run. [reason: ${err.reason}]`);
 		}
-		if (missedAudits.length < MAX_MISSED_AUDITS) missedAudits.push(call);
+		spool({ kind: "declined", reason, ...call });
 		return blocked(
 			ctx,
 			call.toolName,
 			`operator-guard blocked this ${call.toolName} call: the guard sidecar is unavailable (${message(err)}). ` +
 				"Fail closed: nothing was run. [reason: sidecar-unavailable]",
 		);
-	};
-
-	const flushMissedAudits = () => {
-		for (const call of missedAudits.splice(0)) {
-			sidecar?.call("audit.declined", { ...call, reason: "sidecar-unavailable" }).catch(() => undefined);
-		}
 	};
 
 	const registerTools = (tools: readonly Of<typeof TOOL>[]) => {
@@ -392,6 +467,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (!sidecar) return broken(configError);
 		try {
 			await loadTools();
+			await replaySpool().catch(() => undefined); // what earlier sessions could not deliver
 			const plan = await planSandbox().catch(() => undefined); // bash then asks again and says why
 			const health = await probe();
 			if (health && !health.ok) say(ctx, `${health.statusText}; risky tool calls will be blocked`, "error");
@@ -417,7 +493,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		} catch (err) {
 			return failClosed(ctx, call, err);
 		}
-		if (missedAudits.length) flushMissedAudits();
+		if (!replaying && existsSync(join(HERE, SPOOL))) replayLater();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
 		if (reply.action !== "allow" && reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
 		if (call.toolName === "bash" && !runnable(sandbox)) {
@@ -442,6 +518,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				const declined = await sidecar.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg.confirmTimeoutMs });
 				return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
 			} catch (err) {
+				if (!(err instanceof RpcError)) spool({ kind: "declined", reason, ...call, ...(operatorReason ? { operatorReason } : {}) });
 				return blocked(ctx, call.toolName, `operator-guard blocked this call (${reason}); the audit failed: ${message(err)}`);
 			}
 		}
@@ -449,7 +526,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		try {
 			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds }), RECORD);
 		} catch (err) {
-			return failClosed(ctx, call, err);
+			return failClosed(ctx, call, err, "confirmed-unrecorded"); // a Yes without evidence: blocked, and kept
 		}
 		if (record.decision !== "recorded" || !record.envelope) {
 			return blocked(ctx, call.toolName, `operator-guard blocked this call: no evidence recorded (${record.summary})`);
@@ -464,13 +541,13 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		evidenceByCall.delete(event.toolCallId);
 		// event.input is the input as executed: a later extension may have changed it.
 		// Not awaited: auditing (an fsync) must not slow the tool loop; stop() drains it.
+		const call = { toolCallId: event.toolCallId, toolName: event.toolName, input: event.input, cwd: ctx.cwd };
 		void sidecar
-			?.call(
-				"audit.toolExecuted",
-				{ toolCallId: event.toolCallId, toolName: event.toolName, input: event.input, cwd: ctx.cwd, isError: event.isError, evidenceId },
-				{ restart: false },
-			)
-			.catch(() => undefined); // nothing to audit into; `audit report` shows the gap
+			?.call("audit.toolExecuted", { ...call, isError: event.isError, evidenceId }, { restart: false })
+			.catch((err: unknown) => {
+				// No sidecar took it: kept for the next one (a refusal is the sidecar's word: not kept).
+				if (!(err instanceof RpcError)) spool({ kind: "executed", isError: event.isError, ...(evidenceId ? { evidenceId } : {}), ...call });
+			});
 		return undefined;
 	});
 

@@ -54,7 +54,7 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
 
 def test_shim_is_small_and_imports_only_types_from_pi_but_its_bash_tool() -> None:
     source = shim_source().decode()
-    assert source.count("\n") < 500
+    assert source.count("\n") < 600  # the spool (nothing lost) took it past 500
     pi_imports = [line for line in source.splitlines() if "@mariozechner/pi-coding-agent" in line]
     values = [line for line in pi_imports if not line.startswith("import type ")]
     # The one value import: pi's own bash tool, re-created with the sandbox's spawn hook.
