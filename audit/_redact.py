@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
+from audit._detectors import secret_spans
 from audit._errors import UsageError
+from audit._shellargs import credential_spans
 
 __all__ = ["REDACTED", "redact_preview"]
 
@@ -25,7 +27,16 @@ _NAME = (
     r"[A-Za-z0-9_.-]*"
 )
 # Never re-redact a value that is already "[REDACTED]" (redaction is idempotent).
-_VALUE = r"""(?!\[REDACTED)(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'&;|,)}\]]+)"""
+# A shell word: ANSI-C $'…', "…" (with escapes), '…' and bare runs, glued together.
+_VALUE = (
+    r"(?!\[REDACTED)(?:"
+    r"\$'(?:[^'\\\n]|\\.)*'?"
+    r'|"(?:[^"\\\n]|\\.)*"?'
+    r"|'[^'\n]*'?"
+    r"|(?:\\.|[^\s\"'&;|,)}\]\\$])+"
+    r"|\$(?!')[^\s\"'&;|,)}\]]*"
+    r")+"
+)
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys, even when the END line is missing (cut off).
@@ -53,41 +64,44 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r'(?i)("' + _NAME + r'"\s*:\s*)"(?:[^"\\\n]|\\.)*"?'),
         r'\1"' + REDACTED + '"',
     ),
-    # --password value, --token=value, -p is too ambiguous and left alone.
+    # --password value, --token=value (short options: audit._shellargs, per program).
     (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)" + _VALUE), r"\1\2" + REDACTED),
     # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value.
     (
         re.compile(r"(?i)(?<![A-Za-z0-9_.-])(" + _NAME + r")(\s*=\s*|\s*:\s*)" + _VALUE),
         r"\1\2" + REDACTED,
     ),
-    # Well-known token shapes, wherever they appear.
-    (
-        re.compile(
-            r"\b(?:"
-            r"sk-[A-Za-z0-9_-]{16,}"
-            r"|gh[pousr]_[A-Za-z0-9]{20,}"
-            r"|github_pat_[A-Za-z0-9_]{20,}"
-            r"|glpat-[A-Za-z0-9_-]{20,}"
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-            r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-            r"|AIza[0-9A-Za-z_-]{35}"
-            r"|npm_[A-Za-z0-9]{30,}"
-            r"|hf_[A-Za-z0-9]{30,}"
-            r"|pypi-[A-Za-z0-9_-]{40,}"
-            r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
-            r")"
-        ),
-        REDACTED,
-    ),
 )
 
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+")
 
 
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def _redact(text: str) -> str:
+    # Structure first (headers, URLs, NAME=value, --name value), then what stands in a
+    # credential's place on a command line, then the secret-shape rule set.
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
-    return _SPACE.sub(" ", text).strip()
+    spans = credential_spans(text) + secret_spans(text)
+    out: list[str] = []
+    last = 0
+    for start, end in _merge(spans):
+        if REDACTED in text[start:end] or text.startswith(REDACTED, start):
+            continue
+        out.append(text[last:start])
+        out.append(REDACTED)
+        last = end
+    out.append(text[last:])
+    return _SPACE.sub(" ", "".join(out)).strip()
 
 
 def redact_preview(text: str, *, limit: int = 120) -> str:
