@@ -22,21 +22,21 @@ REDACTED = "[REDACTED]"
 
 _NAME = (
     r"[A-Za-z0-9_.-]*"
-    r"(?:key|token|secret|passw(?:or)?d|passphrase|pass|pwd|credential|auth|cookie|session"
+    r"(?:key(?![-_]?id\b|board|map|word|server)|token|secret|passw(?:or)?d|passphrase|pass|pwd|credential|auth(?!or)|cookie|session"
     r"|private|signature|sig)"
     r"[A-Za-z0-9_.-]*"
 )
 # Never re-redact a value that is already "[REDACTED]" (redaction is idempotent).
-# A shell word: ANSI-C $'…', "…" (with escapes), '…' and bare runs, glued together.
-_VALUE = (
-    r"(?!\[REDACTED)(?:"
-    r"\$'(?:[^'\\\n]|\\.)*'?"
-    r'|"(?:[^"\\\n]|\\.)*"?'
-    r"|'[^'\n]*'?"
-    r"|(?:\\.|[^\s\"'&;|,)}\]\\$])+"
-    r"|\$(?!')[^\s\"'&;|,)}\]]*"
-    r")+"
+# A shell word: ANSI-C $'…', "…" (with escapes), '…' and bare runs, glued together. The
+# first part may be unterminated (a cut preview); a glued part must close its quote.
+_PART = (
+    r"\$'(?:[^'\\\n]|\\.)*'{q}"
+    r'|"(?:[^"\\\n]|\\.)*"{q}'
+    r"|'[^'\n]*'{q}"
+    r"|(?:\\.|[^\s\"'&;|,)}}\]\\$])+"
+    r"|\$(?!')[^\s\"'&;|,)}}\]]*"
 )
+_VALUE = r"(?!\[REDACTED)(?:" + _PART.format(q="?") + r")(?:" + _PART.format(q="") + r")*"
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys, even when the END line is missing (cut off).
@@ -54,9 +54,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # Bearer / Basic credentials anywhere.
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2" + REDACTED),
-    # user:password@ in URLs.
+    # user:password@ in URLs (the scheme is matched from its start only: linear time).
     (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"),
+        re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"),
         r"\1" + REDACTED + "@",
     ),
     # "api_key": "value" (JSON and friends).
@@ -65,10 +65,11 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         r'\1"' + REDACTED + '"',
     ),
     # --password value, --token=value (short options: audit._shellargs, per program).
-    (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)" + _VALUE), r"\1\2" + REDACTED),
-    # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value.
+    # (A next word that starts with "-" is the next option: gpg --list-secret-keys --x.)
+    (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)(?!-)" + _VALUE), r"\1\2" + REDACTED),
+    # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value (not test_token.py::case).
     (
-        re.compile(r"(?i)(?<![A-Za-z0-9_.-])(" + _NAME + r")(\s*=\s*|\s*:\s*)" + _VALUE),
+        re.compile(r"(?i)(?<![A-Za-z0-9_.-])(" + _NAME + r")(\s*=\s*|\s*:(?!:)\s*)" + _VALUE),
         r"\1\2" + REDACTED,
     ),
 )

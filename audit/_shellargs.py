@@ -147,6 +147,7 @@ _USERPASS: dict[str, frozenset[str]] = {
 }
 
 
+_AWS_SECRET_SETTING = re.compile(r"(?i)(?:secret|session_token|password)")
 _LOGIN_ONLY = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm"})
 
 
@@ -202,6 +203,18 @@ def credential_spans(line: str) -> list[tuple[int, int]]:
             word = words[i]
             text = word.text
             nxt = words[i + 1] if i + 1 < len(words) else None
+            if (
+                program == "aws"
+                and text == "set"
+                and i >= 1
+                and words[i - 1].text == "configure"
+                and i + 2 < len(words)
+                and _AWS_SECRET_SETTING.search(words[i + 1].text)
+            ):
+                # aws configure set aws_secret_access_key VALUE
+                spans.append((words[i + 2].start, words[i + 2].end))
+                i += 3
+                continue
             if text in separate and nxt is not None:
                 spans.append((nxt.start, nxt.end))
                 i += 2
