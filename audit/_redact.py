@@ -2,8 +2,12 @@
 
 Redaction is best effort and errs on the side of hiding: it removes values of
 ``NAME=value`` / ``NAME: value`` / ``--name value`` where the name looks like a
-credential, ``Authorization`` headers, bearer/basic credentials, passwords in
-URLs, private key blocks and well-known token shapes. It cannot recognise a
+credential (any shell quoting, ``$'…'`` included), ``Authorization`` headers,
+bearer/basic credentials, passwords in URLs and private key blocks; then option
+values that are credentials by their place on the command line
+(:mod:`audit._shellargs`: ``mysql -pPASS``, ``sshpass -p``, ``curl -u user:PASS``);
+then secret shapes from the detectors of the detect-secrets library
+(:mod:`audit._detectors`). docs/performance.md measures it. It cannot recognise a
 secret that looks like ordinary text; the payload hash, not the preview, is
 what binds evidence to an action.
 """
