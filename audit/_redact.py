@@ -2,8 +2,12 @@
 
 Redaction is best effort and errs on the side of hiding: it removes values of
 ``NAME=value`` / ``NAME: value`` / ``--name value`` where the name looks like a
-credential, ``Authorization`` headers, bearer/basic credentials, passwords in
-URLs, private key blocks and well-known token shapes. It cannot recognise a
+credential (any shell quoting, ``$'…'`` included), ``Authorization`` headers,
+bearer/basic credentials, passwords in URLs and private key blocks; then option
+values that are credentials by their place on the command line
+(:mod:`audit._shellargs`: ``mysql -pPASS``, ``sshpass -p``, ``curl -u user:PASS``);
+then secret shapes from the detectors of the detect-secrets library
+(:mod:`audit._detectors`). docs/performance.md measures it. It cannot recognise a
 secret that looks like ordinary text; the payload hash, not the preview, is
 what binds evidence to an action.
 """
@@ -12,7 +16,9 @@ from __future__ import annotations
 
 import re
 
+from audit._detectors import secret_spans
 from audit._errors import UsageError
+from audit._shellargs import credential_spans
 
 __all__ = ["REDACTED", "redact_preview"]
 
@@ -20,12 +26,21 @@ REDACTED = "[REDACTED]"
 
 _NAME = (
     r"[A-Za-z0-9_.-]*"
-    r"(?:key|token|secret|passw(?:or)?d|passphrase|pass|pwd|credential|auth|cookie|session"
+    r"(?:key(?![-_]?id\b|board|map|word|server)|token|secret|passw(?:or)?d|passphrase|pass|pwd|credential|auth(?!or)|cookie|session"
     r"|private|signature|sig)"
     r"[A-Za-z0-9_.-]*"
 )
 # Never re-redact a value that is already "[REDACTED]" (redaction is idempotent).
-_VALUE = r"""(?!\[REDACTED)(?:"[^"\n]*"?|'[^'\n]*'?|[^\s"'&;|,)}\]]+)"""
+# A shell word: ANSI-C $'…', "…" (with escapes), '…' and bare runs, glued together. The
+# first part may be unterminated (a cut preview); a glued part must close its quote.
+_PART = (
+    r"\$'(?:[^'\\\n]|\\.)*'{q}"
+    r'|"(?:[^"\\\n]|\\.)*"{q}'
+    r"|'[^'\n]*'{q}"
+    r"|(?:\\.|[^\s\"'&;|,)}}\]\\$])+"
+    r"|\$(?!')[^\s\"'&;|,)}}\]]*"
+)
+_VALUE = r"(?!\[REDACTED)(?:" + _PART.format(q="?") + r")(?:" + _PART.format(q="") + r")*"
 
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys, even when the END line is missing (cut off).
@@ -43,9 +58,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     ),
     # Bearer / Basic credentials anywhere.
     (re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1\2" + REDACTED),
-    # user:password@ in URLs.
+    # user:password@ in URLs (the scheme is matched from its start only: linear time).
     (
-        re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"),
+        re.compile(r"(?i)(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@"),
         r"\1" + REDACTED + "@",
     ),
     # "api_key": "value" (JSON and friends).
@@ -53,41 +68,45 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r'(?i)("' + _NAME + r'"\s*:\s*)"(?:[^"\\\n]|\\.)*"?'),
         r'\1"' + REDACTED + '"',
     ),
-    # --password value, --token=value, -p is too ambiguous and left alone.
-    (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)" + _VALUE), r"\1\2" + REDACTED),
-    # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value.
+    # --password value, --token=value (short options: audit._shellargs, per program).
+    # (A next word that starts with "-" is the next option: gpg --list-secret-keys --x.)
+    (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)(?!-)" + _VALUE), r"\1\2" + REDACTED),
+    # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value (not test_token.py::case).
     (
-        re.compile(r"(?i)(?<![A-Za-z0-9_.-])(" + _NAME + r")(\s*=\s*|\s*:\s*)" + _VALUE),
+        re.compile(r"(?i)(?<![A-Za-z0-9_.-])(" + _NAME + r")(\s*=\s*|\s*:(?!:)\s*)" + _VALUE),
         r"\1\2" + REDACTED,
-    ),
-    # Well-known token shapes, wherever they appear.
-    (
-        re.compile(
-            r"\b(?:"
-            r"sk-[A-Za-z0-9_-]{16,}"
-            r"|gh[pousr]_[A-Za-z0-9]{20,}"
-            r"|github_pat_[A-Za-z0-9_]{20,}"
-            r"|glpat-[A-Za-z0-9_-]{20,}"
-            r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-            r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
-            r"|AIza[0-9A-Za-z_-]{35}"
-            r"|npm_[A-Za-z0-9]{30,}"
-            r"|hf_[A-Za-z0-9]{30,}"
-            r"|pypi-[A-Za-z0-9_-]{40,}"
-            r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
-            r")"
-        ),
-        REDACTED,
     ),
 )
 
 _SPACE = re.compile(r"[\s\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]+")
 
 
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
 def _redact(text: str) -> str:
+    # Structure first (headers, URLs, NAME=value, --name value), then what stands in a
+    # credential's place on a command line, then the secret-shape rule set.
     for pattern, replacement in _RULES:
         text = pattern.sub(replacement, text)
-    return _SPACE.sub(" ", text).strip()
+    spans = credential_spans(text) + secret_spans(text)
+    out: list[str] = []
+    last = 0
+    for start, end in _merge(spans):
+        if REDACTED in text[start:end] or text.startswith(REDACTED, start):
+            continue
+        out.append(text[last:start])
+        out.append(REDACTED)
+        last = end
+    out.append(text[last:])
+    return _SPACE.sub(" ", "".join(out)).strip()
 
 
 def redact_preview(text: str, *, limit: int = 120) -> str:
