@@ -22,7 +22,7 @@ from tools.pi.harness import (
     offline_env,
     read_session_entries,
 )
-from tools.pi.scripted_model import ToolCall, Turn
+from tools.pi.scripted_model import MODEL_ID, PROVIDER, ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[2]
 EVIDENCE = "operator-confirmation-evidence"
@@ -111,6 +111,20 @@ class World:
         saved = json.loads(path.read_text()) if path.exists() else {}
         saved[str(self.project.resolve())] = trusted
         path.write_text(json.dumps(saved, indent=2) + "\n")
+
+    def print_mode(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        """``pi -p PROMPT`` in this world: print mode, no UI."""
+        return subprocess.run(
+            self.pi.command(
+                "-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session", prompt
+            ),
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of an offline pi run in this world, with the right node on PATH."""

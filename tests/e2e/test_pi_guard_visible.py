@@ -8,13 +8,10 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
-
-from tools.pi.scripted_model import MODEL_ID, PROVIDER
 
 from .pi_world import (
     World,
@@ -30,24 +27,12 @@ from .pi_world import (
 pytestmark = pytest.mark.e2e
 
 
-def print_mode(world: World, prompt: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        world.pi.command("-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session", prompt),
-        cwd=world.project,
-        env=world.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
 def guard_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("operator-guard")]
 
 
 def test_print_mode_says_each_block_on_stderr(world: World) -> None:
-    done = print_mode(world, "scenario:rm-build")
+    done = world.print_mode("scenario:rm-build")
     assert done.returncode == 0, done.stderr
     (line,) = [line for line in guard_lines(done.stderr) if "blocked" in line]
     assert line.startswith("operator-guard blocked bash: ")
@@ -62,7 +47,7 @@ def test_an_unusable_home_is_said_at_start_in_the_footer_and_in_every_block(worl
     home = world.tmp / "not-a-dir" / "home"
     world.install(home=home)  # the same install, pointed at a home that cannot exist
 
-    done = print_mode(world, "scenario:rm-build")
+    done = world.print_mode("scenario:rm-build")
     lines = guard_lines(done.stderr)
     assert len(lines) == 2, done.stderr
     start, block = lines

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import os
-import subprocess
 import sysconfig
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer, ToolCall
+from tools.pi.scripted_model import ScriptedModelServer, ToolCall
 
 from .pi_world import (
     World,
@@ -86,18 +85,6 @@ def write_user_policy(world: World, text: str) -> None:
 
 def session_started(world: World) -> list[dict[str, Any]]:
     return [r["data"] for r in world.audit("session.started")]
-
-
-def print_mode(world: World, prompt: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        world.pi.command("-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session", prompt),
-        cwd=world.project,
-        env=world.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def stderr_of(world: World) -> str:
@@ -295,7 +282,7 @@ def test_without_bwrap_the_agents_bash_is_blocked_and_the_start_says_why(world: 
 
 def test_without_bwrap_print_mode_says_so_on_stderr(world: World) -> None:
     write_user_policy(world, '[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
-    done = print_mode(world, "scenario:sandbox-workspace-write")
+    done = world.print_mode("scenario:sandbox-workspace-write")
     lines = [line for line in done.stderr.splitlines() if line.startswith("operator-guard")]
     start, block = lines
     assert "the agent's bash is blocked" in start
