@@ -20,6 +20,8 @@
     │   └── LogIntegrityError      the appender refuses to sign over a damaged log
     ├── LineFault                  internal: one line failed a check (never leaves the package)
     ├── RecordDataError            a record read back does not fit its event's model
+    ├── NoteError                  a signed note / checkpoint refused (``code``, ``detail``)
+    ├── ProofError                 an inclusion or consistency proof refused (``code``, ``detail``)
     └── UsageError                 a bad argument to a library function (filters, limits)
 
 Messages never echo event data: a preview or a path may be sensitive. :func:`shorten`
@@ -45,6 +47,8 @@ __all__ = [
     "LogNotAFileError",
     "LogNotFoundError",
     "LogWriteError",
+    "NoteError",
+    "ProofError",
     "RecordDataError",
     "RecordTooLargeError",
     "ReservedEventError",
@@ -259,6 +263,34 @@ class LineFault(AuditError):
         self.kind = kind
         self.detail = detail
         super().__init__(f"{kind}: {detail}")
+
+
+class NoteError(AuditError):
+    """A signed note or checkpoint (C2SP ``signed-note`` / ``tlog-checkpoint``) was refused.
+
+    ``code`` is a kebab-case reason (``note-malformed``, ``checkpoint-malformed``,
+    ``origin-mismatch``, ``no-trusted-signature``, ``signature-invalid``, ``vkey-malformed``);
+    ``detail`` says it in words and never echoes more than a short piece of the input.
+    """
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail}")
+
+
+class ProofError(AuditError):
+    """An inclusion or consistency proof (RFC 9162 section 2.1.3, 2.1.4) does not verify.
+
+    ``code`` is a kebab-case reason (``root-mismatch``, ``old-root-mismatch``,
+    ``proof-too-long``, ``proof-too-short``, ``index-out-of-range``, ``size-out-of-range``,
+    ``frontier-malformed``, ``proof-malformed``, ``leaf-mismatch``); ``detail`` says why.
+    """
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail}")
 
 
 class UsageError(AuditError):

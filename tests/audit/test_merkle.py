@@ -1,0 +1,161 @@
+"""RFC 9162 Merkle tree: known answers, proofs for every (index, size), and broken proofs."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from audit import (
+    EMPTY_ROOT,
+    Frontier,
+    ProofError,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    root_of,
+    verify_consistency,
+    verify_inclusion,
+)
+
+# The leaves and roots of the Certificate Transparency reference implementation's
+# Merkle tree tests (RFC 6962 / RFC 9162 hashing), trees of 1..8 leaves.
+RFC_LEAVES = [
+    bytes.fromhex(x)
+    for x in ["", "00", "10", "2021", "3031", "40414243", "5051525354555657",
+              "606162636465666768696a6b6c6d6e6f"]
+]  # fmt: skip
+RFC_ROOTS = [
+    "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
+    "fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125",
+    "aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77",
+    "d37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7",
+    "4e3bbb1f7b478dcfe71fb631631519a3bca12c9aefca1612bfce4c13a86264d4",
+    "76e67dadbcdf1e10e1b74ddc608abd2f98dfb16fbce75277b5232a127f2087ef",
+    "ddb89be403809e325750d3d263cd78929c2942b7942a34b77e122c9594a74c8c",
+    "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
+]
+
+
+def _leaves(n: int) -> list[bytes]:
+    return [leaf_hash(i.to_bytes(4, "big")) for i in range(n)]
+
+
+def test_empty_tree_root_is_the_hash_of_nothing() -> None:
+    assert EMPTY_ROOT.hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    assert Frontier().root() == EMPTY_ROOT
+
+
+@pytest.mark.parametrize("size", range(1, 9))
+def test_roots_match_the_reference_implementation(size: int) -> None:
+    hashes = [leaf_hash(leaf) for leaf in RFC_LEAVES[:size]]
+    assert root_of(hashes).hex() == RFC_ROOTS[size - 1]
+
+
+def test_leaf_and_node_hashes_are_domain_separated() -> None:
+    assert leaf_hash(b"").hex() == RFC_ROOTS[0]
+    a, b = leaf_hash(b"a"), leaf_hash(b"b")
+    assert node_hash(a, b) != leaf_hash(a + b)
+    assert node_hash(a, b) != node_hash(b, a)
+
+
+def test_frontier_keeps_one_hash_per_set_bit() -> None:
+    frontier = Frontier()
+    for i, leaf in enumerate(_leaves(1000), start=1):
+        frontier.append(leaf)
+        assert frontier.size == i
+        assert len(frontier.hashes) == i.bit_count()
+    assert frontier.root() == root_of(_leaves(1000))
+
+
+def test_frontier_refuses_a_wrong_number_of_hashes() -> None:
+    with pytest.raises(ProofError) as caught:
+        Frontier(3, [b"\x00" * 32])
+    assert caught.value.code == "frontier-malformed"
+    with pytest.raises(ProofError):
+        Frontier(1, [b"\x00" * 31])
+
+
+@pytest.mark.parametrize("size", range(1, 40))
+def test_every_inclusion_proof_verifies_and_no_other_leaf_does(size: int) -> None:
+    leaves = _leaves(size)
+    root = root_of(leaves)
+    for index in range(size):
+        proof = inclusion_proof(leaves, index)
+        verify_inclusion(index, size, leaves[index], proof, root)
+        other = leaf_hash(b"not a leaf")
+        with pytest.raises(ProofError):
+            verify_inclusion(index, size, other, proof, root)
+        if size > 1:
+            with pytest.raises(ProofError):
+                verify_inclusion((index + 1) % size, size, leaves[index], proof, root)
+
+
+@pytest.mark.parametrize("size", range(1, 34))
+def test_every_consistency_proof_verifies(size: int) -> None:
+    leaves = _leaves(size)
+    root = root_of(leaves)
+    for m in range(1, size + 1):
+        proof = consistency_proof(leaves, m)
+        verify_consistency(m, size, root_of(leaves[:m]), root, proof)
+
+
+def test_a_fork_fails_consistency() -> None:
+    leaves = _leaves(10)
+    forked = [*leaves[:4], leaf_hash(b"forged"), *leaves[5:]]
+    proof = consistency_proof(forked, 6)
+    with pytest.raises(ProofError) as caught:
+        verify_consistency(6, 10, root_of(leaves[:6]), root_of(leaves), proof)
+    assert caught.value.code in {"old-root-mismatch", "root-mismatch"}
+
+
+def test_a_rollback_has_no_consistency() -> None:
+    with pytest.raises(ProofError) as caught:
+        verify_consistency(8, 5, b"\x00" * 32, b"\x00" * 32, [])
+    assert caught.value.code == "size-out-of-range"
+
+
+def test_equal_sizes_need_equal_roots_and_an_empty_proof() -> None:
+    leaves = _leaves(5)
+    root = root_of(leaves)
+    verify_consistency(5, 5, root, root, [])
+    with pytest.raises(ProofError):
+        verify_consistency(5, 5, root, leaf_hash(b"x"), [])
+    with pytest.raises(ProofError):
+        verify_consistency(5, 5, root, root, [root])
+
+
+def test_an_empty_proof_between_different_sizes_fails() -> None:
+    leaves = _leaves(8)
+    with pytest.raises(ProofError) as caught:
+        verify_consistency(4, 8, root_of(leaves[:4]), root_of(leaves), [])
+    assert caught.value.code == "proof-too-short"
+
+
+@given(st.integers(1, 300), st.data())
+def test_truncated_or_extended_proofs_fail(size: int, data: st.DataObject) -> None:
+    leaves = _leaves(size)
+    root = root_of(leaves)
+    index = data.draw(st.integers(0, size - 1))
+    proof = inclusion_proof(leaves, index)
+    verify_inclusion(index, size, leaves[index], proof, root)
+    with pytest.raises(ProofError):
+        verify_inclusion(index, size, leaves[index], [*proof, root], root)
+    if proof:
+        with pytest.raises(ProofError):
+            verify_inclusion(index, size, leaves[index], proof[:-1], root)
+        flip = data.draw(st.integers(0, len(proof) - 1))
+        bad = list(proof)
+        bad[flip] = bytes([bad[flip][0] ^ 1]) + bad[flip][1:]
+        with pytest.raises(ProofError):
+            verify_inclusion(index, size, leaves[index], bad, root)
+    m = data.draw(st.integers(1, size))
+    cproof = consistency_proof(leaves, m)
+    if cproof:
+        bad = list(cproof)
+        bad[0] = leaf_hash(b"forged")
+        with pytest.raises(ProofError):
+            verify_consistency(m, size, root_of(leaves[:m]), root, bad)
+        with pytest.raises(ProofError):
+            verify_consistency(m, size, root_of(leaves[:m]), root, cproof[:-1])
