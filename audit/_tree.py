@@ -60,7 +60,7 @@ class _TreeFile(BaseModel):
 
     size: int = Field(ge=0, lt=1 << 63)
     offset: int = Field(ge=0, lt=1 << 63)
-    hashes: tuple[str, ...] = Field(max_length=64)
+    hashes: list[str] = Field(max_length=64)
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class TreeState:
 
     def to_json(self) -> bytes:
         hashes = [base64.b64encode(h).decode("ascii") for h in self.frontier.hashes]
-        model = _TreeFile(size=self.frontier.size, offset=self.offset, hashes=tuple(hashes))
+        model = _TreeFile(size=self.frontier.size, offset=self.offset, hashes=hashes)
         return model.model_dump_json().encode("utf-8") + b"\n"
 
     @classmethod

@@ -119,11 +119,19 @@ def verify_log(
     if resume is not None and (anchor is None or resume.frontier.size + 1 != anchor.size):
         resume = None  # a state that does not fit the checkpoint is not used
     stream, size, head_raw = open_snapshot(Path(path), with_head=True)
+    mark = None if anchor is None else anchor.size
     with stream:
         scan = scan_log(
-            stream, size, resume=resume, mark=anchor.size if anchor else None,
-            progress=progress, workers=workers, path=str(path),
+            stream, size, resume=resume, mark=mark, progress=progress, workers=workers,
+            path=str(path),
         )  # fmt: skip
+        if resume is not None and anchor is not None and scan.mark_root != anchor.root:
+            # The state does not lead to the checkpoint's root (stale, damaged or forged,
+            # or the log changed there): it proves nothing, so read the whole log.
+            stream.seek(0)
+            scan = scan_log(
+                stream, size, mark=mark, progress=progress, workers=workers, path=str(path)
+            )
     if progress is not None:
         progress(size, size)
     if resume is not None and anchor is not None and scan.log_id is None:
