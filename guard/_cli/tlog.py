@@ -25,7 +25,6 @@ from audit import (
     VerifyResult,
     log_leaves,
     open_checkpoint,
-    origin_for,
     parse_vkeys,
     prove_consistency,
     prove_records,
@@ -35,13 +34,15 @@ from audit import (
     verify_proof,
 )
 from audit._merkle import Frontier
+from guard._anchors import anchor_dir, log_origin
+from guard._anchors import latest_anchor as find_latest_anchor
 from guard._cli.args import Parser
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
-from guard._home import env, resolve_home
+from guard._home import resolve_home
 
 __all__ = [
     "anchor_dir",
@@ -53,34 +54,16 @@ __all__ = [
 ]
 
 _MAX_PROOF_FILE = 16 * 1024 * 1024
-ANCHOR_ENV = "ANCHOR_DIR"
-
-
-def anchor_dir(value: str | None) -> AnchorDir | None:
-    """``--anchor``/``--to`` if given, else ``PI_OPERATOR_GUARD_ANCHOR_DIR``, else none."""
-    chosen = value if value else env(ANCHOR_ENV)
-    return AnchorDir(Path(chosen).expanduser()) if chosen else None
-
-
-def _log_origin(log: Path) -> str | None:
-    try:
-        with log.open("rb") as handle:
-            first = json.loads(handle.readline(256 * 1024))
-        return origin_for(str(first["data"]["logId"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def latest_anchor(
     directory: AnchorDir | None, log: Path, keys: dict[str, Ed25519PublicKey]
 ) -> Anchored | None:
     """The latest anchored checkpoint of ``log`` that verifies; skipped files to stderr."""
-    origin = _log_origin(log)
-    if directory is None or origin is None:
-        return None
-    anchored, problems = directory.latest(keys, origin)
+    anchored, problems = find_latest_anchor(directory, log, keys)
     for problem in problems:
-        sys.stderr.write(f"pi-guard: warning: anchor {directory.path}: skipped {problem}\n")
+        where = directory.path if directory is not None else "?"
+        sys.stderr.write(f"pi-guard: warning: anchor {where}: skipped {problem}\n")
     return anchored
 
 
@@ -116,7 +99,7 @@ def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, Sign
             "its head predates checkpoints: the next record the guard appends upgrades it",
             log,
         )
-    return head, open_checkpoint(head, keys, origin=_log_origin(log))
+    return head, open_checkpoint(head, keys, origin=log_origin(log))
 
 
 class _Refused(Exception):
