@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import base64
 import itertools
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_context
+from multiprocessing import get_all_start_methods, get_context
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from audit._chain import Chain, check_body
@@ -251,7 +252,10 @@ def _scan_parallel(
                 lines += block.count(b"\n")
                 left -= len(block)
             seqs.append(seqs[-1] + lines)
-    context = get_context("forkserver")
+    # fork: nothing to re-import in the workers (the CLI has one thread); with other
+    # threads running a fork could copy a held lock, so a fresh forkserver then.
+    single = threading.active_count() == 1 and "fork" in get_all_start_methods()
+    context = get_context("fork" if single else "forkserver")
     with ProcessPoolExecutor(max_workers=len(seqs), mp_context=context) as pool:
         futures = [
             pool.submit(_check_piece, path, a, b, s, mark)
