@@ -5,7 +5,7 @@
  * n leaves splits at the largest power of two below n. Indices and sizes are `bigint` (a tree
  * size is below 2**63). Failures throw {@link ProofError} with the reason codes the Python side
  * uses: `index-out-of-range`, `size-out-of-range`, `proof-too-long`, `proof-too-short`,
- * `root-mismatch`, `old-root-mismatch`.
+ * `root-mismatch`, `old-root-mismatch` (and `proof-malformed` for a leaf hash that is not 32 bytes).
  */
 
 import { createHash } from "node:crypto";
@@ -70,6 +70,8 @@ export function verifyInclusion(
   if (index < 0n || index >= size) {
     throw new ProofError("index-out-of-range", `leaf ${index} is not in a tree of ${size}`);
   }
+  // As the reference (transparency-dev/merkle) does: a leaf hash is a SHA-256 hash.
+  if (leaf.length !== 32) throw new ProofError("proof-malformed", "the leaf hash is not 32 bytes");
   let fn = index;
   let sn = size - 1n;
   let r = leaf;
