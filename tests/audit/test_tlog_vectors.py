@@ -32,7 +32,10 @@ def test_rfc6962_hasher_known_answers() -> None:
     assert leaf_hash(b"").hex() == known["emptyLeafHash"]
     assert leaf_hash(bytes.fromhex(known["leafHash"]["leafHex"])).hex() == known["leafHash"]["hash"]
     node = known["nodeHash"]
-    assert node_hash(bytes.fromhex(node["leftHex"]), bytes.fromhex(node["rightHex"])).hex() == node["hash"]
+    assert (
+        node_hash(bytes.fromhex(node["leftHex"]), bytes.fromhex(node["rightHex"])).hex()
+        == node["hash"]
+    )
 
 
 def test_reference_tree_leaf_hashes_and_every_root() -> None:
@@ -76,18 +79,20 @@ def _inclusion_probes() -> list[Any]:
 def test_reference_inclusion_probes(probe: dict[str, Any]) -> None:
     proof = [bytes.fromhex(h) for h in probe["proofHex"]]
     leaf, root = bytes.fromhex(probe["leafHashHex"]), bytes.fromhex(probe["rootHex"])
-    assert _ok(
-        lambda: verify_inclusion(probe["leafIndex"], probe["treeSize"], leaf, proof, root)
-    ) is probe["valid"]
+    assert (
+        _ok(lambda: verify_inclusion(probe["leafIndex"], probe["treeSize"], leaf, proof, root))
+        is probe["valid"]
+    )
 
 
 @pytest.mark.parametrize("probe", MERKLE["consistency"], ids=lambda p: p["id"])
 def test_reference_consistency_probes(probe: dict[str, Any]) -> None:
     proof = [bytes.fromhex(h) for h in probe["proofHex"]]
     r1, r2 = bytes.fromhex(probe["root1Hex"]), bytes.fromhex(probe["root2Hex"])
-    assert _ok(
-        lambda: verify_consistency(probe["size1"], probe["size2"], r1, r2, proof)
-    ) is probe["valid"]
+    assert (
+        _ok(lambda: verify_consistency(probe["size1"], probe["size2"], r1, r2, proof))
+        is probe["valid"]
+    )
 
 
 def test_the_reference_probes_are_all_there() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import (
+    JsonInputError,
     NoteError,
     NoteKey,
     ProofError,
@@ -23,7 +24,6 @@ from audit import (
     verify_consistency,
     verify_inclusion,
 )
-from audit import JsonInputError as AuditJsonInputError
 
 TLOG = Path(__file__).resolve().parents[1] / "vectors" / "tlog"
 PROOF_SCHEMA = "pi-operator-guard/proof/v1"
@@ -99,7 +99,7 @@ def _text(value: Any) -> str:
 def _verify_proof_file(data: bytes, keys: list[NoteKey]) -> None:
     try:
         doc = load_json(data, max_bytes=16 << 20)
-    except AuditJsonInputError as exc:
+    except JsonInputError as exc:
         raise _malformed(str(exc)) from None
     if not isinstance(doc, dict) or doc.get("schema") != PROOF_SCHEMA:
         raise _malformed("not a proof/v1 file")
@@ -123,7 +123,7 @@ def _verify_proof_file(data: bytes, keys: list[NoteKey]) -> None:
             verify_inclusion(index, cp.size, leaf_hash(line.encode("utf-8")), path, cp.root)
             try:
                 record = load_json(line)
-            except AuditJsonInputError:
+            except JsonInputError:
                 record = None
             seq = record.get("seq") if isinstance(record, dict) else None
             if type(seq) is not int or seq != index:
