@@ -45,7 +45,7 @@ export class PublicKeyring {
     try {
       doc = loadJson(data);
     } catch (exc) {
-      throw new KeyringError(`the keyring is not JSON: ${String(exc)}`);
+      throw new KeyringError(`the keyring is not JSON (${exc instanceof Error ? exc.message : "unreadable"})`);
     }
     if (!isJsonObject(doc) || doc["schema"] !== "pi-operator-guard/keyring/v1" || !Array.isArray(doc["keys"])) {
       throw new KeyringError("not a pi-operator-guard/keyring/v1 keyring");
