@@ -93,6 +93,10 @@ def _exact(obj: dict[str, Any], keys: set[str]) -> None:
 def _text(value: Any) -> str:
     if not isinstance(value, str):
         raise _malformed("not a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _malformed("a string holds a lone surrogate") from None
     return value
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def envelope_result(
     vector: dict[str, Any], ring: PublicKeyring, ledger_dir: Path
 ) -> dict[str, Any]:
     raw = raw_envelope(vector)
-    ledger = SqliteLedger.open(ledger_dir / f"{vector['id']}.sqlite3")
+    ledger = SqliteLedger.open(ledger_dir / f"{uuid.uuid4().hex}.sqlite3")  # a fresh one
     options: dict[str, Any] = {}
     if "trustedOrigins" in vector:
         options["trusted_origins"] = frozenset(vector["trustedOrigins"])
