@@ -17,8 +17,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.audit.tlog_vectors import checkpoint_result, proof_result
 from tests.audit.tlog_vectors import load as load_tlog
 from tests.guard.evidence.envelope_vectors import envelope_result, keyring
