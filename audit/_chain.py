@@ -103,8 +103,10 @@ class Chain:
 
     __slots__ = ("log_id", "next_seq", "prev")
 
-    def __init__(self) -> None:
-        self.next_seq = 0
+    def __init__(self, next_seq: int = 0) -> None:
+        """A chain from the genesis record, or resumed at record ``next_seq`` whose
+        ``prev`` is not checked (a signed checkpoint vouches for the records before it)."""
+        self.next_seq = next_seq
         self.prev: str | None = None
         self.log_id: str | None = None
 
@@ -114,7 +116,9 @@ class Chain:
         if seq != self.next_seq:
             raise LineFault("seq-mismatch", f"expected seq {self.next_seq}, found {seq}")
         prev = self.prev
-        if prev is None:
+        if prev is None and seq > 0:
+            pass  # resumed: the checkpoint's root covers this record's bytes
+        elif prev is None:
             if rec["event"] != "log.created":
                 raise LineFault("genesis-invalid", "record 0 is not a log.created event")
             try:

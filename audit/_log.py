@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import itertools
 import json
 import os
@@ -44,6 +45,7 @@ from types import TracebackType
 from typing import IO, Any, Protocol, runtime_checkable
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import ValidationError
 
 from audit._canonical import canonical_json, sha256_prefixed
@@ -63,26 +65,33 @@ from audit._errors import (
     LogFormatError,
     LogIntegrityError,
     LogWriteError,
+    NoteError,
     RecordTooLargeError,
     ReservedEventError,
     SignerError,
     UnknownEventError,
     UsageError,
 )
+from audit._merkle import Frontier, leaf_hash
 from audit._models import (
     EVENT_MODELS,
-    HEAD_DOMAIN,
     KNOWN_EVENTS,
     LOG_SCHEMA,
     MAX_OPERATOR_REASON_CHARS,
     RESERVED_EVENTS,
-    AuditHead,
     AuditRecord,
     genesis_hash,
 )
+from audit._note import Checkpoint, origin_for, sign_checkpoint
 from audit._redact import redact_preview
-from audit._verify import check_head
-from audit._wire import b64url_encode, format_iso, utc_now
+from audit._tree import (
+    HeadView,
+    TreeState,
+    extend_frontier,
+    read_tree_state,
+    write_tree_state,
+)
+from audit._wire import format_iso, utc_now
 
 __all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "PublicKeys", "read_records"]
 
@@ -107,6 +116,11 @@ class HeadSigner(Protocol):
         """``"ed25519:" + hex(SHA-256(raw public key))``."""
         ...
 
+    @property
+    def public_key(self) -> Ed25519PublicKey:
+        """The public half: the checkpoint note's key id is derived from it."""
+        ...
+
     def sign(self, message: bytes) -> bytes:
         """The raw 64-byte Ed25519 signature of ``message``."""
         ...
@@ -114,11 +128,13 @@ class HeadSigner(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class _Tail:
-    """Where the next record goes: the log's size and the chain position after it."""
+    """Where the next record goes: the log's size, the chain position after it, and the
+    Merkle frontier of every record before it (``frontier.size == next_seq``)."""
 
     size: int
     next_seq: int
     prev: str
+    frontier: Frontier
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -177,6 +193,7 @@ class AuditLog:
         self._lock = threading.Lock()
         self._tail: _Tail | None = None
         self._head_raw: bytes | None = None
+        self._origin: str | None = None
         self._key_source = public_keys
         self._keys: Mapping[str, Ed25519PublicKey] = {}
         self._load_keys()
@@ -361,21 +378,56 @@ class AuditLog:
             tail = self._sync_headless(fd, size)
             self._tail = tail
             return tail
-        head = self._verified_head(raw)
+        head = self._verified_head(fd, raw)
         if size == 0:
             raise LogIntegrityError(
                 self.path,
                 "records-missing-at-end",
                 f"the log is empty but its head names record {head.seq}",
             )
-        end, reason = self._find_head_record(fd, size, head)
-        tail = _Tail(end, head.seq + 1, head.hash)
+        start, end, last_hash, reason = self._find_head_record(fd, size, head)
+        frontier = self._frontier_through(fd, head, start, end)
+        tail = _Tail(end, head.seq + 1, last_hash, frontier)
         if reason is not None:
             tail = self._recover(fd, tail, size, reason)
         else:
             self._head_raw = raw
         self._tail = tail
         return tail
+
+    def _frontier_through(self, fd: int, head: HeadView, start: int, end: int) -> Frontier:
+        """The frontier of records ``[0, head.seq]``, checked against a checkpoint head.
+
+        ``start`` is where the head's record begins and ``end`` where it ends. The cache
+        is tried first (it needs to read only from its offset on), then the whole log.
+        """
+        size = head.seq + 1
+        cached = read_tree_state(self.path)
+        if cached is not None and cached.frontier.size < size and cached.offset <= start:
+            with contextlib.suppress(LineFault):
+                frontier = extend_frontier(fd, cached.frontier, cached.offset, end)
+                if frontier.size == size and (
+                    head.checkpoint is None or frontier.root() == head.checkpoint.root
+                ):
+                    return frontier
+        try:
+            frontier = extend_frontier(fd, Frontier(), 0, end)
+        except LineFault as fault:
+            raise LogIntegrityError(self.path, fault.kind, fault.detail) from None
+        if frontier.size != size:
+            raise LogIntegrityError(
+                self.path,
+                "head-mismatch",
+                f"the head names {size} records but {frontier.size} lines lead to its record",
+            )
+        if head.checkpoint is not None and frontier.root() != head.checkpoint.root:
+            raise LogIntegrityError(
+                self.path,
+                "root-mismatch",
+                "the records do not hash to the root the signed checkpoint names: "
+                "a record was changed",
+            )
+        return frontier
 
     def _read_head(self) -> bytes | None:
         try:
@@ -386,15 +438,34 @@ class AuditLog:
         except OSError as exc:
             raise LogWriteError(self.head_path, f"cannot read: {exc.strerror}") from None
 
-    def _verified_head(self, raw: bytes) -> AuditHead:
+    def _verified_head(self, fd: int, raw: bytes) -> HeadView:
         """The head, if it parses and its signature checks out against the trusted keys."""
-        head, faults, detail = check_head(raw, self._keys)
-        if faults == ["head-unknown-key"] and callable(self._key_source):
-            self._load_keys()  # rotated by another process since we last looked
-            head, faults, detail = check_head(raw, self._keys)
-        if head is None:
-            raise LogIntegrityError(self.path, faults[0], detail)
-        return head
+        origin = self._log_origin(fd)
+        try:
+            try:
+                return HeadView.parse(raw, self._keys, origin)
+            except LineFault as fault:
+                if fault.kind != "head-unknown-key" or not callable(self._key_source):
+                    raise
+                self._load_keys()  # rotated by another process since we last looked
+                return HeadView.parse(raw, self._keys, origin)
+        except LineFault as fault:
+            raise LogIntegrityError(self.path, fault.kind, fault.detail) from None
+
+    def _log_origin(self, fd: int) -> str | None:
+        """The checkpoint origin named by record 0, or ``None`` if it cannot be read."""
+        if self._origin is None:
+            first = pread_exact(fd, MAX_LINE_BYTES, 0)
+            line, found, _ = first.partition(b"\n")
+            if found:
+                try:
+                    chain = Chain()
+                    chain.accept(check_body(line))
+                except LineFault:
+                    return None
+                if chain.log_id is not None:
+                    self._origin = origin_for(chain.log_id)
+        return self._origin
 
     def _sync_headless(self, fd: int, size: int) -> _Tail:
         if size > 0:
@@ -412,7 +483,8 @@ class AuditLog:
             if lines[0][1].endswith(b"\n"):
                 reason = "unsigned-tail"
         log_id = "log_" + secrets.token_urlsafe(18)
-        start = _Tail(0, 0, genesis_hash(log_id))
+        self._origin = origin_for(log_id)
+        start = _Tail(0, 0, genesis_hash(log_id), Frontier())
         if size > 0:
             name = self._quarantine(fd, 0, size)
             _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
@@ -426,11 +498,14 @@ class AuditLog:
         _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
         return tail
 
-    def _find_head_record(self, fd: int, size: int, head: AuditHead) -> tuple[int, str | None]:
-        """Offset just past the record the head names, and what a crash left after it.
+    def _find_head_record(
+        self, fd: int, size: int, head: HeadView
+    ) -> tuple[int, int, str, str | None]:
+        """Where the record the head names starts and ends, its hash, and what a crash
+        left after it.
 
         The head's record must be the last complete line, or the one before a single
-        complete record that chains from it; the second value is ``None`` (nothing
+        complete record that chains from it; the last value is ``None`` (nothing
         after it), ``"torn-line"`` or ``"unsigned-tail"``. Anything else raises.
         """
         backward = lines_backward(fd, size)
@@ -444,16 +519,21 @@ class AuditLog:
                 rec: dict[str, Any] | LineFault = check_body(line[:-1])
             except LineFault as fault:
                 rec = fault
-            if isinstance(rec, dict) and rec["seq"] == head.seq and rec["hash"] == head.hash:
+            if (
+                isinstance(rec, dict)
+                and rec["seq"] == head.seq
+                and (head.hash is None or rec["hash"] == head.hash)
+            ):
                 self._check_predecessor(backward, rec)
-                return offset + len(line), self._crash_tail(head, after, torn)
+                reason = self._crash_tail(head.seq, rec["hash"], after, torn)
+                return offset, offset + len(line), rec["hash"], reason
             after.append(rec)
             if len(after) > 1:
                 break
         raise self._no_head_record(head, after)
 
     def _crash_tail(
-        self, head: AuditHead, after: list[dict[str, Any] | LineFault], torn: bool
+        self, seq: int, last_hash: str, after: list[dict[str, Any] | LineFault], torn: bool
     ) -> str | None:
         """Judge what follows the head's record: only one crashed append's leftovers pass."""
         if not after:
@@ -469,13 +549,13 @@ class AuditLog:
                 "records-after-head",
                 "a record and a torn line follow the head's record: no single crash leaves both",
             )
-        if rec["seq"] != head.seq + 1:
+        if rec["seq"] != seq + 1:
             raise LogIntegrityError(
                 self.path,
                 "seq-mismatch",
-                f"the record after the head's record has seq {rec['seq']}, not {head.seq + 1}",
+                f"the record after the head's record has seq {rec['seq']}, not {seq + 1}",
             )
-        if rec["prev"] != head.hash:
+        if rec["prev"] != last_hash:
             raise LogIntegrityError(
                 self.path,
                 "prev-mismatch",
@@ -484,7 +564,7 @@ class AuditLog:
         return "unsigned-tail"
 
     def _no_head_record(
-        self, head: AuditHead, after: list[dict[str, Any] | LineFault]
+        self, head: HeadView, after: list[dict[str, Any] | LineFault]
     ) -> LogIntegrityError:
         records = [rec for rec in after if isinstance(rec, dict)]
         if len(records) < len(after) or any(rec["seq"] == head.seq for rec in records):
@@ -584,15 +664,21 @@ class AuditLog:
 
     # -- writing ------------------------------------------------------------------
 
-    def _signed_head(self, seq: int, record_hash: str, ts: str) -> bytes:
+    def _signed_head(self, checkpoint: Checkpoint) -> bytes:
+        """The signed checkpoint note for the head after this append."""
         key_id = self._signer.key_id
         if not isinstance(key_id, str) or _KEY_ID.fullmatch(key_id) is None:
             raise SignerError("key id", key_id)
-        unsigned = {"seq": seq, "hash": record_hash, "ts": ts, "keyId": key_id}
-        signature = self._signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
-        if not isinstance(signature, bytes) or len(signature) != 64:
-            raise SignerError("signature", signature)
-        return canonical_json({**unsigned, "signature": b64url_encode(signature)}) + b"\n"
+        public = getattr(self._signer, "public_key", None)
+        if not isinstance(public, Ed25519PublicKey):
+            raise SignerError("public key", public)
+        raw = public.public_bytes(Encoding.Raw, PublicFormat.Raw)
+        if key_id != "ed25519:" + hashlib.sha256(raw).hexdigest():
+            raise SignerError("key id (not the signer's public key)", key_id)
+        try:
+            return sign_checkpoint(checkpoint, public, self._signer.sign)
+        except NoteError:
+            raise SignerError("signature", "does not verify with the signer's public key") from None
 
     def _write(
         self, fd: int, tail: _Tail, event: str, data: dict[str, Any]
@@ -604,7 +690,11 @@ class AuditLog:
         line = canonical_json(record) + b"\n"
         if len(line) > MAX_LINE_BYTES:
             raise RecordTooLargeError(event, len(line), MAX_LINE_BYTES)
-        head = self._signed_head(tail.next_seq, record_hash, ts)
+        frontier = tail.frontier.copy()
+        frontier.append(leaf_hash(line[:-1]))
+        if self._origin is None:
+            raise LogIntegrityError(self.path, "genesis-invalid", "record 0 names no log id")
+        head = self._signed_head(Checkpoint(self._origin, frontier.size, frontier.root()))
         self._tail = None
         self._head_raw = None
         try:
@@ -623,7 +713,8 @@ class AuditLog:
             raise LogWriteError(
                 self.head_path, f"cannot replace the head: {exc.strerror}"
             ) from None
-        new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash)
+        write_tree_state(self.path, TreeState(tail.size, tail.frontier))
+        new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash, frontier)
         self._tail = new_tail
         self._head_raw = head
         return AuditRecord.model_validate(record), new_tail

@@ -23,6 +23,7 @@ from audit._errors import LogWriteError, UsageError
 from audit._log import AuditLog, HeadSigner, PublicKeys, read_records
 from audit._models import MAX_OPERATOR_REASON_CHARS
 from audit._redact import redact_preview
+from audit._tree import tree_path_for
 from audit._verify import FaultKind, verify_log
 from audit._wire import WIRE_CONFIG, format_iso, utc_now
 
@@ -86,6 +87,8 @@ def recover_log(
             moved_head = head_path_for(moved)
             os.link(head_path, moved_head)
             os.unlink(head_path)
+        with contextlib.suppress(FileNotFoundError):
+            tree_path_for(log_path).unlink()  # only a cache of the moved log's tree
         os.unlink(log_path)
         _fsync_dir(log_path.parent)
     except OSError as exc:

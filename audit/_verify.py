@@ -1,4 +1,9 @@
-"""``verify_log``: check a log end to end with only the log, its head and the public keys."""
+"""``verify_log``: check a log end to end with only the log, its head and the public keys.
+
+Per record: its own hash, ``seq`` and ``prev`` (:mod:`audit._scan`), and its leaf in the
+Merkle tree. At the end the tree must have the size and root the signed checkpoint head
+names, and, given an earlier checkpoint (``against``), the log must extend it.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,18 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Literal, TextIO, cast, get_args
+from typing import Literal, TextIO, cast
 
-from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from audit._chain import MAX_HEAD_BYTES, Chain, check_body, open_snapshot
-from audit._errors import JsonInputError, LineFault
-from audit._models import AuditHead
-from audit._wire import WIRE_CONFIG, b64url_decode, load_json
+from audit._chain import MAX_HEAD_BYTES, open_snapshot
+from audit._errors import LineFault, NoteError
+from audit._faults import FAULT_KINDS, FaultKind
+from audit._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint, origin_for
+from audit._scan import Scan, scan_log
+from audit._tree import HeadView, TreeState
+from audit._wire import WIRE_CONFIG
 
 __all__ = [
     "FAULT_KINDS",
@@ -24,7 +31,6 @@ __all__ = [
     "ProgressCallback",
     "VerifyDecision",
     "VerifyResult",
-    "check_head",
     "tty_progress",
     "verify_log",
 ]
@@ -33,34 +39,18 @@ ProgressCallback = Callable[[int, int], None]
 """Called with ``(bytes_done, bytes_total)`` while a log is read."""
 
 VerifyDecision = Literal["intact", "tampered", "unanchored"]
-FaultKind = Literal[
-    "torn-line",
-    "malformed-line",
-    "hash-mismatch",
-    "seq-mismatch",
-    "prev-mismatch",
-    "genesis-invalid",
-    "records-missing-at-end",
-    "records-after-head",
-    "head-mismatch",
-    "head-missing",
-    "head-malformed",
-    "head-unknown-key",
-    "head-signature-invalid",
-    "log-replaced",
-]
-FAULT_KINDS: tuple[str, ...] = get_args(FaultKind)
-"""Every fault kind ``verify_log`` or :class:`audit.LogIntegrityError` can name."""
 
-_PROGRESS_EVERY = 8192  # lines
+_Fault = tuple[FaultKind, int | None, str]
 
 
 class VerifyResult(BaseModel):
     """What ``verify_log`` found. ``line`` is 1-based; ``None`` when the fault is in the head.
 
     ``decision`` is ``intact`` only when every line checks out and a head signed by a
-    known key names the last line. Without a head file it is ``unanchored`` (never
+    known key names the whole log. Without a head file it is ``unanchored`` (never
     ``intact``); :attr:`exit_code` is 0 for it only if ``allow_unanchored`` was given.
+    ``root`` is the base64 Merkle root of the records read (``None`` after a bad line);
+    ``firstLine`` is the first line read (1 unless resumed from a checkpoint).
     """
 
     model_config = WIRE_CONFIG
@@ -77,6 +67,10 @@ class VerifyResult(BaseModel):
     last_hash: str | None
     head_seq: int | None
     head_key_id: str | None
+    tree_size: int | None
+    root: str | None
+    against_size: int | None
+    first_line: int
     allow_unanchored: bool
 
     @property
@@ -95,126 +89,164 @@ def verify_log(
     *,
     allow_unanchored: bool = False,
     progress: ProgressCallback | None = None,
+    against: bytes | None = None,
+    resume: TreeState | None = None,
+    workers: int = 1,
 ) -> VerifyResult:
-    """Recompute every hash, check ``seq`` and ``prev``, and check the signed head.
+    """Recompute every hash, check ``seq`` and ``prev``, the Merkle root and the signed head.
 
     Detects an edit of any byte, inserted, deleted, reordered or duplicated lines,
-    a truncated suffix (down to one line or one byte) and a forged head. It cannot
-    detect a rollback of log *and* head together to an older signed state; keep a
-    copy of the head elsewhere for that. Raises :class:`audit.LogNotFoundError` if
-    there is no log file.
+    a truncated suffix (down to one line or one byte) and a forged head. A rollback
+    of log *and* head together to an older signed state is caught only with
+    ``against``: an earlier signed checkpoint (kept where the log's writer cannot
+    rewrite it) that the log must extend (``rolled-back`` if the log is now shorter,
+    ``checkpoint-fork`` if its first records now hash to another root).
+
+    ``resume`` (with ``against``) starts at the checkpoint instead of the first record:
+    the frontier of the records before its last one and the offset where that one
+    starts. Only that record and the ones after it are read; the checkpoint's signed
+    root vouches for the rest. ``workers`` > 1 checks a large log in that many processes.
+    Raises :class:`audit.LogNotFoundError` if there is no log file.
     """
-    log_path = Path(path)
-    stream, size, head_raw = open_snapshot(log_path, with_head=True)
-    chain = Chain()
-    records = 0
-    done = 0
-    fault: tuple[FaultKind, int | None, str] | None = None
-    last_line_no = 0
+    keys = dict(public_keys)
+    anchor: Checkpoint | None = None
+    anchor_fault: _Fault | None = None
+    if against is not None:
+        try:
+            anchor = open_checkpoint(against, keys).checkpoint
+        except NoteError as exc:
+            anchor_fault = ("checkpoint-untrusted", None, f"the earlier checkpoint: {exc}")
+    if resume is not None and (anchor is None or resume.frontier.size + 1 != anchor.size):
+        resume = None  # a state that does not fit the checkpoint is not used
+    stream, size, head_raw = open_snapshot(Path(path), with_head=True)
+    mark = None if anchor is None else anchor.size
     with stream:
-        if size > 0:
-            for raw in stream:
-                line = raw
-                records += 1
-                done += len(line)
-                if done > size:
-                    line = line[: len(line) - (done - size)]
-                    done = size
-                try:
-                    if line[-1:] != b"\n":
-                        raise LineFault("torn-line", "the last line has no line feed")
-                    chain.accept(check_body(line[:-1]))
-                except LineFault as bad:
-                    fault = (cast(FaultKind, bad.kind), records, bad.detail)
-                    break
-                if progress is not None and records % _PROGRESS_EVERY == 0:
-                    progress(done, size)
-                if done >= size:
-                    break
-        last_line_no = records
-        if fault is not None:
-            records -= 1
+        scan = scan_log(
+            stream, size, resume=resume, mark=mark, progress=progress, workers=workers,
+            path=str(path),
+        )  # fmt: skip
+        if resume is not None and anchor is not None and scan.mark_root != anchor.root:
+            # The state does not lead to the checkpoint's root (stale, damaged or forged,
+            # or the log changed there): it proves nothing, so read the whole log.
+            stream.seek(0)
+            scan = scan_log(
+                stream, size, mark=mark, progress=progress, workers=workers, path=str(path)
+            )
     if progress is not None:
         progress(size, size)
+    if resume is not None and anchor is not None and scan.log_id is None:
+        scan.log_id = anchor.origin.removeprefix(ORIGIN_PREFIX)
+    origin = None if scan.log_id is None else origin_for(scan.log_id)
+    head, head_fault = _read_head(head_raw, keys, origin)
 
-    last_seq = chain.next_seq - 1 if chain.next_seq > 0 else None
-    head, head_faults, head_detail = check_head(head_raw, public_keys)
-    reasons: list[FaultKind] = []
-    if fault is not None:
-        reasons.append(fault[0])
-    reasons.extend(head_faults)
-
-    if fault is None and head is not None and not head_faults:
-        if last_seq is None or head.seq > last_seq:
-            shown = "the log is empty" if last_seq is None else f"it ends at record {last_seq}"
-            fault = (
-                "records-missing-at-end",
-                last_line_no + 1,
-                f"the head names record {head.seq} but {shown}: lines were cut from the end",
-            )
-        elif head.seq < last_seq:
-            fault = (
-                "records-after-head",
-                head.seq + 2,
-                f"records {head.seq + 1}..{last_seq} are not covered by the signed head",
-            )
-        elif head.hash != chain.prev:
-            fault = ("head-mismatch", last_line_no, "the head's hash differs from the last line")
+    fault = scan.fault
+    reasons: list[FaultKind] = [] if fault is None else [fault[0]]
+    if head_fault is not None:
+        reasons.append(head_fault[0])
+    if fault is None and head is not None:
+        fault = _compare_head(head, scan)
         if fault is not None:
             reasons.append(fault[0])
-    if fault is None and head_faults:
-        fault = (head_faults[0], None, head_detail)
+    if fault is None:
+        fault = head_fault
+    if fault is None and anchor_fault is not None:
+        fault = anchor_fault
+        reasons.append(fault[0])
+    if fault is None and anchor is not None:
+        fault = _compare_anchor(anchor, scan, origin)
+        if fault is not None:
+            reasons.append(fault[0])
 
     decision: VerifyDecision
     if fault is None:
         decision = "intact"
-        detail = f"{records} records intact, head signed by {head.key_id if head else '?'}"
+        detail = f"{scan.records} records intact, head signed by {head.key_id if head else '?'}"
+        if anchor is not None:
+            detail += f"; extends the checkpoint of {anchor.size} records"
     elif fault[0] == "head-missing":
-        decision = "unanchored"
-        detail = fault[2]
+        decision, detail = "unanchored", fault[2]
     else:
-        decision = "tampered"
-        detail = fault[2]
+        decision, detail = "tampered", fault[2]
     return VerifyResult(
         decision=decision,
         fault=None if fault is None else fault[0],
         line=None if fault is None else fault[1],
         detail=detail,
         reasons=tuple(reasons),
-        records=records,
+        records=scan.records,
         bytes=size,
-        log_id=chain.log_id,
-        last_seq=last_seq,
-        last_hash=chain.prev if last_seq is not None else None,
+        log_id=scan.log_id,
+        last_seq=scan.last_seq,
+        last_hash=scan.last_hash,
         head_seq=None if head is None else head.seq,
         head_key_id=None if head is None else head.key_id,
+        tree_size=scan.tree_size,
+        root=scan.root_b64(),
+        against_size=None if anchor is None else anchor.size,
+        first_line=scan.first_line,
         allow_unanchored=allow_unanchored,
     )
 
 
-def check_head(
-    raw: bytes | None, public_keys: Mapping[str, Ed25519PublicKey]
-) -> tuple[AuditHead | None, list[FaultKind], str]:
-    """The parsed head if its signature checks out, else the faults found."""
+def _read_head(
+    raw: bytes | None, keys: Mapping[str, Ed25519PublicKey], origin: str | None
+) -> tuple[HeadView | None, _Fault | None]:
     if raw is None:
-        return None, ["head-missing"], "there is no signed head file: the log is unanchored"
+        return None, ("head-missing", None, "there is no signed head file: the log is unanchored")
     if len(raw) > MAX_HEAD_BYTES:
-        return None, ["head-malformed"], "the head file is too large"
+        return None, ("head-malformed", None, "the head file is too large")
     try:
-        head = AuditHead.model_validate(load_json(raw, max_bytes=MAX_HEAD_BYTES))
-    except (JsonInputError, ValidationError):
-        return None, ["head-malformed"], "the head file is not a valid head"
-    public = public_keys.get(head.key_id)
-    if public is None:
-        return None, ["head-unknown-key"], f"the head is signed by an unknown key {head.key_id}"
-    signature = b64url_decode(head.signature, 64)
-    try:
-        if signature is None:
-            raise InvalidSignature
-        public.verify(signature, head.signing_payload())
-    except InvalidSignature:
-        return None, ["head-signature-invalid"], "the head's signature does not verify"
-    return head, [], ""
+        return HeadView.parse(raw, keys, origin), None
+    except LineFault as bad:
+        return None, (cast(FaultKind, bad.kind), None, bad.detail)
+
+
+def _compare_head(head: HeadView, scan: Scan) -> _Fault | None:
+    """The head must name the last record (and, as a checkpoint, the whole tree)."""
+    last_seq = scan.last_seq
+    if last_seq is None or head.seq > last_seq:
+        shown = "the log is empty" if last_seq is None else f"it ends at record {last_seq}"
+        return (
+            "records-missing-at-end",
+            scan.last_line + 1,
+            f"the head names record {head.seq} but {shown}: lines were cut from the end",
+        )
+    if head.seq < last_seq:
+        return (
+            "records-after-head",
+            head.seq + 2,
+            f"records {head.seq + 1}..{last_seq} are not covered by the signed head",
+        )
+    if head.hash is not None and head.hash != scan.last_hash:
+        return ("head-mismatch", scan.last_line, "the head's hash differs from the last line")
+    if head.checkpoint is not None and head.checkpoint.root != scan.root:
+        return (
+            "root-mismatch",
+            None,
+            "the records hash to another Merkle root than the signed checkpoint names",
+        )
+    return None
+
+
+def _compare_anchor(anchor: Checkpoint, scan: Scan, origin: str | None) -> _Fault | None:
+    """The log must extend the earlier checkpoint: same log, at least as long, same prefix."""
+    if origin is not None and anchor.origin != origin:
+        return ("checkpoint-untrusted", None, "the earlier checkpoint is of another log")
+    if scan.tree_size is not None and scan.tree_size < anchor.size:
+        return (
+            "rolled-back",
+            None,
+            f"the log has {scan.tree_size} records but a signed checkpoint of it had "
+            f"{anchor.size}: it was rolled back or truncated",
+        )
+    if scan.mark_root != anchor.root:
+        return (
+            "checkpoint-fork",
+            None,
+            f"the first {anchor.size} records no longer hash to the root of the earlier "
+            "checkpoint: the log was rewritten (a fork)",
+        )
+    return None
 
 
 def tty_progress(

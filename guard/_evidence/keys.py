@@ -213,6 +213,10 @@ class Signer:
     _private: Ed25519PrivateKey
     key_id: str
 
+    @property
+    def public_key(self) -> Ed25519PublicKey:
+        return self._private.public_key()
+
     def sign(self, message: bytes) -> bytes:
         return self._private.sign(message)
 

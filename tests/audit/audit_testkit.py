@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from cryptography.hazmat.primitives import serialization
@@ -124,3 +125,37 @@ def rejected(
     if call is not None:
         data["toolCallId"] = call
     return data
+
+
+def checkpoint_head(
+    log_path: Any,
+    signer: FixedSigner,
+    *,
+    size: int | None = None,
+    root: bytes | None = None,
+    origin: str | None = None,
+) -> bytes:
+    """A checkpoint head signed by ``signer`` for the log as it is now (or as told)."""
+    from audit import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
+
+    lines = log_path.read_bytes().splitlines()
+    n = len(lines) if size is None else size
+    tree_root = root_of([leaf_hash(line) for line in lines[:n]]) if root is None else root
+    if origin is None:
+        origin = origin_for(json.loads(lines[0])["data"]["logId"])
+    return sign_checkpoint(Checkpoint(origin, n, tree_root), signer.public_key, signer.sign)
+
+
+def legacy_head(log_path: Any, signer: FixedSigner, **changes: Any) -> bytes:
+    """A JSON head of the format before checkpoints, naming the last line (or as told)."""
+    import base64
+
+    from audit import HEAD_DOMAIN, canonical_json
+
+    last = json.loads(log_path.read_bytes().splitlines()[-1])
+    head = {"seq": last["seq"], "hash": last["hash"], "ts": last["ts"], "keyId": signer.key_id}
+    head.update(changes)
+    unsigned = {k: v for k, v in head.items() if k != "signature"}
+    signature = signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
+    head["signature"] = base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+    return canonical_json(head) + b"\n"

@@ -9,15 +9,14 @@ hash — so only the check under test can catch it.
 
 from __future__ import annotations
 
-import base64
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from audit import HEAD_DOMAIN, AuditLog, canonical_json, sha256_prefixed, verify_log
-from tests.audit.audit_testkit import FixedSigner, executed, keyring
+from audit import AuditLog, canonical_json, sha256_prefixed, verify_log
+from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed, keyring, legacy_head
 
 SIGNER = FixedSigner(bytes(range(1, 33)))
 RECORDS = 6  # log.created + 5 appended
@@ -40,12 +39,8 @@ def _rehashed(record: dict[str, Any], **changes: Any) -> bytes:
 
 
 def _signed_head(log: Path, **changes: Any) -> bytes:
-    head = json.loads(log.with_name(log.name + ".head").read_bytes())
-    head.update(changes)
-    unsigned = {k: v for k, v in head.items() if k != "signature"}
-    signature = SIGNER.sign(HEAD_DOMAIN + canonical_json(unsigned))
-    head["signature"] = base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
-    return canonical_json(head) + b"\n"
+    """A head of the format before checkpoints (they must keep verifying)."""
+    return legacy_head(log, SIGNER, **changes)
 
 
 def test_the_fixture_log_is_intact(log: Path) -> None:
@@ -62,15 +57,40 @@ def test_a_rehashed_line_with_a_wrong_prev_is_a_prev_mismatch(log: Path, index: 
     assert (result.decision, result.fault, result.line) == ("tampered", "prev-mismatch", index + 1)
 
 
-def test_a_rehashed_last_line_under_the_old_head_is_caught_by_the_head(log: Path) -> None:
-    # Only the last line is rewritten (its prev is right): every line checks out, the head
-    # still names the old last line: only the head-vs-last-line check sees it.
+def test_a_rehashed_last_line_under_the_old_head_is_caught_by_the_root(log: Path) -> None:
+    # Only the last line is rewritten (its prev is right): every line checks out, the
+    # checkpoint head's root no longer matches: only the root check sees it.
+    lines = log.read_bytes().splitlines(keepends=True)
+    record = json.loads(lines[-1])
+    lines[-1] = _rehashed(record, data=executed("call-x", "rm -rf /"))
+    log.write_bytes(b"".join(lines))
+    result = verify_log(log, keyring(SIGNER))
+    assert (result.decision, result.fault, result.line) == ("tampered", "root-mismatch", None)
+
+
+def test_a_rehashed_last_line_under_an_old_format_head_is_caught_by_the_head(
+    log: Path,
+) -> None:
+    head_path = log.with_name(log.name + ".head")
+    head_path.write_bytes(_signed_head(log))
+    assert verify_log(log, keyring(SIGNER)).decision == "intact"
     lines = log.read_bytes().splitlines(keepends=True)
     record = json.loads(lines[-1])
     lines[-1] = _rehashed(record, data=executed("call-x", "rm -rf /"))
     log.write_bytes(b"".join(lines))
     result = verify_log(log, keyring(SIGNER))
     assert (result.decision, result.fault, result.line) == ("tampered", "head-mismatch", RECORDS)
+
+
+def test_a_checkpoint_naming_the_right_size_with_another_root_is_a_root_mismatch(
+    log: Path,
+) -> None:
+    head_path = log.with_name(log.name + ".head")
+    head_path.write_bytes(checkpoint_head(log, SIGNER, root=b"\x07" * 32))
+    result = verify_log(log, keyring(SIGNER))
+    assert (result.decision, result.fault) == ("tampered", "root-mismatch")
+    head_path.write_bytes(checkpoint_head(log, SIGNER))
+    assert verify_log(log, keyring(SIGNER)).decision == "intact"
 
 
 def test_a_trusted_head_naming_the_last_seq_with_another_hash_is_a_head_mismatch(

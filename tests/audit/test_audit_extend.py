@@ -27,7 +27,7 @@ from audit import (
     sha256_prefixed,
     verify_log,
 )
-from tests.audit.audit_testkit import FixedSigner, consumed, executed, recorded
+from tests.audit.audit_testkit import FixedSigner, checkpoint_head, consumed, executed, recorded
 
 HEAD = "audit.jsonl.head"
 
@@ -94,17 +94,15 @@ def test_drop_a_record_rechain_and_forge_the_head(
     log_path.write_bytes(_rechain(records))
     last = json.loads(log_path.read_bytes().splitlines()[-1])
     head_path = log_path.with_name(HEAD)
+    assert last["seq"] == 4
     if head is None:
-        obj = json.loads(head_path.read_bytes())
-        obj.update(seq=last["seq"], hash=last["hash"])
-        head_path.write_bytes(canonical_json(obj) + b"\n")
+        # the new size and root under the old signature
+        old_signature = head_path.read_bytes().partition(b"\n\n")[2]
+        text = checkpoint_head(log_path, signer).partition(b"\n\n")[0]
+        head_path.write_bytes(text + b"\n\n" + old_signature)
     elif head == "mallory":
         mallory = FixedSigner(b"\x42" * 32)
-        with AuditLog.open(log_path.with_name("m.jsonl"), mallory, mallory.keys) as other:
-            pass
-        obj = json.loads(other.head_path.read_bytes())
-        obj.update(seq=last["seq"], hash=last["hash"])
-        head_path.write_bytes(canonical_json(obj) + b"\n")  # mallory's key id, bad signature
+        head_path.write_bytes(checkpoint_head(log_path, mallory))
     else:
         assert isinstance(head, bytes)
         head_path.write_bytes(head)
@@ -121,8 +119,8 @@ def test_a_fake_confirmation_inserted_and_rechained_is_refused(
     fake = {**records[1], "data": recorded("oce_" + "f" * 22, "call-x", "git push --force")}
     records.insert(2, fake)
     log_path.write_bytes(_rechain(records))
-    # re-chaining changed the hash of the record the old head names
-    _refused(log_path, signer, "head-mismatch")
+    # re-chaining changed the hash of the record the old head names: the tree's root differs
+    _refused(log_path, signer, "root-mismatch")
     log_path.with_name(HEAD).write_bytes(b"{}")
     _refused(log_path, signer, "head-malformed")
     assert verify_log(log_path, keys).decision == "tampered"
@@ -302,7 +300,11 @@ def test_recover_refuses_an_intact_log_and_an_empty_reason(
     with pytest.raises(UsageError):
         recover_log(log_path, signer, signer.keys, reason="   ")
     assert log_path.read_bytes() == before
-    assert sorted(p.name for p in log_path.parent.iterdir()) == ["audit.jsonl", HEAD]
+    assert sorted(p.name for p in log_path.parent.iterdir()) == [
+        "audit.jsonl",
+        HEAD,
+        "audit.jsonl.tree",
+    ]
 
 
 def test_recover_a_headless_log(

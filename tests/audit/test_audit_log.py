@@ -14,7 +14,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from freezegun import freeze_time
 
 from audit import (
-    HEAD_DOMAIN,
     LOG_SCHEMA,
     MAX_OPERATOR_REASON_CHARS,
     AuditLog,
@@ -30,6 +29,8 @@ from audit import (
     UnknownEventError,
     canonical_json,
     genesis_hash,
+    leaf_hash,
+    node_hash,
     read_records,
     sha256_prefixed,
     verify_log,
@@ -74,12 +75,17 @@ def test_new_log_has_genesis_record_and_signed_head(
         without = {k: v for k, v in obj.items() if k != "hash"}
         assert obj["hash"] == sha256_prefixed(canonical_json(without))
 
-    head = json.loads(log_path.with_name("audit.jsonl.head").read_bytes())
-    assert set(head) == {"seq", "hash", "ts", "keyId", "signature"}
-    assert (head["seq"], head["hash"], head["keyId"]) == (1, rec.hash, signer.key_id)
-    unsigned = {k: v for k, v in head.items() if k != "signature"}
-    signature = base64.urlsafe_b64decode(head["signature"] + "==")
-    signer.public_key.verify(signature, HEAD_DOMAIN + canonical_json(unsigned))
+    # The head is a C2SP checkpoint: origin, size, Merkle root of the exact lines, signature.
+    note = log_path.with_name("audit.jsonl.head").read_bytes()
+    text, _, signature_line = note.partition(b"\n\n")
+    leaves = [leaf_hash(line) for line in raw.splitlines()]
+    assert text.split(b"\n") == [
+        f"pi-operator-guard/audit/{first['data']['logId']}".encode(),
+        b"2",
+        base64.b64encode(node_hash(leaves[0], leaves[1])),
+    ]
+    blob = base64.b64decode(signature_line.split(b" ")[2])
+    signer.public_key.verify(blob[4:], text + b"\n")
     assert verify_log(log_path, keys).decision == "intact"
 
 
@@ -220,12 +226,14 @@ def test_oversized_record_is_refused(
 def test_bad_signer_writes_nothing(log_path: Path, signer: FixedSigner) -> None:
     class ShortSig:
         key_id = signer.key_id
+        public_key = signer.public_key
 
         def sign(self, message: bytes) -> bytes:
             return b"x" * 10
 
     class BadKeyId:
         key_id = "rsa:123"
+        public_key = signer.public_key
 
         def sign(self, message: bytes) -> bytes:
             return b"x" * 64
@@ -238,6 +246,23 @@ def test_bad_signer_writes_nothing(log_path: Path, signer: FixedSigner) -> None:
             log.append("tool.executed", executed("c"))
         log.use_signer(BadKeyId())
         with pytest.raises(SignerError, match="key id"):
+            log.append("tool.executed", executed("c"))
+
+        class OtherPublic:
+            key_id = signer.key_id
+            public_key = FixedSigner(b"\x05" * 32).public_key
+            sign = signer.sign
+
+        log.use_signer(OtherPublic())
+        with pytest.raises(SignerError, match="not the signer's public key"):
+            log.append("tool.executed", executed("c"))
+
+        class NoPublic:
+            key_id = signer.key_id
+            sign = signer.sign
+
+        log.use_signer(NoPublic())  # type: ignore[arg-type]
+        with pytest.raises(SignerError, match="public key"):
             log.append("tool.executed", executed("c"))
     assert log_path.read_bytes() == before
 
@@ -418,7 +443,7 @@ def test_crash_before_the_first_head(
         ("delete-head", "head-missing"),
         ("garble-head", "head-malformed"),
         ("flip-last", "head-mismatch"),
-        ("other-log", "head-mismatch"),
+        ("other-log", "head-origin-mismatch"),
     ],
 )
 def test_appender_refuses_to_sign_over_damage(

@@ -16,7 +16,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit import (
-    HEAD_DOMAIN,
     AuditLog,
     LogIntegrityError,
     VerifyResult,
@@ -26,10 +25,12 @@ from audit import (
 )
 from tests.audit.audit_testkit import (
     FixedSigner,
+    checkpoint_head,
     consumed,
     declined,
     executed,
     keyring,
+    legacy_head,
     recorded,
     rejected,
 )
@@ -331,7 +332,7 @@ def test_a_head_of_another_log_is_caught(
     tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey]
 ) -> None:
     result = _check(tmp_path, keys, b"".join(pristine.lines), pristine.other_head)
-    _expect(result, "head-mismatch", RECORDS)
+    _expect(result, "head-origin-mismatch", None)
 
 
 def test_appending_a_line_with_a_wrong_hash_is_caught(
@@ -355,40 +356,56 @@ def test_appending_a_well_formed_record_without_the_key_is_caught(
     _expect(result, "records-after-head", RECORDS + 1)
 
 
-def _resign(head: bytes, signer: FixedSigner, **changes: object) -> bytes:
-
-    obj = json.loads(head)
-    obj.update(changes)
-    unsigned = {k: v for k, v in obj.items() if k != "signature"}
-    sig = signer.sign(HEAD_DOMAIN + canonical_json(unsigned))
-    obj["signature"] = base64.urlsafe_b64encode(sig).rstrip(b"=").decode()
-    return canonical_json(obj) + b"\n"
+def _swap_signature(note: bytes, other: bytes) -> bytes:
+    """``note``'s text under ``other``'s signature lines."""
+    return note.partition(b"\n\n")[0] + b"\n\n" + other.partition(b"\n\n")[2]
 
 
 def test_forged_heads_are_caught(
-    tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey]
+    tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey], signer: FixedSigner
 ) -> None:
     content = b"".join(pristine.lines)
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(content)
     mallory = FixedSigner(b"\x42" * 32)
     # signed by a key nobody trusts
-    forged = _resign(pristine.head, mallory, keyId=mallory.key_id)
+    forged = checkpoint_head(path, mallory)
     _expect(_check(tmp_path, keys, content, forged), "head-unknown-key", None)
-    # claims the trusted key id, signed by another key
-    forged = _resign(pristine.head, mallory)
+    # claims the trusted key's name and id, signed by another key
+    ours = checkpoint_head(path, signer)
+    text, _, sig_line = ours.partition(b"\n\n")
+    key_id = base64.b64decode(sig_line.split(b" ")[2])[:4]
+    bad = base64.b64encode(key_id + mallory.sign(text + b"\n"))
+    forged = text + b"\n\n" + b" ".join([*sig_line.split(b" ")[:2], bad]) + b"\n"
     _expect(_check(tmp_path, keys, content, forged), "head-signature-invalid", None)
-    # an edited field under the original signature
-    obj = json.loads(pristine.head)
-    obj["ts"] = "2030-01-01T00:00:00.000Z"
-    _expect(_check(tmp_path, keys, content, canonical_json(obj)), "head-signature-invalid", None)
+    # another size under the original signature
+    forged = _swap_signature(checkpoint_head(path, mallory, size=RECORDS - 1), pristine.head)
+    _expect(_check(tmp_path, keys, content, forged), "head-signature-invalid", None)
     # a head re-pointed at a truncated log, signature kept
-    second_last = json.loads(pristine.lines[-2])
-    obj = json.loads(pristine.head)
-    obj.update(seq=second_last["seq"], hash=second_last["hash"])
     truncated = b"".join(pristine.lines[:-1])
-    _expect(_check(tmp_path, keys, truncated, canonical_json(obj)), "head-signature-invalid", None)
+    path.write_bytes(truncated)
+    forged = _swap_signature(checkpoint_head(path, mallory), pristine.head)
+    _expect(_check(tmp_path, keys, truncated, forged), "head-signature-invalid", None)
     # not a head at all
     _expect(_check(tmp_path, keys, content, b"[]"), "head-malformed", None)
     _expect(_check(tmp_path, keys, content, b"x" * 70_000), "head-malformed", None)
+
+
+def test_forged_old_format_heads_are_caught(
+    tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey], signer: FixedSigner
+) -> None:
+    content = b"".join(pristine.lines)
+    path = tmp_path / "audit.jsonl"
+    path.write_bytes(content)
+    assert _check(tmp_path, keys, content, legacy_head(path, signer)).decision == "intact"
+    mallory = FixedSigner(b"\x42" * 32)
+    forged = legacy_head(path, mallory)
+    _expect(_check(tmp_path, keys, content, forged), "head-unknown-key", None)
+    forged = legacy_head(path, mallory, keyId=signer.key_id)
+    _expect(_check(tmp_path, keys, content, forged), "head-signature-invalid", None)
+    obj = json.loads(legacy_head(path, signer))
+    obj["ts"] = "2030-01-01T00:00:00.000Z"
+    _expect(_check(tmp_path, keys, content, canonical_json(obj)), "head-signature-invalid", None)
 
 
 def test_a_line_fault_is_reported_before_a_head_fault(
@@ -415,17 +432,25 @@ def test_a_missing_head_is_unanchored_never_intact(
     _expect(result, "seq-mismatch", 6)
 
 
-def test_rollback_of_log_and_head_together_needs_an_external_head(
+def test_rollback_of_log_and_head_together_is_caught_against_a_kept_checkpoint(
     tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    # Documented limit: an older, consistent (log, head) pair verifies as intact.
-    # Only comparing with a head copy kept elsewhere reveals the rollback.
+    # An older, consistent (log, head) pair verifies as intact on its own; a checkpoint
+    # kept elsewhere (an anchor) reveals the rollback.
     older = b"".join(pristine.lines[: OLD_HEAD_SEQ + 1])
     result = _check(tmp_path, keys, older, pristine.old_head)
     assert result.decision == "intact"
-    kept_elsewhere = json.loads(pristine.head)
-    assert result.last_seq is not None
-    assert result.last_seq < kept_elsewhere["seq"]
+    rolled = verify_log(tmp_path / "audit.jsonl", keys, against=pristine.head)
+    _expect(rolled, "rolled-back", None)
+    assert rolled.against_size == RECORDS
+    assert rolled.exit_code == 4
+    # and the full log extends both its old and its current checkpoint
+    full = b"".join(pristine.lines)
+    for kept in (pristine.old_head, pristine.head):
+        path = tmp_path / "audit.jsonl"
+        path.write_bytes(full)
+        (tmp_path / "audit.jsonl.head").write_bytes(pristine.head)
+        assert verify_log(path, keys, against=kept).decision == "intact"
 
 
 def test_the_appender_refuses_a_copy_of_the_head_record_after_it(

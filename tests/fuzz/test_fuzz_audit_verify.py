@@ -35,12 +35,17 @@ from hypothesis import strategies as st
 from audit import (
     HEAD_DOMAIN,
     AuditError,
-    AuditHead,
     AuditLog,
+    Checkpoint,
     LogFormatError,
+    NoteError,
     canonical_json,
+    leaf_hash,
+    open_checkpoint,
     read_records,
+    root_of,
     sha256_prefixed,
+    sign_checkpoint,
     verify_log,
 )
 from guard import Guard, KeyStore, Signer
@@ -205,10 +210,11 @@ def mutated_heads(draw: st.DrawFn, head: bytes) -> bytes:
     return draw(st.binary(max_size=300))
 
 
-def same_statement(head: bytes, original: bytes) -> bool:
+def same_statement(head: bytes, original: bytes, keys: dict[str, Ed25519PublicKey]) -> bool:
+    """Both are checkpoints the keys vouch for, naming the same tree of the same log."""
     try:
-        return AuditHead.model_validate_json(head) == AuditHead.model_validate_json(original)
-    except ValueError:
+        return open_checkpoint(head, keys).checkpoint == open_checkpoint(original, keys).checkpoint
+    except NoteError:
         return False
 
 
@@ -221,7 +227,7 @@ def test_a_changed_head_verifies_only_if_it_says_the_same(
     with tempfile.TemporaryDirectory() as tmp:
         path = write(Path(tmp), original.log, head)
         decision = verify(path, original.keys)
-        assert (decision == "intact") == same_statement(head, original.head)
+        assert (decision == "intact") == same_statement(head, original.head, original.keys)
 
 
 def test_a_missing_head_is_unanchored_never_intact(original: Original, tmp_path: Path) -> None:
@@ -304,15 +310,19 @@ def _forge_records(data: bytes, count: int, event_name: str) -> bytes:
 
 
 def _head_for_last_line(data: bytes, template: bytes, signature: bytes) -> bytes:
-    """A head naming the last line of ``data``, with the real key id and ``signature``."""
-    obj = json.loads(template)
-    try:
-        last = json.loads(data.splitlines()[-1])
-        obj.update(seq=int(last["seq"]), hash=str(last["hash"]))
-    except (ValueError, IndexError, KeyError, TypeError):
-        pass
-    obj["signature"] = base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
-    return canonical_json(obj) + b"\n"
+    """A checkpoint of ``data`` as it is, with the real key's name and id and ``signature``."""
+    origin = template.split(b"\n", 1)[0].decode()
+    lines = data.split(b"\n")[:-1]
+    checkpoint = Checkpoint(origin, len(lines), root_of([leaf_hash(line) for line in lines]))
+    key_id = _template_signature(template)[:4]
+    blob = base64.b64encode(key_id + signature)
+    return checkpoint.text() + b"\n\xe2\x80\x94 " + origin.encode() + b" " + blob + b"\n"
+
+
+def _template_signature(template: bytes) -> bytes:
+    """Key id and signature bytes of the first signature line of a checkpoint."""
+    line = template.partition(b"\n\n")[2].split(b"\n")[0]
+    return base64.b64decode(line.split(b" ")[2])
 
 
 @st.composite
@@ -347,7 +357,7 @@ def tampered(draw: st.DrawFn, history: History) -> tuple[bytes, bytes | None, st
         )
     elif op == "resigned":
         # the real head's signature over another statement
-        sig = base64.urlsafe_b64decode(json.loads(history.heads[-1])["signature"] + "==")
+        sig = _template_signature(history.heads[-1])[4:]
         head = _head_for_last_line(data, history.heads[-1], sig)
     else:
         head = None
@@ -438,6 +448,10 @@ def test_the_key_holder_can_still_sign_a_rechained_log(history: History, tmp_pat
     # log with a properly signed head verifies; the property above is about everyone else.
     lines = history.log.splitlines(keepends=True)
     forged = _rechain(b"".join(lines[:3] + lines[4:]))
-    last = json.loads(forged.splitlines()[-1])
-    head = _signed(history.heads[-1], _signer(history.home), seq=last["seq"], hash=last["hash"])
+    signer = _signer(history.home)
+    origin = history.heads[-1].split(b"\n", 1)[0].decode()
+    tree = [leaf_hash(line) for line in forged.splitlines()]
+    head = sign_checkpoint(
+        Checkpoint(origin, len(tree), root_of(tree)), signer.public_key, signer.sign
+    )
     assert verify(write(tmp_path, forged, head), history.keys, stats=False) == "intact"

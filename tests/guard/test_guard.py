@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 from freezegun import freeze_time
 
 import guard
-from audit import read_records
+from audit import open_checkpoint, read_records
 from guard import BadInputError, Guard, TtlError
 from guard._guard import operator_reason_text
 
@@ -218,9 +219,10 @@ def test_heads_are_signed_by_the_active_key_after_rotation(tmp_path: Path) -> No
     with Guard.open(tmp_path / "h") as a, Guard.open(tmp_path / "h") as b:
         _, new = b.rotate_key()
         a.tool_executed("call_9", "bash", {"command": "ls"}, tmp_path, is_error=False)
-        head = json.loads(a.audit.head_path.read_text())
-        assert head["keyId"] == new
-        assert a.verify_audit().decision == "intact"
+        result = a.verify_audit()
+        assert (result.decision, result.head_key_id) == ("intact", new)
+        signer = open_checkpoint(a.audit.head_path.read_bytes(), b.public_keyring().public_keys())
+        assert "ed25519:" + hashlib.sha256(signer.signer.public).hexdigest() == new
 
 
 @pytest.mark.parametrize("setting", ["off", "0", "false"])
