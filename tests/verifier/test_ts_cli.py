@@ -114,6 +114,8 @@ def test_verify_envelope(node: Path, tmp_path: Path, vector: str, code: int) -> 
         ["frobnicate", "x"],
         ["verify-proof", "-", "--key", "a+b+c", "--bogus"],
         ["verify-envelope", "-", "--keyring", "/nonexistent"],
+        ["verify-checkpoint", "-", "--key", "a+b+c", "--keyring", "/dev/null"],
+        ["verify-checkpoint", "-", "--keyring", "/dev/null"],
         ["verify-envelope", "-", "--keyring", "/dev/null", "--now", "yesterday"],
     ],
 )

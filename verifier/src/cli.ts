@@ -2,14 +2,15 @@
 /**
  * pi-guard-verify: check what pi-operator-guard wrote, independently of its Python code.
  *
- *     node verifier/src/cli.ts verify-proof FILE --key VKEY [--key VKEY ...]
- *     node verifier/src/cli.ts verify-checkpoint FILE --key VKEY [--origin ORIGIN]
+ *     node verifier/src/cli.ts verify-proof FILE (--key VKEY ... | --keyring KEYRING.json)
+ *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
  *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
  * the guard's: 0 verified, 2 bad usage or unreadable input, 3 evidence rejected, 4 a proof or
  * checkpoint that does not verify, 1 an unexpected internal error. `--key` takes a vkey
- * (`<name>+<hex id>+<base64 key>`) or `@FILE` holding one vkey per line.
+ * (`<name>+<hex id>+<base64 key>`) or `@FILE` holding one vkey per line; `--keyring` takes the
+ * guard's public keyring instead (each key named after the checkpoint's origin).
  */
 
 import { readFileSync } from "node:fs";
@@ -17,12 +18,12 @@ import { parseArgs } from "node:util";
 
 import { verifyEnvelope } from "./envelope.ts";
 import { KeyringError, PublicKeyring } from "./keyring.ts";
-import { NoteError, NoteKey, openCheckpoint } from "./note.ts";
+import { NoteError, NoteKey, type NoteKeys, openCheckpoint } from "./note.ts";
 import { verifyProofFile } from "./proof.ts";
 import { parseIsoMillis } from "./time.ts";
 
-const USAGE = `usage: pi-guard-verify verify-proof FILE --key VKEY [--key VKEY ...]
-       pi-guard-verify verify-checkpoint FILE --key VKEY [--origin ORIGIN]
+const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
+       pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
        pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS]`;
 
 class UsageError extends Error {}
@@ -35,8 +36,26 @@ function read(path: string): Uint8Array {
   }
 }
 
+function loadKeyring(path: string): PublicKeyring {
+  try {
+    return PublicKeyring.parse(read(path));
+  } catch (exc) {
+    if (exc instanceof KeyringError) throw new UsageError(`bad keyring: ${exc.message}`);
+    throw exc;
+  }
+}
+
+function noteKeys(values: readonly string[] | undefined, keyring: string | undefined): NoteKeys {
+  if (keyring !== undefined) {
+    if (values !== undefined) throw new UsageError("give --key or --keyring, not both");
+    const ring = loadKeyring(keyring);
+    return (origin: string) => ring.noteKeys(origin);
+  }
+  return keys(values);
+}
+
 function keys(values: readonly string[] | undefined): NoteKey[] {
-  if (values === undefined || values.length === 0) throw new UsageError("give the log's key with --key VKEY");
+  if (values === undefined || values.length === 0) throw new UsageError("give the log's key with --key VKEY or --keyring FILE");
   const vkeys = values.flatMap((value) =>
     value.startsWith("@")
       ? Buffer.from(read(value.slice(1)))
@@ -87,12 +106,12 @@ function run(argv: string[]): number {
   if (command === undefined || file === undefined || extra.length > 0) throw new UsageError(USAGE);
   switch (command) {
     case "verify-proof": {
-      const result = verifyProofFile(read(file), keys(values.key));
+      const result = verifyProofFile(read(file), noteKeys(values.key, values.keyring));
       emit(result);
       return result.decision === "verified" ? 0 : 4;
     }
     case "verify-checkpoint": {
-      const known = keys(values.key);
+      const known = noteKeys(values.key, values.keyring);
       try {
         const signed = openCheckpoint(read(file), known, values.origin === undefined ? {} : { origin: values.origin });
         const { origin, size, root } = signed.checkpoint;
@@ -106,13 +125,7 @@ function run(argv: string[]): number {
     }
     case "verify-envelope": {
       if (values.keyring === undefined) throw new UsageError("give the guard's public keyring with --keyring FILE");
-      let keyring: PublicKeyring;
-      try {
-        keyring = PublicKeyring.parse(read(values.keyring));
-      } catch (exc) {
-        if (exc instanceof KeyringError) throw new UsageError(`bad keyring: ${exc.message}`);
-        throw exc;
-      }
+      const keyring = loadKeyring(values.keyring);
       const now = values.now === undefined ? Date.now() : parseIsoMillis(values.now);
       if (now === null) throw new UsageError("--now must be like 2026-11-22T01:00:00.000Z");
       const result = verifyEnvelope(read(file), {

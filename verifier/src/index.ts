@@ -32,6 +32,7 @@ export {
   openCheckpoint,
   parseCheckpoint,
   type Checkpoint,
+  type NoteKeys,
   type NoteSignature,
   type ParsedCheckpoint,
   type SignedCheckpoint,

@@ -11,6 +11,7 @@ import { createHash, type KeyObject } from "node:crypto";
 import { b64UrlDecode } from "./base64.ts";
 import { type JsonValue, isJsonObject, loadJson } from "./json.ts";
 import { ed25519PublicKey } from "./ed25519.ts";
+import { NoteKey } from "./note.ts";
 import { parseIsoMillis } from "./time.ts";
 
 /** Evidence lives at most 600 s: a retired key verifies evidence created before its retirement for this long after it. */
@@ -70,6 +71,14 @@ export class PublicKeyring {
       keys.push({ keyId, publicKey: raw, key: ed25519PublicKey(raw), retiredAt });
     }
     return new PublicKeyring(keys);
+  }
+
+  /**
+   * Every key of the keyring (active or retired, as for the guard's audit verifier) as a note
+   * key named `origin`: the guard signs a log's checkpoints with its key under the log's origin.
+   */
+  noteKeys(origin: string): NoteKey[] {
+    return [...this.keys.values()].map((k) => NoteKey.forPublic(origin, k.publicKey));
   }
 
   /**

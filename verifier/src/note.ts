@@ -195,13 +195,19 @@ export function parseCheckpoint(note: Uint8Array | string): ParsedCheckpoint {
 }
 
 /**
+ * The trusted keys of a note: a list, or a function of the checkpoint's origin (a keyring of
+ * bare public keys names each of them after the origin: see `PublicKeyring.noteKeys`).
+ */
+export type NoteKeys = readonly NoteKey[] | ((origin: string) => readonly NoteKey[]);
+
+/**
  * Parse `note` and verify that one of `keys` whose name is the checkpoint's origin signed it.
  * Every signature line by a known key (name and key id) must verify; lines by unknown keys
  * (a witness's cosignature, say) are ignored. With `origin`, the checkpoint must be of that log.
  */
 export function openCheckpoint(
   note: Uint8Array | string,
-  keys: readonly NoteKey[],
+  keys: NoteKeys,
   options: { origin?: string } = {},
 ): SignedCheckpoint {
   const parsed = parseCheckpoint(note);
@@ -209,9 +215,10 @@ export function openCheckpoint(
   if (options.origin !== undefined && checkpoint.origin !== options.origin) {
     throw new NoteError("origin-mismatch", "the checkpoint is of another log");
   }
+  const known = typeof keys === "function" ? keys(checkpoint.origin) : keys;
   let signer: NoteKey | undefined;
   for (const sig of signatures) {
-    for (const key of keys) {
+    for (const key of known) {
       if (key.name === sig.name && bytesEqual(key.keyId, sig.keyId)) {
         if (!key.verify(text, sig.signature)) {
           throw new NoteError("signature-invalid", `the signature by ${key.name} is bad`);

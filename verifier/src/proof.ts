@@ -16,7 +16,7 @@
 import { b64StdDecode } from "./base64.ts";
 import { type JsonObject, type JsonValue, JsonInputError, isJsonObject, loadJson } from "./json.ts";
 import { ProofError, leafHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
-import { type NoteKey, NoteError, openCheckpoint } from "./note.ts";
+import { type NoteKeys, NoteError, openCheckpoint } from "./note.ts";
 
 export const PROOF_SCHEMA = "pi-operator-guard/proof/v1";
 export const MAX_PROOF_BYTES = 16 * 1024 * 1024;
@@ -73,7 +73,7 @@ function seqOf(line: string): JsonValue | undefined {
 }
 
 /** Verify a proof file's text or bytes with the log's verifier keys; never throws for any input. */
-export function verifyProofFile(data: Uint8Array | string, keys: readonly NoteKey[]): ProofResult {
+export function verifyProofFile(data: Uint8Array | string, keys: NoteKeys): ProofResult {
   const out: ProofResult = { decision: "rejected", reasons: [], kind: null, origin: null, size: null, leafIndices: [] };
   try {
     let doc: JsonValue;
