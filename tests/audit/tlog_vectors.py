@@ -13,7 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import audit
 from audit import (
+    MAX_NOTE_BYTES,
     JsonInputError,
     NoteError,
     NoteKey,
@@ -24,6 +26,10 @@ from audit import (
     verify_consistency,
     verify_inclusion,
 )
+from audit._chain import check_body
+from audit._errors import LineFault
+
+verify_proof: Any = getattr(audit, "verify_proof", None)
 
 TLOG = Path(__file__).resolve().parents[1] / "vectors" / "tlog"
 PROOF_SCHEMA = "pi-operator-guard/proof/v1"
@@ -58,18 +64,16 @@ def checkpoint_result(vector: dict[str, Any]) -> dict[str, Any]:
     return _verified()
 
 
-# The proof-file reader below composes the audit package's own checkpoint and proof checks in
-# the order the format states (tlog spec, "Proof files"); it stands in until audit ships its
-# proof-file models, and then only calls them.
+# Proof files are read by ``audit.verify_proof`` when audit has it; until then by the stand-in
+# below, which composes audit's own record, checkpoint and proof checks in the order the
+# Python proof-file reader uses (so the vectors mean the same thing before and after).
 
 
 def _malformed(detail: str) -> ProofError:
     return ProofError("proof-malformed", detail)
 
 
-def _hash(value: Any) -> bytes:
-    if not isinstance(value, str):
-        raise _malformed("a hash is not a string")
+def _hash(value: str) -> bytes:
     try:
         raw = base64.b64decode(value.encode("ascii"), validate=True)
     except (binascii.Error, UnicodeEncodeError, ValueError):
@@ -79,20 +83,14 @@ def _hash(value: Any) -> bytes:
     return raw
 
 
-def _hashes(value: Any) -> list[bytes]:
-    if not isinstance(value, list) or len(value) > 64:
-        raise _malformed("hashes is not a list of at most 64")
-    return [_hash(v) for v in value]
-
-
 def _exact(obj: dict[str, Any], keys: set[str]) -> None:
     if set(obj) != keys:
         raise _malformed(f"expected exactly {sorted(keys)}")
 
 
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise _malformed("not a string")
+def _text(value: Any, max_chars: int) -> str:
+    if not isinstance(value, str) or len(value) > max_chars:
+        raise _malformed("not a string, or too long")
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
@@ -100,54 +98,90 @@ def _text(value: Any) -> str:
     return value
 
 
-def _verify_proof_file(data: bytes, keys: list[NoteKey]) -> None:
-    try:
-        doc = load_json(data, max_bytes=16 << 20)
-    except JsonInputError as exc:
-        raise _malformed(str(exc)) from None
-    if not isinstance(doc, dict) or doc.get("schema") != PROOF_SCHEMA:
+def _strings(value: Any, max_items: int) -> list[str]:
+    if not isinstance(value, list) or len(value) > max_items:
+        raise _malformed("not a list, or too long")
+    return [_text(v, 1 << 30) for v in value]
+
+
+def _stand_in(raw: bytes, keys: list[NoteKey]) -> dict[str, Any]:
+    doc = load_json(raw, max_bytes=16 << 20)
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict) or kind not in ("inclusion", "consistency"):
+        raise _malformed("kind is neither inclusion nor consistency")
+    if doc.get("schema") != PROOF_SCHEMA:
         raise _malformed("not a proof/v1 file")
-    if doc.get("kind") == "inclusion":
+    if kind == "inclusion":
         _exact(doc, {"schema", "kind", "checkpoint", "entries"})
-        note = _text(doc["checkpoint"]).encode("utf-8")
+        note = _text(doc["checkpoint"], MAX_NOTE_BYTES)
         entries = doc["entries"]
-        if not isinstance(entries, list) or not entries:
-            raise _malformed("entries is not a non-empty list")
-        signed = open_checkpoint(note, keys)
+        if not isinstance(entries, list) or not 1 <= len(entries) <= 10_000:
+            raise _malformed("entries is not a list of 1 to 10000")
+        parsed = []
         for entry in entries:
             if not isinstance(entry, dict):
                 raise _malformed("an entry is not an object")
             _exact(entry, {"leafIndex", "line", "hashes"})
             index = entry["leafIndex"]
-            if type(index) is not int or index < 0:
-                raise _malformed("leafIndex is not a non-negative integer")
-            line = _text(entry["line"])
-            path = _hashes(entry["hashes"])
-            cp = signed.checkpoint
-            verify_inclusion(index, cp.size, leaf_hash(line.encode("utf-8")), path, cp.root)
+            if type(index) is not int or not 0 <= index < 1 << 63:
+                raise _malformed("leafIndex is not an integer in [0, 2**63)")
+            parsed.append((index, _text(entry["line"], 256 * 1024), _strings(entry["hashes"], 64)))
+        try:
+            cp = open_checkpoint(note.encode("utf-8"), keys).checkpoint
+        except NoteError as exc:
+            return _invalid(exc.code)
+        reasons: list[str] = []
+        for index, line, hashes in parsed:
             try:
-                record = load_json(line)
-            except JsonInputError:
-                record = None
-            seq = record.get("seq") if isinstance(record, dict) else None
-            if type(seq) is not int or seq != index:
-                raise ProofError("leaf-mismatch", "the record's seq is not its leaf index")
-    elif doc.get("kind") == "consistency":
-        _exact(doc, {"schema", "kind", "old", "new", "hashes"})
-        old_note = _text(doc["old"]).encode("utf-8")
-        new_note = _text(doc["new"]).encode("utf-8")
-        path = _hashes(doc["hashes"])
-        older = open_checkpoint(old_note, keys).checkpoint
-        newer = open_checkpoint(new_note, keys, origin=older.origin).checkpoint
+                body = line.encode("utf-8")
+                rec = check_body(body)
+                if rec["seq"] != index:
+                    raise ProofError("leaf-mismatch", "the record's seq is not its leaf index")
+                path = [_hash(h) for h in hashes]
+                verify_inclusion(index, cp.size, leaf_hash(body), path, cp.root)
+            except LineFault as fault:
+                reasons.append(f"record-{fault.kind}")
+            except ProofError as exc:
+                reasons.append(exc.code)
+        if reasons:
+            return {"decision": "invalid", "reasons": list(dict.fromkeys(reasons))}
+        return _valid()
+    _exact(doc, {"schema", "kind", "old", "new", "hashes"})
+    old_note = _text(doc["old"], MAX_NOTE_BYTES)
+    new_note = _text(doc["new"], MAX_NOTE_BYTES)
+    hashes = _strings(doc["hashes"], 128)
+    try:
+        newer = open_checkpoint(new_note.encode("utf-8"), keys).checkpoint
+        older = open_checkpoint(old_note.encode("utf-8"), keys, origin=newer.origin).checkpoint
+    except NoteError as exc:
+        return _invalid(exc.code)
+    try:
+        path = [_hash(h) for h in hashes]
         verify_consistency(older.size, newer.size, older.root, newer.root, path)
-    else:
-        raise _malformed("kind is neither inclusion nor consistency")
+    except ProofError as exc:
+        return _invalid(exc.code)
+    return _valid()
+
+
+def _valid() -> dict[str, Any]:
+    return {"decision": "valid", "reasons": []}
+
+
+def _invalid(code: str) -> dict[str, Any]:
+    return {"decision": "invalid", "reasons": [code]}
 
 
 def proof_result(vector: dict[str, Any]) -> dict[str, Any]:
+    """``valid`` / ``invalid`` with the reasons, or ``malformed`` for what is no proof file."""
     try:
         keys = [NoteKey.from_vkey(v) for v in vector["keys"]]
-        _verify_proof_file(vector["file"].encode("utf-8"), keys)
-    except (NoteError, ProofError) as exc:
-        return _rejected(exc.code)
-    return _verified()
+    except NoteError as exc:
+        return _invalid(exc.code)
+    raw = vector["file"].encode("utf-8")
+    try:
+        if verify_proof is None:
+            return _stand_in(raw, keys)
+        check = verify_proof(raw, keys)
+    except (JsonInputError, ProofError) as exc:
+        return {"decision": "malformed", "reasons": [exc.code]}
+    return {"decision": check.decision, "reasons": list(check.reasons)}

@@ -102,6 +102,20 @@ def bad(code: str) -> dict[str, Any]:
     return {"decision": "rejected", "reasons": [code]}
 
 
+# Proof files, as ``audit.verify_proof`` answers: valid, invalid (with every reason), or not a
+# proof file at all (malformed: the JSON refusal code or proof-malformed).
+def valid() -> dict[str, Any]:
+    return {"decision": "valid", "reasons": []}
+
+
+def invalid(*codes: str) -> dict[str, Any]:
+    return {"decision": "invalid", "reasons": list(codes)}
+
+
+def malformed(code: str = "proof-malformed") -> dict[str, Any]:
+    return {"decision": "malformed", "reasons": [code]}
+
+
 # -- checkpoints ---------------------------------------------------------------------------------
 
 
@@ -398,213 +412,257 @@ def proof_vectors() -> list[dict[str, Any]]:
 
     good = inclusion_file([5])
     vectors: list[tuple[str, str, list[str], dict[str, Any]]] = [
-        ("inclusion-valid", good, [VKEY], ok()),
-        ("inclusion-valid-every-record", inclusion_file(list(range(8))), [VKEY], ok()),
-        ("inclusion-valid-first-record-size-1", inclusion_file([0], size=1), [VKEY], ok()),
-        ("inclusion-valid-last-record-size-7", inclusion_file([6], size=7), [VKEY], ok()),
+        ("inclusion-valid", good, [VKEY], valid()),
+        ("inclusion-valid-every-record", inclusion_file(list(range(8))), [VKEY], valid()),
+        ("inclusion-valid-first-record-size-1", inclusion_file([0], size=1), [VKEY], valid()),
+        ("inclusion-valid-last-record-size-7", inclusion_file([6], size=7), [VKEY], valid()),
         (
             "inclusion-hash-flipped",
             inclusion_file([5], edit=hashes(lambda h: [_flip_b64(h[0]), *h[1:]])),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "inclusion-hash-missing",
             inclusion_file([5], edit=hashes(lambda h: h[:-1])),
             [VKEY],
-            bad("proof-too-short"),
+            invalid("proof-too-short"),
         ),
         (
             "inclusion-hash-extra",
             inclusion_file([5], edit=hashes(lambda h: [*h, h[0]])),
             [VKEY],
-            bad("proof-too-long"),
+            invalid("proof-too-long"),
         ),
         (
             "inclusion-hashes-reordered",
             inclusion_file([5], edit=hashes(lambda h: h[::-1])),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "inclusion-wrong-index",
             inclusion_file([5], edit=entry_set("leafIndex", 4)),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("leaf-mismatch"),
         ),
         (
             "inclusion-index-past-size",
             inclusion_file([5], edit=entry_set("leafIndex", 8)),
             [VKEY],
-            bad("index-out-of-range"),
+            invalid("leaf-mismatch"),
         ),
         (
             "inclusion-wrong-size",
             inclusion_file([5], note=LOG_KEY.note(checkpoint(7))),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "inclusion-line-edited",
             inclusion_file([5], edit=entry_set("line", LINES[5].replace('"seq":5', '"seq":5 ', 1))),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("record-malformed-line"),
         ),
         (
             "inclusion-line-with-lf",
             inclusion_file([5], edit=entry_set("line", LINES[5] + "\n")),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("record-malformed-line"),
         ),
         (
             "inclusion-line-of-another-record",
             inclusion_file([5], edit=entry_set("line", LINES[4])),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("leaf-mismatch"),
         ),
         (
             "inclusion-seq-is-not-leaf-index",
             inclusion_file([2], leaves=swapped, lines=swapped_lines),
             [VKEY],
-            bad("leaf-mismatch"),
+            invalid("leaf-mismatch"),
+        ),
+        (
+            "inclusion-record-past-the-checkpoint",
+            inclusion_file([7], note=LOG_KEY.note(checkpoint(7))),
+            [VKEY],
+            invalid("index-out-of-range"),
+        ),
+        (
+            "inclusion-record-rehashed-wrong",
+            inclusion_file(
+                [5], edit=entry_set("line", LINES[5].replace('"ts":"2026', '"ts":"2025', 1))
+            ),
+            [VKEY],
+            invalid("record-hash-mismatch"),
+        ),
+        (
+            "inclusion-one-good-one-bad-entry",
+            inclusion_file(
+                [4, 5],
+                edit=lambda p: p["entries"][1].__setitem__(
+                    "hashes", p["entries"][1]["hashes"][:-1]
+                ),
+            ),
+            [VKEY],
+            invalid("proof-too-short"),
+        ),
+        (
+            "inclusion-two-bad-entries",
+            inclusion_file(
+                [5, 6, 7],
+                edit=lambda p: (
+                    p["entries"][0].__setitem__(
+                        "hashes",
+                        [_flip_b64(p["entries"][0]["hashes"][0]), *p["entries"][0]["hashes"][1:]],
+                    ),
+                    p["entries"][1].__setitem__("line", LINES[6] + " "),
+                    p["entries"][2].__setitem__(
+                        "hashes",
+                        [_flip_b64(p["entries"][2]["hashes"][0]), *p["entries"][2]["hashes"][1:]],
+                    ),
+                ),
+            ),
+            [VKEY],
+            invalid("root-mismatch", "record-malformed-line"),
         ),
         (
             "inclusion-checkpoint-of-another-log",
             inclusion_file([5], note=LOG_KEY.note(Checkpoint(OTHER_ORIGIN, 8, root_of(LEAVES)))),
             [VKEY],
-            bad("no-trusted-signature"),
+            invalid("no-trusted-signature"),
         ),
         (
             "inclusion-checkpoint-signed-by-another-key",
             inclusion_file([5], note=OTHER_KEY.note(checkpoint(8))),
             [VKEY],
-            bad("no-trusted-signature"),
+            invalid("no-trusted-signature"),
         ),
         (
             "inclusion-checkpoint-signature-bad",
             inclusion_file([5], note=_edit_sig(LOG_KEY.note(checkpoint(8)), lambda b: _flip(b, 9))),
             [VKEY],
-            bad("signature-invalid"),
+            invalid("signature-invalid"),
         ),
         (
             "inclusion-checkpoint-malformed",
             inclusion_file([5], note=LOG_KEY.note(checkpoint(8))[:-1]),
             [VKEY],
-            bad("note-malformed"),
+            invalid("note-malformed"),
         ),
         (
             "inclusion-hash-not-32-bytes",
             inclusion_file([5], edit=hashes(lambda h: [b64(b"x" * 31), *h[1:]])),
             [VKEY],
-            bad("proof-malformed"),
+            invalid("proof-malformed"),
         ),
         (
             "inclusion-hash-not-base64",
             inclusion_file([5], edit=hashes(lambda h: ["not base64!", *h[1:]])),
             [VKEY],
-            bad("proof-malformed"),
+            invalid("proof-malformed"),
         ),
         (
             "inclusion-leaf-index-negative",
             inclusion_file([5], edit=entry_set("leafIndex", -1)),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-leaf-index-a-string",
             inclusion_file([5], edit=entry_set("leafIndex", "5")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-leaf-index-a-float",
             inclusion_file([5], edit=entry_set("leafIndex", 5.0)),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-no-entries",
             inclusion_file([5], edit=set_("entries", [])),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-extra-field",
             inclusion_file([5], edit=set_("note", "x")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-entry-extra-field",
             inclusion_file([5], edit=entry_set("hash", "x")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-wrong-schema",
             inclusion_file([5], edit=set_("schema", "pi-operator-guard/proof/v2")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-wrong-kind",
             inclusion_file([5], edit=set_("kind", "consistency")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
         (
             "inclusion-duplicate-key",
             good.replace('"kind": "inclusion"', '"kind": "inclusion", "kind": "inclusion"'),
             [VKEY],
-            bad("proof-malformed"),
+            malformed("duplicate-key"),
         ),
-        ("not-json", good[:-1], [VKEY], bad("proof-malformed")),
-        ("consistency-valid-3-to-8", consistency_file(3, 8), [VKEY], ok()),
-        ("consistency-valid-1-to-8", consistency_file(1, 8), [VKEY], ok()),
-        ("consistency-valid-4-to-8", consistency_file(4, 8), [VKEY], ok()),
-        ("consistency-valid-7-to-8", consistency_file(7, 8), [VKEY], ok()),
+        ("not-json", good[:-1], [VKEY], malformed("invalid-json")),
+        ("consistency-valid-3-to-8", consistency_file(3, 8), [VKEY], valid()),
+        ("consistency-valid-1-to-8", consistency_file(1, 8), [VKEY], valid()),
+        ("consistency-valid-4-to-8", consistency_file(4, 8), [VKEY], valid()),
+        ("consistency-valid-7-to-8", consistency_file(7, 8), [VKEY], valid()),
         (
             "consistency-valid-5-to-7",
             consistency_file(5, 7, new=LOG_KEY.note(checkpoint(7))),
             [VKEY],
-            ok(),
+            valid(),
         ),
-        ("consistency-valid-same-size", consistency_file(8, 8), [VKEY], ok()),
+        ("consistency-valid-same-size", consistency_file(8, 8), [VKEY], valid()),
         (
             "consistency-hash-flipped",
             consistency_file(3, 8, edit=chashes(lambda h: [_flip_b64(h[0]), *h[1:]])),
             [VKEY],
-            bad("old-root-mismatch"),
+            invalid("old-root-mismatch"),
         ),
         (
             "consistency-last-hash-flipped",
             consistency_file(3, 8, edit=chashes(lambda h: [*h[:-1], _flip_b64(h[-1])])),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "consistency-hash-missing",
             consistency_file(3, 8, edit=chashes(lambda h: h[:-1])),
             [VKEY],
-            bad("proof-too-short"),
+            invalid("proof-too-short"),
         ),
         (
             "consistency-hash-extra",
             consistency_file(3, 8, edit=chashes(lambda h: [*h, h[0]])),
             [VKEY],
-            bad("proof-too-long"),
+            invalid("proof-too-long"),
         ),
         (
             "consistency-empty-proof",
             consistency_file(3, 8, edit=chashes(lambda h: [])),
             [VKEY],
-            bad("proof-too-short"),
+            invalid("proof-too-short"),
         ),
         (
             "consistency-same-size-with-hashes",
             consistency_file(8, 8, edit=chashes(lambda h: [b64(LEAVES[0])])),
             [VKEY],
-            bad("proof-too-long"),
+            invalid("proof-too-long"),
         ),
         (
             "consistency-rollback",
@@ -612,25 +670,25 @@ def proof_vectors() -> list[dict[str, Any]]:
                 8, 3, old=LOG_KEY.note(checkpoint(8)), new=LOG_KEY.note(checkpoint(3))
             ),
             [VKEY],
-            bad("size-out-of-range"),
+            invalid("size-out-of-range"),
         ),
         (
             "consistency-from-size-0",
             consistency_file(0, 8, old=LOG_KEY.note(Checkpoint(ORIGIN, 0, root_of([])))),
             [VKEY],
-            bad("size-out-of-range"),
+            invalid("size-out-of-range"),
         ),
         (
             "consistency-fork-same-size",
             consistency_file(8, 8, new=LOG_KEY.note(Checkpoint(ORIGIN, 8, root_of(forked)))),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "consistency-fork",
             consistency_file(3, 8, new=LOG_KEY.note(Checkpoint(ORIGIN, 8, root_of(forked)))),
             [VKEY],
-            bad("root-mismatch"),
+            invalid("root-mismatch"),
         ),
         (
             "consistency-old-of-another-log",
@@ -638,7 +696,7 @@ def proof_vectors() -> list[dict[str, Any]]:
                 3, 8, old=LOG_KEY.note(Checkpoint(OTHER_ORIGIN, 3, root_of(LEAVES[:3])))
             ),
             [VKEY, LOG_KEY.vkey(OTHER_ORIGIN)],
-            bad("origin-mismatch"),
+            invalid("origin-mismatch"),
         ),
         (
             "consistency-old-signature-bad",
@@ -646,31 +704,31 @@ def proof_vectors() -> list[dict[str, Any]]:
                 3, 8, old=_edit_sig(LOG_KEY.note(checkpoint(3)), lambda b: _flip(b, 9))
             ),
             [VKEY],
-            bad("signature-invalid"),
+            invalid("signature-invalid"),
         ),
         (
             "consistency-new-signed-by-another-key",
             consistency_file(3, 8, new=OTHER_KEY.note(checkpoint(8))),
             [VKEY],
-            bad("no-trusted-signature"),
+            invalid("no-trusted-signature"),
         ),
         (
             "consistency-new-unsigned",
             consistency_file(3, 8, new=LOG_KEY.note(checkpoint(8)).partition("\n\n")[0] + "\n"),
             [VKEY],
-            bad("note-malformed"),
+            invalid("note-malformed"),
         ),
         (
             "consistency-hash-not-32-bytes",
             consistency_file(3, 8, edit=chashes(lambda h: [*h[:-1], b64(b"")])),
             [VKEY],
-            bad("proof-malformed"),
+            invalid("proof-malformed"),
         ),
         (
             "consistency-missing-new",
             consistency_file(3, 8, edit=lambda p: p.pop("new")),
             [VKEY],
-            bad("proof-malformed"),
+            malformed(),
         ),
     ]
     return [

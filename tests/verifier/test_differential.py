@@ -117,7 +117,7 @@ def _cases() -> list[dict[str, Any]]:
                     note = _mutate(note, rng, NOTE_CHARS)
                 cases.append({**v, "type": "checkpoint", "note": note})
     for v in load_tlog("proofs.json")["vectors"]:
-        if v["expected"]["decision"] == "verified":
+        if v["expected"]["decision"] == "valid":
             for _ in range(PER_VECTOR // 2):
                 cases.append({**v, "type": "proof", "file": _mutate(v["file"], rng, JSON_CHARS)})
             for _ in range(PER_VECTOR // 2):

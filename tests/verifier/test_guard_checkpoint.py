@@ -147,13 +147,19 @@ def test_every_record_is_proven_in_the_guards_checkpoint(node: Path, home: dict[
         node, "verify-proof", "-", "--key", home["vkey"], stdin=_inclusion(home, home["lines"])
     )
     assert status == 0, out
-    assert out["leafIndices"] == [str(i) for i in range(len(home["lines"]))]
+    assert [e["leafIndex"] for e in out["entries"]] == [str(i) for i in range(len(home["lines"]))]
+    assert out["entries"][0]["event"] == "log.created"
+    assert any(e["evidenceId"] for e in out["entries"])
+    vkey = home["vkey"]
     edited = [*home["lines"]]
-    edited[2] = edited[2].replace('"seq":2', '"seq": 2', 1)
-    status, out = _cli(
-        node, "verify-proof", "-", "--key", home["vkey"], stdin=_inclusion(home, edited)
-    )
-    assert (status, out["reasons"]) == (4, ["root-mismatch"])
+    edited[2] = edited[2].replace('"seq":2', '"seq": 2', 1)  # no longer canonical
+    status, out = _cli(node, "verify-proof", "-", "--key", vkey, stdin=_inclusion(home, edited))
+    assert (status, out["reasons"]) == (4, ["record-malformed-line"])
+    assert [e["valid"] for e in out["entries"]][:4] == [True, True, False, True]
+    moved = [*home["lines"]]
+    moved[2] = moved[3]  # a genuine record, at another place
+    status, out = _cli(node, "verify-proof", "-", "--key", vkey, stdin=_inclusion(home, moved))
+    assert (status, out["reasons"]) == (4, ["leaf-mismatch"])
 
 
 def test_the_earlier_head_is_a_prefix_of_the_later(node: Path, home: dict[str, Any]) -> None:

@@ -7,8 +7,8 @@
  *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
- * the guard's: 0 verified, 2 bad usage or unreadable input, 3 evidence rejected, 4 a proof or
- * checkpoint that does not verify, 1 an unexpected internal error. `--key` takes a vkey
+ * the guard's: 0 verified, 2 bad usage or unreadable input (a file that is not a proof file),
+ * 3 evidence rejected, 4 a proof or checkpoint that does not verify, 1 an internal error. `--key` takes a vkey
  * (`<name>+<hex id>+<base64 key>`) or `@FILE` holding one vkey per line; `--keyring` takes the
  * guard's public keyring instead (each key named after the checkpoint's origin).
  */
@@ -108,7 +108,11 @@ function run(argv: string[]): number {
     case "verify-proof": {
       const result = verifyProofFile(read(file), noteKeys(values.key, values.keyring));
       emit(result);
-      return result.decision === "verified" ? 0 : 4;
+      if (result.decision === "malformed") {
+        process.stderr.write(`pi-guard-verify: not a proof file (${result.reasons.join(", ")})\n`);
+        return 2;
+      }
+      return result.decision === "valid" ? 0 : 4;
     }
     case "verify-checkpoint": {
       const known = noteKeys(values.key, values.keyring);

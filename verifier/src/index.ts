@@ -37,5 +37,6 @@ export {
   type ParsedCheckpoint,
   type SignedCheckpoint,
 } from "./note.ts";
-export { PROOF_SCHEMA, verifyProofFile, type ProofResult } from "./proof.ts";
+export { PROOF_SCHEMA, verifyProofFile, type EntryResult, type ProofResult } from "./proof.ts";
+export { RecordFault, checkRecordLine } from "./record.ts";
 export { formatIsoMillis, parseIsoMillis } from "./time.ts";

@@ -1,131 +1,202 @@
 /**
- * Proof files (`pi-operator-guard/proof/v1`): an inclusion proof of audit records in a signed
- * checkpoint, or a consistency proof between two signed checkpoints of one log.
+ * Proof files (`pi-operator-guard/proof/v1`), checked as the Python side's `audit.verify_proof`:
  *
  *     {"schema": "pi-operator-guard/proof/v1", "kind": "inclusion", "checkpoint": "<signed note>",
  *      "entries": [{"leafIndex": 5, "line": "<record line without LF>", "hashes": ["<base64>", ...]}]}
  *     {"schema": "pi-operator-guard/proof/v1", "kind": "consistency",
  *      "old": "<signed note, size m>", "new": "<signed note, size n>", "hashes": ["<base64>", ...]}
  *
- * An inclusion entry verifies iff leafIndex < tree size, RFC 9162 2.1.3.2 over its hashes from
- * SHA-256(0x00 || UTF-8(line)) gives the checkpoint's root, and the line is a JSON record whose
- * `seq` is leafIndex. A consistency proof verifies iff both notes verify, are of the same log,
- * and RFC 9162 2.1.4.2 holds (1 <= m <= n). Every checkpoint must verify with the given keys.
+ * A file that is not a proof file at all is `malformed` (the JSON refusal codes, or
+ * `proof-malformed`). Otherwise the checkpoint(s) must verify with the given keys (the note's
+ * reason code if not); then, for an inclusion proof, every entry is checked — the line is a
+ * well-formed record with its own hash right (`record-malformed-line`, `record-hash-mismatch`),
+ * its `seq` is its leaf index (`leaf-mismatch`), its hashes are canonical base64 of 32 bytes
+ * (`proof-malformed`), and RFC 9162 2.1.3.2 leads from SHA-256(0x00 || line) to the root — and
+ * the reasons of all failing entries are listed (each once); for a consistency proof, the old
+ * checkpoint must be of the new one's log and RFC 9162 2.1.4.2 must hold (1 <= m <= n).
  */
 
 import { b64StdDecode } from "./base64.ts";
 import { type JsonObject, type JsonValue, JsonInputError, isJsonObject, loadJson } from "./json.ts";
 import { ProofError, leafHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
-import { type NoteKeys, NoteError, openCheckpoint } from "./note.ts";
+import { MAX_NOTE_BYTES, type NoteKeys, NoteError, type SignedCheckpoint, openCheckpoint } from "./note.ts";
+import { RecordFault, checkRecordLine } from "./record.ts";
 
 export const PROOF_SCHEMA = "pi-operator-guard/proof/v1";
 export const MAX_PROOF_BYTES = 16 * 1024 * 1024;
-const MAX_HASHES = 64;
+const MAX_LINE_CHARS = 256 * 1024;
+const MAX_ENTRIES = 10_000;
+const TWO_63 = 1n << 63n;
+
+export interface EntryResult {
+  leafIndex: string;
+  valid: boolean;
+  reason: string | null;
+  event: string | null;
+  evidenceId: string | null;
+}
 
 export interface ProofResult {
-  decision: "verified" | "rejected";
-  reasons: string[];
+  /** `valid` only if the signature(s) and every proof hold; `malformed`: not a proof file. */
+  decision: "valid" | "invalid" | "malformed";
   kind: "inclusion" | "consistency" | null;
+  reasons: string[];
   origin: string | null;
   /** The (new) checkpoint's tree size, as a decimal string. */
-  size: string | null;
-  /** Leaf indices proven included (inclusion proofs). */
-  leafIndices: string[];
+  treeSize: string | null;
+  oldSize: string | null;
+  entries: EntryResult[];
+}
+
+class Malformed extends Error {
+  readonly code: string;
+  constructor(code: string, detail: string) {
+    super(`${code}: ${detail}`);
+    this.code = code;
+  }
 }
 
 function malformed(detail: string): never {
-  throw new ProofError("proof-malformed", detail);
+  throw new Malformed("proof-malformed", detail);
+}
+
+function chars(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
 }
 
 function exactKeys(obj: JsonObject, keys: readonly string[], where: string): void {
-  const have = Object.keys(obj).sort();
-  const want = [...keys].sort();
-  if (have.length !== want.length || have.some((k, i) => k !== want[i])) malformed(`${where} must have exactly ${want.join(", ")}`);
+  const have = Object.keys(obj).sort().join();
+  if (have !== [...keys].sort().join()) malformed(`${where} must have exactly ${keys.join(", ")}`);
 }
 
-function hashes(value: JsonValue | undefined, where: string): Uint8Array[] {
-  if (!Array.isArray(value) || value.length > MAX_HASHES) malformed(`${where} is not a list of at most ${MAX_HASHES} hashes`);
-  return value.map((item) => {
-    const raw = typeof item === "string" ? b64StdDecode(item) : null;
-    if (raw === null || raw.length !== 32) malformed(`${where} holds something that is not a base64 32-byte hash`);
-    return raw;
-  });
-}
-
-function text(value: JsonValue | undefined, where: string): string {
-  if (typeof value !== "string" || !value.isWellFormed()) malformed(`${where} is not a string`);
+function text(value: JsonValue | undefined, max: number, where: string): string {
+  if (typeof value !== "string" || !value.isWellFormed() || chars(value) > max) malformed(`${where} is not a string of at most ${max} characters`);
   return value;
 }
 
-function leafIndex(value: JsonValue | undefined): bigint {
-  if (typeof value !== "bigint" || value < 0n) malformed("leafIndex is not a non-negative integer");
-  return value;
+function strings(value: JsonValue | undefined, max: number, where: string): string[] {
+  if (!Array.isArray(value) || value.length > max || !value.every((v) => typeof v === "string" && v.isWellFormed())) {
+    malformed(`${where} is not a list of at most ${max} strings`);
+  }
+  return value as string[];
 }
 
-function seqOf(line: string): JsonValue | undefined {
+function hash(value: string): Uint8Array {
+  const raw = b64StdDecode(value);
+  if (raw === null || raw.length !== 32) throw new ProofError("proof-malformed", "a hash is not 32 bytes in canonical base64");
+  return raw;
+}
+
+interface Entry {
+  leafIndex: bigint;
+  line: string;
+  hashes: string[];
+}
+
+/** The file's shape, as the pydantic models have it; throws {@link Malformed}. */
+function parse(data: Uint8Array | string): { kind: "inclusion"; note: string; entries: Entry[] } | { kind: "consistency"; old: string; new: string; hashes: string[] } {
+  let doc: JsonValue;
   try {
-    const record = loadJson(line);
-    return isJsonObject(record) ? record["seq"] : undefined;
+    doc = loadJson(data, { maxBytes: MAX_PROOF_BYTES });
   } catch (exc) {
-    if (exc instanceof JsonInputError) return undefined;
+    if (exc instanceof JsonInputError) throw new Malformed(exc.code, exc.message);
     throw exc;
   }
+  const kind = isJsonObject(doc) ? doc["kind"] : undefined;
+  if (!isJsonObject(doc) || (kind !== "inclusion" && kind !== "consistency")) {
+    malformed('not a proof file ("kind" is not inclusion/consistency)');
+  }
+  if (doc["schema"] !== PROOF_SCHEMA) malformed("schema is not pi-operator-guard/proof/v1");
+  if (kind === "inclusion") {
+    exactKeys(doc, ["schema", "kind", "checkpoint", "entries"], "an inclusion proof");
+    const note = text(doc["checkpoint"], MAX_NOTE_BYTES, "checkpoint");
+    const entries = doc["entries"];
+    if (!Array.isArray(entries) || entries.length < 1 || entries.length > MAX_ENTRIES) {
+      malformed(`entries is not a list of 1 to ${MAX_ENTRIES}`);
+    }
+    return {
+      kind,
+      note,
+      entries: entries.map((entry) => {
+        if (!isJsonObject(entry)) malformed("an entry is not an object");
+        exactKeys(entry, ["leafIndex", "line", "hashes"], "an entry");
+        const index = entry["leafIndex"];
+        if (typeof index !== "bigint" || index < 0n || index >= TWO_63) malformed("leafIndex is not an integer in [0, 2**63)");
+        return { leafIndex: index, line: text(entry["line"], MAX_LINE_CHARS, "line"), hashes: strings(entry["hashes"], 64, "hashes") };
+      }),
+    };
+  }
+  exactKeys(doc, ["schema", "kind", "old", "new", "hashes"], "a consistency proof");
+  return {
+    kind,
+    old: text(doc["old"], MAX_NOTE_BYTES, "old"),
+    new: text(doc["new"], MAX_NOTE_BYTES, "new"),
+    hashes: strings(doc["hashes"], 128, "hashes"),
+  };
+}
+
+function code(exc: unknown): string {
+  if (exc instanceof NoteError || exc instanceof ProofError) return exc.code;
+  if (exc instanceof RecordFault) return `record-${exc.kind}`;
+  throw exc;
 }
 
 /** Verify a proof file's text or bytes with the log's verifier keys; never throws for any input. */
 export function verifyProofFile(data: Uint8Array | string, keys: NoteKeys): ProofResult {
-  const out: ProofResult = { decision: "rejected", reasons: [], kind: null, origin: null, size: null, leafIndices: [] };
+  const out: ProofResult = { decision: "invalid", kind: null, reasons: [], origin: null, treeSize: null, oldSize: null, entries: [] };
+  let file: ReturnType<typeof parse>;
   try {
-    let doc: JsonValue;
-    try {
-      doc = loadJson(data, { maxBytes: MAX_PROOF_BYTES });
-    } catch (exc) {
-      if (exc instanceof JsonInputError) malformed(exc.message);
-      throw exc;
-    }
-    if (!isJsonObject(doc) || doc["schema"] !== PROOF_SCHEMA) malformed("not a pi-operator-guard/proof/v1 file");
-    if (doc["kind"] === "inclusion") {
-      out.kind = "inclusion";
-      exactKeys(doc, ["schema", "kind", "checkpoint", "entries"], "an inclusion proof");
-      const note = text(doc["checkpoint"], "checkpoint");
-      const entries = doc["entries"];
-      if (!Array.isArray(entries) || entries.length === 0) malformed("entries is not a non-empty list");
-      const signed = openCheckpoint(note, keys);
-      out.origin = signed.checkpoint.origin;
-      out.size = signed.checkpoint.size.toString();
-      for (const entry of entries) {
-        if (!isJsonObject(entry)) malformed("an entry is not an object");
-        exactKeys(entry, ["leafIndex", "line", "hashes"], "an entry");
-        const index = leafIndex(entry["leafIndex"]);
-        const line = text(entry["line"], "line");
-        const path = hashes(entry["hashes"], "hashes");
-        const leaf = leafHash(new Uint8Array(Buffer.from(line, "utf8")));
-        verifyInclusion(index, signed.checkpoint.size, leaf, path, signed.checkpoint.root);
-        if (seqOf(line) !== index) throw new ProofError("leaf-mismatch", "the record's seq is not its leaf index");
-        out.leafIndices.push(index.toString());
-      }
-    } else if (doc["kind"] === "consistency") {
-      out.kind = "consistency";
-      exactKeys(doc, ["schema", "kind", "old", "new", "hashes"], "a consistency proof");
-      const oldNote = text(doc["old"], "old");
-      const newNote = text(doc["new"], "new");
-      const path = hashes(doc["hashes"], "hashes");
-      const older = openCheckpoint(oldNote, keys);
-      const newer = openCheckpoint(newNote, keys, { origin: older.checkpoint.origin });
-      out.origin = newer.checkpoint.origin;
-      out.size = newer.checkpoint.size.toString();
-      verifyConsistency(older.checkpoint.size, newer.checkpoint.size, older.checkpoint.root, newer.checkpoint.root, path);
-    } else {
-      malformed("kind is neither inclusion nor consistency");
-    }
+    file = parse(data);
   } catch (exc) {
-    if (exc instanceof ProofError || exc instanceof NoteError) {
-      out.reasons = [exc.code];
-      out.leafIndices = [];
-      return out;
-    }
-    throw exc;
+    if (!(exc instanceof Malformed)) throw exc;
+    return { ...out, decision: "malformed", reasons: [exc.code] };
   }
-  out.decision = "verified";
-  return out;
+  out.kind = file.kind;
+  if (file.kind === "inclusion") {
+    let signed: SignedCheckpoint;
+    try {
+      signed = openCheckpoint(file.note, keys);
+    } catch (exc) {
+      return { ...out, reasons: [code(exc)] };
+    }
+    const { origin, size, root } = signed.checkpoint;
+    const reasons: string[] = [];
+    for (const entry of file.entries) {
+      let reason: string | null = null;
+      let event: string | null = null;
+      let evidenceId: string | null = null;
+      try {
+        const rec = checkRecordLine(entry.line);
+        event = rec["event"] as string;
+        const data = rec["data"] as JsonObject;
+        evidenceId = typeof data["evidenceId"] === "string" ? data["evidenceId"] : null;
+        if (rec["seq"] !== entry.leafIndex) throw new ProofError("leaf-mismatch", "the record's seq is not its leaf index");
+        const path = entry.hashes.map(hash);
+        verifyInclusion(entry.leafIndex, size, leafHash(new Uint8Array(Buffer.from(entry.line, "utf8"))), path, root);
+      } catch (exc) {
+        reason = code(exc);
+        reasons.push(reason);
+      }
+      out.entries.push({ leafIndex: entry.leafIndex.toString(), valid: reason === null, reason, event, evidenceId });
+    }
+    return { ...out, decision: reasons.length === 0 ? "valid" : "invalid", reasons: [...new Set(reasons)], origin, treeSize: size.toString() };
+  }
+  let older: SignedCheckpoint;
+  let newer: SignedCheckpoint;
+  try {
+    newer = openCheckpoint(file.new, keys);
+    older = openCheckpoint(file.old, keys, { origin: newer.checkpoint.origin });
+  } catch (exc) {
+    return { ...out, reasons: [code(exc)] };
+  }
+  const meta = { origin: newer.checkpoint.origin, treeSize: newer.checkpoint.size.toString(), oldSize: older.checkpoint.size.toString() };
+  try {
+    const path = file.hashes.map(hash);
+    verifyConsistency(older.checkpoint.size, newer.checkpoint.size, older.checkpoint.root, newer.checkpoint.root, path);
+  } catch (exc) {
+    return { ...out, ...meta, reasons: [code(exc)] };
+  }
+  return { ...out, ...meta, decision: "valid" };
 }
