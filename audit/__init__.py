@@ -6,6 +6,7 @@ Imports nothing of ``guard`` or ``planning``. Nothing here authorizes anything: 
 and its report only record and classify what happened.
 """
 
+from audit._anchor import AnchorDir, Anchored
 from audit._canonical import canonical_json, sha256_hex, sha256_prefixed
 from audit._errors import (
     AuditError,
@@ -78,6 +79,20 @@ from audit._note import (
     parse_checkpoint,
     sign_checkpoint,
 )
+from audit._proofs import (
+    PROOF_SCHEMA,
+    ConsistencyProof,
+    EntryCheck,
+    InclusionEntry,
+    InclusionProof,
+    ProofCheck,
+    log_leaves,
+    parse_vkeys,
+    prove_consistency,
+    prove_records,
+    records_about,
+    verify_proof,
+)
 from audit._recover import RecoveryResult, recover_log
 from audit._redact import REDACTED, redact_preview
 from audit._report import (
@@ -93,6 +108,7 @@ from audit._report import (
     render_report,
 )
 from audit._show import filter_records, render_records, render_records_jsonl
+from audit._tree import TreeState, read_tree_state
 from audit._verify import (
     FAULT_KINDS,
     FaultKind,
@@ -137,10 +153,13 @@ __all__ = [
     "MAX_NOTE_BYTES",
     "MAX_OPERATOR_REASON_CHARS",
     "ORIGIN_PREFIX",
+    "PROOF_SCHEMA",
     "REDACTED",
     "RESERVED_EVENTS",
     "WIRE_CONFIG",
     "ActionKind",
+    "AnchorDir",
+    "Anchored",
     "AuditError",
     "AuditHead",
     "AuditLog",
@@ -152,6 +171,8 @@ __all__ = [
     "ConfirmationDeclinedData",
     "ConfirmationRecordedData",
     "ConfirmationRequestedData",
+    "ConsistencyProof",
+    "EntryCheck",
     "EventDataError",
     "EventError",
     "EvidenceConsumedData",
@@ -162,6 +183,8 @@ __all__ = [
     "Frontier",
     "GapReason",
     "HeadSigner",
+    "InclusionEntry",
+    "InclusionProof",
     "IsoMillis",
     "JsonInputError",
     "KeyGeneratedData",
@@ -183,6 +206,7 @@ __all__ = [
     "Origin",
     "PlannerReportedData",
     "ProgressCallback",
+    "ProofCheck",
     "ProofError",
     "PublicKeys",
     "RecordDataError",
@@ -198,6 +222,7 @@ __all__ = [
     "SignerError",
     "StoppedRow",
     "ToolExecutedData",
+    "TreeState",
     "UnknownEventError",
     "UsageError",
     "VerifyDecision",
@@ -213,12 +238,18 @@ __all__ = [
     "inclusion_proof",
     "leaf_hash",
     "load_json",
+    "log_leaves",
     "node_hash",
     "open_checkpoint",
     "origin_for",
     "parse_checkpoint",
     "parse_iso",
+    "parse_vkeys",
+    "prove_consistency",
+    "prove_records",
     "read_records",
+    "read_tree_state",
+    "records_about",
     "recover_log",
     "redact_preview",
     "render_records",
@@ -234,4 +265,5 @@ __all__ = [
     "verify_consistency",
     "verify_inclusion",
     "verify_log",
+    "verify_proof",
 ]

@@ -70,6 +70,7 @@ def scan_log(
     progress: Callable[[int, int], None] | None = None,
     workers: int = 1,
     path: str | None = None,
+    parallel_min_bytes: int = PARALLEL_MIN_BYTES,
 ) -> Scan:
     """Check the first ``size`` bytes of ``stream``; note the root at ``mark`` records.
 
@@ -79,7 +80,7 @@ def scan_log(
     start = 0 if resume is None else resume.offset
     first_seq = 0 if resume is None else resume.frontier.size
     frontier = Frontier() if resume is None else resume.frontier.copy()
-    if workers > 1 and path is not None and size - start >= PARALLEL_MIN_BYTES:
+    if workers > 1 and path is not None and size - start >= parallel_min_bytes:
         return _scan_parallel(path, size, start, first_seq, frontier, mark, workers)
     scan = Scan(first_line=first_seq + 1, frontier=frontier)
     if mark is not None and frontier.size == mark:
@@ -138,7 +139,7 @@ class _Piece:
     subtrees: list[tuple[int, int, bytes]] = field(default_factory=list)
 
 
-def _check_piece(path: str, start: int, end: int, first_seq: int) -> _Piece:
+def _check_piece(path: str, start: int, end: int, first_seq: int, mark: int | None) -> _Piece:
     """Worker: check the lines in ``[start, end)`` of the log at ``path``.
 
     ``first_seq`` is the seq the first line must have if every piece before is whole;
@@ -176,9 +177,17 @@ def _check_piece(path: str, start: int, end: int, first_seq: int) -> _Piece:
                 break
     if chain is not None:
         piece.log_id = chain.log_id
-        piece.last_seq = chain.next_seq - 1
-        piece.last_hash = chain.prev
-    piece.subtrees = _perfect_subtrees(leaves, first_seq)
+        if chain.next_seq > first_seq:
+            piece.last_seq = chain.next_seq - 1
+            piece.last_hash = chain.prev
+    if mark is not None and first_seq < mark < first_seq + len(leaves):
+        # cut the blocks at the mark, so the root of the first ``mark`` leaves can be built
+        cut = mark - first_seq
+        piece.subtrees = _perfect_subtrees(leaves[:cut], first_seq) + _perfect_subtrees(
+            leaves[cut:], mark
+        )
+    else:
+        piece.subtrees = _perfect_subtrees(leaves, first_seq)
     return piece
 
 
@@ -245,7 +254,7 @@ def _scan_parallel(
     context = get_context("forkserver")
     with ProcessPoolExecutor(max_workers=len(seqs), mp_context=context) as pool:
         futures = [
-            pool.submit(_check_piece, path, a, b, s)
+            pool.submit(_check_piece, path, a, b, s, mark)
             for a, b, s in zip(cuts, cuts[1:], seqs, strict=False)
         ]
         pieces = [f.result() for f in futures]
@@ -281,22 +290,21 @@ def _join(
         scan.records += piece.records
         if piece.log_id is not None:
             scan.log_id = piece.log_id
+        if piece.last_seq is not None:
+            prev_seq, prev_hash = piece.last_seq, piece.last_hash
         if piece.fault is not None:
             kind, index, detail = piece.fault
             scan.fault = (cast("FaultKind", kind), seq0 + index + 1, detail)
             break
-        if piece.last_seq is not None:
-            prev_seq, prev_hash = piece.last_seq, piece.last_hash
     total = first_seq + scan.records
     scan.last_line = total
-    if scan.fault is None and total > first_seq:
+    if total > first_seq:
         scan.last_seq = prev_seq
         scan.last_hash = prev_hash
+    if scan.fault is None:
         scan.frontier = _frontier_from(frontier, subtrees, total)
-        if mark is not None and first_seq <= mark <= total:
-            scan.mark_root = _frontier_from(frontier, subtrees, mark).root()
-    elif scan.fault is None and mark is not None and frontier.size == mark:
-        scan.mark_root = frontier.root()
+    if mark is not None and first_seq <= mark <= total:
+        scan.mark_root = _frontier_from(frontier, subtrees, mark).root()
     return scan
 
 

@@ -147,8 +147,8 @@ def verify_log(
         fault = _compare_head(head, scan)
         if fault is not None:
             reasons.append(fault[0])
-    if fault is None:
-        fault = head_fault
+    # An earlier checkpoint is judged before a missing head: a log cut back behind it is
+    # tampered, never merely "unanchored".
     if fault is None and anchor_fault is not None:
         fault = anchor_fault
         reasons.append(fault[0])
@@ -156,6 +156,8 @@ def verify_log(
         fault = _compare_anchor(anchor, scan, origin)
         if fault is not None:
             reasons.append(fault[0])
+    if fault is None:
+        fault = head_fault
 
     decision: VerifyDecision
     if fault is None:

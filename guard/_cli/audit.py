@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from audit import (
-    VerifyResult,
     build_report,
     filter_records,
     read_records,
@@ -21,9 +21,16 @@ from audit import (
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
+from guard._cli.tlog import (
+    anchor_dir,
+    keyring_of,
+    latest_anchor,
+    log_path_of,
+    register_audit,
+    render_verify,
+)
 from guard._errors import BadInputError
-from guard._evidence.keys import KEYRING_FILE, KeyStore, PublicKeyring
-from guard._guard import AUDIT_LOG_FILE
+from guard._evidence.keys import KeyStore
 from guard._home import pi_agent_dir, resolve_home
 from guard._pi.sessions_report import guard_absent_rows
 from guard._policy.cache import PolicyCache
@@ -31,40 +38,49 @@ from guard._policy.cache import PolicyCache
 __all__ = ["register"]
 
 
-def _log_path(args: argparse.Namespace) -> Path:
-    if args.log is not None:
-        return Path(args.log)
-    return resolve_home(args.home) / AUDIT_LOG_FILE
-
-
-def _keyring(args: argparse.Namespace) -> PublicKeyring:
-    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
-    return PublicKeyring.load(keyring_path)
+_log_path = log_path_of
+_keyring = keyring_of
+_render_verify = render_verify
 
 
 def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
+    """Verify the whole log; against ``--against`` or else the latest anchored checkpoint.
+
+    From an anchored checkpoint with its tree state only the records after it are read
+    (``--full`` reads everything); a log shorter than the checkpoint, or one whose first
+    records no longer hash to its root, is tampered (exit 4).
+    """
     log = _log_path(args)
-    keyring = _keyring(args)
+    keys = _keyring(args).public_keys()
     progress = None if args.json else tty_progress(sys.stderr)
+    against: bytes | None = None
+    resume = None
+    if args.against is not None:
+        try:
+            with Path(args.against).open("rb") as handle:
+                against = handle.read(64 * 1024 + 1)
+        except OSError as exc:
+            raise BadInputError(
+                "--against", f"cannot read file: {exc.strerror}", args.against
+            ) from None
+    else:
+        anchored = latest_anchor(anchor_dir(args.anchor), log, dict(keys))
+        if anchored is not None:
+            against, resume = anchored.note, anchored.state
     result = verify_log(
-        log, keyring.public_keys(), allow_unanchored=args.allow_unanchored, progress=progress
+        log,
+        keys,
+        allow_unanchored=args.allow_unanchored,
+        progress=progress,
+        against=against,
+        resume=None if args.full else resume,
+        workers=os.cpu_count() or 1,
     )
     if args.json:
         emit(result)
     else:
         sys.stdout.write(_render_verify(result) + "\n")
     return ExitCode(result.exit_code)
-
-
-def _render_verify(result: VerifyResult) -> str:
-    if result.decision == "intact":
-        return (
-            f"intact: {result.records} records, seq 0..{result.last_seq}, "
-            f"head signed by {result.head_key_id}"
-        )
-    where = f"line {result.line}" if result.line is not None else "head"
-    fault = result.fault or result.decision
-    return f"{result.decision}: {fault} at {where}: {result.detail}"
 
 
 def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
@@ -184,6 +200,22 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="accept a log without a head file (exit 0 instead of 4)",
     )
+    verify.add_argument(
+        "--against",
+        default=None,
+        metavar="CHECKPOINT_FILE",
+        help="an earlier signed checkpoint the log must extend (rollback, fork: exit 4)",
+    )
+    verify.add_argument(
+        "--anchor",
+        default=None,
+        metavar="DIR",
+        help="anchor directory to take the latest checkpoint from "
+        "(default: $PI_OPERATOR_GUARD_ANCHOR_DIR)",
+    )
+    verify.add_argument(
+        "--full", action="store_true", help="read every record even from an anchored checkpoint"
+    )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(func=cmd_audit_verify)
     show = audit_sub.add_parser("show", help="list records, filtered")
@@ -226,3 +258,4 @@ def register(sub: Subparsers) -> None:
     )
     recover.add_argument("--json", action="store_true")
     recover.set_defaults(func=cmd_audit_recover)
+    register_audit(audit_sub)

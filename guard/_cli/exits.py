@@ -31,6 +31,8 @@ from audit import (
     LogNotAFileError,
     LogNotFoundError,
     LogWriteError,
+    NoteError,
+    ProofError,
     RecordDataError,
     UsageError,
 )
@@ -64,6 +66,8 @@ _TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
     (UsageError, ExitCode.BAD_INPUT, "error"),
     (CanonicalizationError, ExitCode.BAD_INPUT, "error"),
     (JsonInputError, ExitCode.BAD_INPUT, "error"),
+    (NoteError, ExitCode.BAD_INPUT, "error"),
+    (ProofError, ExitCode.BAD_INPUT, "error"),
     (LogWriteError, ExitCode.STATE, "audit log unusable"),
     (LogClosedError, ExitCode.INTERNAL, "internal error"),
     (AuditError, ExitCode.INTERNAL, "internal error"),
