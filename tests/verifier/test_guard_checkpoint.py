@@ -109,7 +109,8 @@ def test_the_guards_head_is_a_checkpoint_over_its_records(node: Path, home: dict
     for keys in (["--key", home["vkey"]], ["--keyring", str(home["home"] / "keyring.json")]):
         status, out = _cli(node, "verify-checkpoint", head, *keys, "--origin", home["origin"])
         assert status == 0, out
-        assert out["size"] == str(len(home["lines"]))
+        assert out["treeSize"] == len(home["lines"])
+        assert out["vkey"] == home["vkey"]
         assert out["root"] == base64.b64encode(root_of(leaves)).decode()
         assert out["signer"] == out["origin"] == home["origin"]
 
@@ -147,7 +148,7 @@ def test_every_record_is_proven_in_the_guards_checkpoint(node: Path, home: dict[
         node, "verify-proof", "-", "--key", home["vkey"], stdin=_inclusion(home, home["lines"])
     )
     assert status == 0, out
-    assert [e["leafIndex"] for e in out["entries"]] == [str(i) for i in range(len(home["lines"]))]
+    assert [e["leafIndex"] for e in out["entries"]] == list(range(len(home["lines"])))
     assert out["entries"][0]["event"] == "log.created"
     assert any(e["evidenceId"] for e in out["entries"])
     vkey = home["vkey"]
@@ -190,3 +191,73 @@ def test_the_earlier_head_is_a_prefix_of_the_later(node: Path, home: dict[str, A
     new = aics_tlog.parse_checkpoint(aics_tlog.parse_note(home["head"]).text)
     raw = [base64.b64decode(h) for h in hashes]
     assert aics_tlog.verify_consistency(old.size, new.size, old.root, new.root, raw)
+
+
+def _pi_guard(home: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "guard", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_guards_own_proof_files_verify_and_both_sides_say_the_same(
+    node: Path, home: dict[str, Any], tmp_path: Path
+) -> None:
+    """``pi-guard audit prove`` / ``prove-consistency`` files, checked by both verifiers."""
+    guard_home = home["home"]
+    assert _pi_guard(guard_home, "audit", "checkpoint", "--vkey").strip() == home["vkey"]
+    assert _pi_guard(guard_home, "audit", "checkpoint").encode() == home["head"]
+    evidence = {json.loads(line)["data"].get("evidenceId") for line in home["lines"]} - {None}
+    assert evidence
+    old = tmp_path / "old.checkpoint"
+    old.write_bytes(home["old_head"])
+    files = []
+    for n, evidence_id in enumerate(sorted(evidence)):
+        out = tmp_path / f"inclusion-{n}.json"
+        _pi_guard(guard_home, "audit", "prove", str(evidence_id), "--out", str(out))
+        files.append(out)
+    consistency = tmp_path / "consistency.json"
+    _pi_guard(guard_home, "audit", "prove-consistency", str(old), "--out", str(consistency))
+    files.append(consistency)
+    # ... and each broken one way: a record edited, a hash flipped.
+    inclusion = json.loads(files[0].read_text())
+    inclusion["entries"][0]["line"] = inclusion["entries"][0]["line"].replace("bash", "sh", 1)
+    (tmp_path / "edited.json").write_text(json.dumps(inclusion))
+    files.append(tmp_path / "edited.json")
+    flipped = json.loads(consistency.read_text())
+    first = base64.b64decode(flipped["hashes"][0])
+    flipped["hashes"][0] = base64.b64encode(bytes([first[0] ^ 1]) + first[1:]).decode()
+    (tmp_path / "flipped.json").write_text(json.dumps(flipped))
+    files.append(tmp_path / "flipped.json")
+    decisions = []
+    for path in files:
+        python = json.loads(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "guard",
+                    "audit",
+                    "verify-proof",
+                    str(path),
+                    "--key",
+                    home["vkey"],
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            ).stdout
+        )
+        status, typescript = _cli(node, "verify-proof", str(path), "--key", home["vkey"])
+        assert status == (0 if python["decision"] == "valid" else 4)
+        python.pop("detail")
+        assert typescript == python, path.name
+        decisions.append(python["decision"])
+    assert decisions == ["valid"] * (len(files) - 2) + ["invalid", "invalid"]

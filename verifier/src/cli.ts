@@ -80,8 +80,19 @@ function seconds(value: string | undefined, fallback: number, what: string): num
   return Number(value);
 }
 
+/** JSON with big integers written as the numbers they are (tree sizes reach 2**63). */
+function json(value: unknown): string {
+  if (typeof value === "bigint") return value.toString();
+  if (Array.isArray(value)) return `[${value.map(json).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const members = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{${members.map(([k, v]) => `${JSON.stringify(k)}:${json(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
 function emit(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? v.toString() : v))}\n`);
+  process.stdout.write(`${json(value)}\n`);
 }
 
 function run(argv: string[]): number {
@@ -119,7 +130,7 @@ function run(argv: string[]): number {
       try {
         const signed = openCheckpoint(read(file), known, values.origin === undefined ? {} : { origin: values.origin });
         const { origin, size, root } = signed.checkpoint;
-        emit({ decision: "verified", reasons: [], origin, size: size.toString(), root: Buffer.from(root).toString("base64"), signer: signed.signer.name });
+        emit({ decision: "verified", reasons: [], origin, treeSize: size, root: Buffer.from(root).toString("base64"), signer: signed.signer.name, vkey: signed.signer.vkey() });
         return 0;
       } catch (exc) {
         if (!(exc instanceof NoteError)) throw exc;

@@ -29,7 +29,7 @@ const MAX_ENTRIES = 10_000;
 const TWO_63 = 1n << 63n;
 
 export interface EntryResult {
-  leafIndex: string;
+  leafIndex: bigint;
   valid: boolean;
   reason: string | null;
   event: string | null;
@@ -42,9 +42,9 @@ export interface ProofResult {
   kind: "inclusion" | "consistency" | null;
   reasons: string[];
   origin: string | null;
-  /** The (new) checkpoint's tree size, as a decimal string. */
-  treeSize: string | null;
-  oldSize: string | null;
+  /** The (new) checkpoint's tree size. */
+  treeSize: bigint | null;
+  oldSize: bigint | null;
   entries: EntryResult[];
 }
 
@@ -179,9 +179,9 @@ export function verifyProofFile(data: Uint8Array | string, keys: NoteKeys): Proo
         reason = code(exc);
         reasons.push(reason);
       }
-      out.entries.push({ leafIndex: entry.leafIndex.toString(), valid: reason === null, reason, event, evidenceId });
+      out.entries.push({ leafIndex: entry.leafIndex, valid: reason === null, reason, event, evidenceId });
     }
-    return { ...out, decision: reasons.length === 0 ? "valid" : "invalid", reasons: [...new Set(reasons)], origin, treeSize: size.toString() };
+    return { ...out, decision: reasons.length === 0 ? "valid" : "invalid", reasons: [...new Set(reasons)], origin, treeSize: size };
   }
   let older: SignedCheckpoint;
   let newer: SignedCheckpoint;
@@ -191,7 +191,7 @@ export function verifyProofFile(data: Uint8Array | string, keys: NoteKeys): Proo
   } catch (exc) {
     return { ...out, reasons: [code(exc)] };
   }
-  const meta = { origin: newer.checkpoint.origin, treeSize: newer.checkpoint.size.toString(), oldSize: older.checkpoint.size.toString() };
+  const meta = { origin: newer.checkpoint.origin, treeSize: newer.checkpoint.size, oldSize: older.checkpoint.size };
   try {
     const path = file.hashes.map(hash);
     verifyConsistency(older.checkpoint.size, newer.checkpoint.size, older.checkpoint.root, newer.checkpoint.root, path);
