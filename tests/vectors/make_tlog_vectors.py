@@ -599,6 +599,20 @@ def proof_vectors() -> list[dict[str, Any]]:
             malformed(),
         ),
         (
+            "inclusion-snake-case-field",
+            inclusion_file(
+                [5], edit=lambda p: _entry(p).__setitem__("leaf_index", _entry(p).pop("leafIndex"))
+            ),
+            [VKEY],
+            malformed(),
+        ),
+        (
+            "inclusion-schema-by-python-name",
+            inclusion_file([5], edit=lambda p: p.__setitem__("schema_", p.pop("schema"))),
+            [VKEY],
+            malformed(),
+        ),
+        (
             "inclusion-wrong-schema",
             inclusion_file([5], edit=set_("schema", "pi-operator-guard/proof/v2")),
             [VKEY],
