@@ -2,7 +2,7 @@
 
 Each line is assembled from canonical pieces (the members of a canonical record are in
 the fixed order ``data, event, hash, prev, seq, ts``), hashed once and written in big
-buffered chunks; the head is signed with a throwaway Ed25519 key. ``verify_log`` must
+buffered chunks; the checkpoint head is signed with a throwaway Ed25519 key. ``verify_log`` must
 call the result ``intact``: the benchmark checks that before it believes any timing.
 """
 
@@ -16,7 +16,17 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from audit import HEAD_DOMAIN, LOG_SCHEMA, canonical_json, genesis_hash
+from audit import (
+    LOG_SCHEMA,
+    Checkpoint,
+    Frontier,
+    TreeState,
+    canonical_json,
+    genesis_hash,
+    leaf_hash,
+    origin_for,
+    sign_checkpoint,
+)
 
 _ID_PLACEHOLDER = "oce_" + "Q" * 22
 _BASE = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)
@@ -83,10 +93,13 @@ def _ts(index: int) -> bytes:
     return (moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z").encode()
 
 
-def generate(path: Path, records: int, key: Ed25519PrivateKey) -> int:
-    """Write ``records`` records (record 0 is ``log.created``) and a signed head.
+def generate(
+    path: Path, records: int, key: Ed25519PrivateKey, *, mark: int | None = None
+) -> tuple[int, tuple[bytes, TreeState] | None]:
+    """Write ``records`` records (record 0 is ``log.created``) and a signed checkpoint head.
 
-    Returns the size in bytes.
+    Returns the size in bytes and, with ``mark``, the signed checkpoint of the first
+    ``mark`` records with the tree state an anchor keeps beside it.
     """
     key_id = key_id_of(key.public_key())
     templates = _templates(key_id)
@@ -96,7 +109,9 @@ def generate(path: Path, records: int, key: Ed25519PrivateKey) -> int:
     created = canonical_json({"logId": log_id, "schema": LOG_SCHEMA})
     buffer: list[bytes] = []
     size = 0
-    last_ts = b""
+    frontier = Frontier()
+    origin = origin_for(log_id)
+    anchored: tuple[bytes, TreeState] | None = None
     with path.open("wb") as out:
         for seq in range(records):
             ts = _ts(seq)
@@ -111,15 +126,21 @@ def generate(path: Path, records: int, key: Ed25519PrivateKey) -> int:
             digest = b"sha256:" + sha(head_part + tail + b'"}').hexdigest().encode()
             line = head_part + b'","hash":"' + digest + tail + b'"}\n'
             buffer.append(line)
+            if mark is not None and seq == mark - 1:
+                state = TreeState(size, frontier.copy())
+                frontier.append(leaf_hash(line[:-1]))
+                note = sign_checkpoint(
+                    Checkpoint(origin, mark, frontier.root()), key.public_key(), key.sign
+                )
+                anchored = (note, state)
+            else:
+                frontier.append(leaf_hash(line[:-1]))
             size += len(line)
             prev = digest
-            last_ts = ts
             if len(buffer) >= 8192:
                 out.write(b"".join(buffer))
                 buffer.clear()
         out.write(b"".join(buffer))
-    unsigned = {"seq": records - 1, "hash": prev.decode(), "ts": last_ts.decode(), "keyId": key_id}
-    signature = key.sign(HEAD_DOMAIN + canonical_json(unsigned))
-    signed = {**unsigned, "signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode()}
-    path.with_name(path.name + ".head").write_bytes(canonical_json(signed) + b"\n")
-    return size
+    note = sign_checkpoint(Checkpoint(origin, records, frontier.root()), key.public_key(), key.sign)
+    path.with_name(path.name + ".head").write_bytes(note)
+    return size, anchored

@@ -21,6 +21,7 @@ from guard._errors import BadInputError, HomeError
 
 __all__ = [
     "ENV_PREFIX",
+    "OLD_ENV_PREFIX",
     "default_home",
     "ensure_private_dir",
     "env",
@@ -31,7 +32,9 @@ __all__ = [
 
 ENV_PREFIX = "PI_OPERATOR_GUARD_"
 # Deprecated spelling of the prefix, still read when the new name is not set.
-_OLD_ENV_PREFIX = "PI_GUARD_"
+OLD_ENV_PREFIX = "PI_GUARD_"
+"""The prefix of the deprecated alias of every variable (still read)."""
+_OLD_ENV_PREFIX = OLD_ENV_PREFIX
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 
 

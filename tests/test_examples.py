@@ -63,3 +63,23 @@ def test_monitor_example_consumes_once_from_a_session_file(tmp_path: Path) -> No
     )
     assert other.returncode == 3
     assert json.loads(other.stdout)["match"]["decision"] == "missing"
+
+
+def test_the_guides_hand_checked_proof_holds() -> None:
+    """docs/examples/proof-inclusion.json verifies, and the guide's hand values are its own."""
+    import base64
+    import hashlib
+
+    from audit import parse_vkeys, verify_proof
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    proof = (docs / "examples" / "proof-inclusion.json").read_bytes()
+    keys = parse_vkeys((docs / "examples" / "proof-inclusion.vkey").read_text())
+    assert verify_proof(proof, keys).decision == "valid"
+    entry = json.loads(proof)["entries"][0]
+    leaf = hashlib.sha256(b"\x00" + entry["line"].encode()).hexdigest()
+    left = base64.b64decode(entry["hashes"][0]).hex()
+    root = hashlib.sha256(b"\x01" + bytes.fromhex(left) + bytes.fromhex(leaf)).digest()
+    guide = (docs / "operator-confirmation.md").read_text()
+    for shown in (leaf, left, base64.b64encode(root).decode()):
+        assert shown in guide

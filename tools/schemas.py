@@ -14,7 +14,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from audit import EVENT_MODELS, AuditHead, AuditRecord, AuditReport
+from audit import (
+    EVENT_MODELS,
+    AuditHead,
+    AuditRecord,
+    AuditReport,
+    ConsistencyProof,
+    InclusionProof,
+    ProofCheck,
+    VerifyResult,
+)
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from guard._pi.doctor import DoctorReport
@@ -35,6 +44,8 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         "keyring.v1.schema.json": Keyring,
         "doctor-report.schema.json": DoctorReport,
         "audit-report.schema.json": AuditReport,
+        "audit-verify-result.schema.json": VerifyResult,
+        "proof-check.schema.json": ProofCheck,
     }
     # The envelope is read by consumers: its validation schema is its wire shape.
     out = {
@@ -44,7 +55,9 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         for name, model in models.items()
     }
     out["audit-record.schema.json"] = AuditRecord.model_json_schema()
-    out["audit-head.schema.json"] = AuditHead.model_json_schema()
+    out["audit-head.schema.json"] = AuditHead.model_json_schema()  # logs before checkpoints
+    out["proof-inclusion.v1.schema.json"] = InclusionProof.model_json_schema()
+    out["proof-consistency.v1.schema.json"] = ConsistencyProof.model_json_schema()
     for event, model in sorted(EVENT_MODELS.items()):
         out[f"audit-event-{event}.schema.json"] = model.model_json_schema()
     for planner in PLANNERS.values():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,27 +20,25 @@ from audit import (
     Anchored,
     NoteKey,
     SignedCheckpoint,
-    TreeState,
     VerifyResult,
     log_leaves,
     open_checkpoint,
-    origin_for,
     parse_vkeys,
     prove_consistency,
     prove_records,
-    read_tree_state,
     records_about,
     verify_log,
     verify_proof,
 )
-from audit._merkle import Frontier
+from guard._anchors import anchor_checkpoint, anchor_dir, log_origin
+from guard._anchors import latest_anchor as find_latest_anchor
 from guard._cli.args import Parser
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
-from guard._home import env, resolve_home
+from guard._home import resolve_home
 
 __all__ = [
     "anchor_dir",
@@ -53,34 +50,16 @@ __all__ = [
 ]
 
 _MAX_PROOF_FILE = 16 * 1024 * 1024
-ANCHOR_ENV = "ANCHOR_DIR"
-
-
-def anchor_dir(value: str | None) -> AnchorDir | None:
-    """``--anchor``/``--to`` if given, else ``PI_OPERATOR_GUARD_ANCHOR_DIR``, else none."""
-    chosen = value if value else env(ANCHOR_ENV)
-    return AnchorDir(Path(chosen).expanduser()) if chosen else None
-
-
-def _log_origin(log: Path) -> str | None:
-    try:
-        with log.open("rb") as handle:
-            first = json.loads(handle.readline(256 * 1024))
-        return origin_for(str(first["data"]["logId"]))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def latest_anchor(
     directory: AnchorDir | None, log: Path, keys: dict[str, Ed25519PublicKey]
 ) -> Anchored | None:
     """The latest anchored checkpoint of ``log`` that verifies; skipped files to stderr."""
-    origin = _log_origin(log)
-    if directory is None or origin is None:
-        return None
-    anchored, problems = directory.latest(keys, origin)
+    anchored, problems = find_latest_anchor(directory, log, keys)
     for problem in problems:
-        sys.stderr.write(f"pi-guard: warning: anchor {directory.path}: skipped {problem}\n")
+        where = directory.path if directory is not None else "?"
+        sys.stderr.write(f"pi-guard: warning: anchor {where}: skipped {problem}\n")
     return anchored
 
 
@@ -116,7 +95,7 @@ def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, Sign
             "its head predates checkpoints: the next record the guard appends upgrades it",
             log,
         )
-    return head, open_checkpoint(head, keys, origin=_log_origin(log))
+    return head, open_checkpoint(head, keys, origin=log_origin(log))
 
 
 class _Refused(Exception):
@@ -263,18 +242,6 @@ def cmd_verify_proof(args: argparse.Namespace) -> ExitCode:
     return ExitCode(result.exit_code)
 
 
-def _state_for(log: Path, size: int) -> TreeState:
-    """The tree state an anchor keeps beside a checkpoint of ``size`` records."""
-    cached = read_tree_state(log)
-    if cached is not None and cached.frontier.size + 1 == size:
-        return cached
-    lines, leaves = log_leaves(log)
-    frontier = Frontier()
-    for leaf in leaves[: size - 1]:
-        frontier.append(leaf)
-    return TreeState(sum(len(line) + 1 for line in lines[: size - 1]), frontier)
-
-
 def cmd_anchor(args: argparse.Namespace) -> ExitCode:
     directory = anchor_dir(args.to)
     if directory is None:
@@ -283,49 +250,29 @@ def cmd_anchor(args: argparse.Namespace) -> ExitCode:
         )
     log = _log(args)
     try:
-        note, signed = _verified(log, _keys(args))
+        _verified(log, _keys(args))
     except _Refused as refused:
         sys.stderr.write(f"pi-guard: not anchored: {refused}\n")
         return ExitCode.TAMPERED
-    checkpoint = signed.checkpoint
-    path, created = directory.add(note, checkpoint, _state_for(log, checkpoint.size))
-    committed = _git_commit(directory.path, path, checkpoint.size) if created else False
-    if args.json:
-        emit({"path": str(path), "created": created, "treeSize": checkpoint.size, "git": committed})
-    else:
-        what = "anchored" if created else "already anchored"
-        git = " (committed to git)" if committed else ""
-        sys.stdout.write(f"{what}: checkpoint of {checkpoint.size} records at {path}{git}\n")
-    return ExitCode.OK
-
-
-def _git_commit(root: Path, path: Path, size: int) -> bool:
-    """Commit the new files when the anchor directory is a git work tree."""
-    if not (root / ".git").exists():
-        return False
-    tree = path.with_suffix(".tree")
-    names = [str(p.relative_to(root)) for p in (path, tree) if p.exists()]
-    git = [
-        "git",
-        "-C",
-        str(root),
-        "-c",
-        "user.name=pi-guard",
-        "-c",
-        "user.email=pi-guard@localhost",
-    ]
-    try:
-        subprocess.run([*git, "add", "--", *names], check=True, capture_output=True, timeout=30)
-        subprocess.run(
-            [*git, "commit", "-q", "-m", f"checkpoint {path.parent.name} {size}", "--", *names],
-            check=True,
-            capture_output=True,
-            timeout=30,
+    written = anchor_checkpoint(directory, log, _keys(args))
+    if written.git_problem is not None:
+        sys.stderr.write(
+            f"pi-guard: warning: anchored, but git commit failed: {written.git_problem}\n"
         )
-    except (OSError, subprocess.SubprocessError) as exc:
-        sys.stderr.write(f"pi-guard: warning: anchored, but git commit failed: {exc}\n")
-        return False
-    return True
+    if args.json:
+        emit(
+            {
+                "path": str(written.path),
+                "created": written.created,
+                "treeSize": written.size,
+                "git": written.committed,
+            }
+        )
+    else:
+        what = "anchored" if written.created else "already anchored"
+        git = " (committed to git)" if written.committed else ""
+        sys.stdout.write(f"{what}: checkpoint of {written.size} records at {written.path}{git}\n")
+    return ExitCode.OK
 
 
 def register_audit(audit_sub: argparse._SubParsersAction[Parser]) -> None:

@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ValidationError
 
 from audit import WIRE_CONFIG, AuditError, verify_log
+from guard._anchors import anchor_dir, latest_anchor
 from guard._errors import GuardError, KeyFileError, KeyringError, PiFileError
 from guard._evidence.keys import KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
@@ -505,8 +506,16 @@ def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
             reason="keyring-unusable",
             detail="cannot verify without the keyring",
         )
+    keys = keyring.public_keys()
+    anchors = anchor_dir()
     try:
-        result = verify_log(log, keyring.public_keys())
+        anchored, skipped = latest_anchor(anchors, log, keys)
+        result = verify_log(
+            log,
+            keys,
+            against=None if anchored is None else anchored.note,
+            resume=None if anchored is None else anchored.state,
+        )
     except (AuditError, OSError) as exc:
         return Check(
             name="audit",
@@ -526,12 +535,25 @@ def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
             detail=f"{result.fault or result.decision} at {where}: {result.detail}",
             fix=f"pi-guard audit verify {log}  (keep the log as evidence; see the guide)",
         )
+    if anchors is None:
+        anchoring = (
+            "; no anchor outside the home (PI_OPERATOR_GUARD_ANCHOR_DIR): a rollback of log "
+            "and head together would go unseen"
+        )
+    elif anchored is None:
+        anchoring = f"; nothing anchored yet in {anchors.path} (pi-guard audit anchor)"
+    else:
+        anchoring = (
+            f"; extends the checkpoint of {anchored.checkpoint.size} anchored in {anchors.path}"
+        )
+    if skipped:
+        anchoring += f" ({len(skipped)} anchor file(s) skipped: {skipped[0]})"
     return Check(
         name="audit",
         subject=subject,
         status="ok",
         reason="audit-intact",
-        detail=f"intact: {result.records} records",
+        detail=f"intact: {result.records} records{anchoring}",
     )
 
 

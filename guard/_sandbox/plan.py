@@ -13,7 +13,9 @@ import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+from guard._anchors import ANCHOR_ENV
 from guard._errors import BadInputError, SandboxUnavailableError
+from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
 from guard._policy.layering import CONFIG_FILE_NAME, load_layers
 from guard._policy.models import ConfigProblem, LayerName, SandboxSettings
 from guard._sandbox.argv import TMP, build_argv, is_within, shell_prefix, wrap_command
@@ -99,6 +101,12 @@ def plan(
         raise BadInputError("cwd", "is not a directory", os.fspath(cwd))
     if settings is None:
         settings, settings_from, _ = effective_settings(home, Path(workspace))
+    anchor = environ.get(ENV_PREFIX + ANCHOR_ENV) or environ.get(OLD_ENV_PREFIX + ANCHOR_ENV)
+    if anchor:
+        # Checkpoints kept outside the home are the evidence of a rollback: the agent
+        # must neither read nor rewrite them.
+        hidden = os.path.abspath(os.path.expanduser(anchor))
+        settings = settings.model_copy(update={"hidden": (*settings.hidden, hidden)})
     unset = guard_env_names(environ)
     user_file = home / CONFIG_FILE_NAME
     if settings.mode == "off":

@@ -21,6 +21,7 @@ import structlog
 from pydantic import TypeAdapter, ValidationError
 
 from audit import AuditError, LogIntegrityError, parse_iso, utc_now
+from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.ledger import SqliteLedger
@@ -174,6 +175,7 @@ class Sidecar(RpcServer):
                 self._monitor = _VerifyOnly(self.home)
             else:
                 self._guard = Guard.open(self.home)
+                self._anchor("session-start")
         except (GuardError, AuditError, OSError) as exc:
             # Keep serving: every call then gets a clear error and the shim fails closed.
             self._open_error = f"{type(exc).__name__}: {exc}"
@@ -200,8 +202,27 @@ class Sidecar(RpcServer):
         }
         super().__init__(methods, verify_only=verify_only)
 
+    def _anchor(self, when: str) -> None:
+        """Keep the current checkpoint in the anchor directory, if one is configured.
+
+        Never fails a call: an anchor that cannot be written is logged (and ``doctor``
+        shows what is anchored).
+        """
+        directory = anchor_dir()
+        if directory is None or self._guard is None:
+            return
+        try:
+            written = anchor_checkpoint(
+                directory, self._guard.audit.path, self._guard.public_keyring().public_keys()
+            )
+        except (GuardError, AuditError, OSError) as exc:
+            _log.warning("anchor-failed", when=when, anchor=str(directory.path), error=str(exc))
+            return
+        _log.info("anchored", when=when, size=written.size, created=written.created)
+
     def close(self) -> None:
         if self._guard is not None:
+            self._anchor("session-end")
             self._guard.close()
         if self._monitor is not None:
             self._monitor.close()

@@ -315,3 +315,37 @@ def test_the_sandbox_is_checked_for_the_folder(
     code, report = doctor(project, new_pi, capsys)
     sandbox = check(report, "sandbox")
     assert (code, sandbox["status"], sandbox["reason"]) == (0, "warn", "unsandboxed")
+
+
+def test_doctor_checks_the_log_against_the_latest_anchor(
+    project: Path,
+    new_pi: Path,
+    agent_dir: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from guard._cli import main as cli
+
+    install("global", None, force=False, uninstall=False)
+    home = ready_home(agent_dir)
+    anchors = tmp_path / "anchors"
+    code, report = doctor(project, new_pi, capsys)
+    assert "no anchor outside the home" in check(report, "audit")["detail"]
+    monkeypatch.setenv("PI_OPERATOR_GUARD_ANCHOR_DIR", str(anchors))
+    assert cli(["--home", str(home), "audit", "anchor"]) == 0
+    capsys.readouterr()
+    log, head = home / "audit.jsonl", home / "audit.jsonl.head"
+    anchored_log, anchored_head = log.read_bytes(), head.read_bytes()
+    code, report = doctor(project, new_pi, capsys)
+    assert code == 0
+    assert "extends the checkpoint of" in check(report, "audit")["detail"]
+    # the log and head are rolled back to nothing the anchor knows: doctor fails
+    lines = anchored_log.splitlines(keepends=True)
+    log.write_bytes(lines[0])
+    head.unlink()
+    code, report = doctor(project, new_pi, capsys)
+    audit = check(report, "audit")
+    assert (code, audit["status"]) == (8, "fail")
+    log.write_bytes(anchored_log)
+    head.write_bytes(anchored_head)

@@ -430,3 +430,30 @@ def test_write_attacks_on_a_protected_dir_inside_the_workspace(layout: Layout) -
         layout.run(attack, session=off)
         assert (venv / name).exists() or (venv / name).is_symlink(), attack
         (venv / name).unlink()
+
+
+@pytest.mark.parametrize("where", ["agent", "workspace"])
+def test_the_anchor_directory_is_hidden_from_the_agent(layout: Layout, where: str) -> None:
+    # (/tmp is private in the sandbox: the anchors must sit somewhere the agent could see.)
+    anchors = (layout.agent if where == "agent" else layout.workspace) / "anchors"
+    (anchors / "log_x").mkdir(parents=True)
+    kept = anchors / "log_x" / "000000000005.checkpoint"
+    kept.write_text(SECRET + "\n")
+    env = {**os.environ, "PI_OPERATOR_GUARD_ANCHOR_DIR": str(anchors)}
+    session = layout.plan(env=env)
+    for attack in (
+        f"cat {kept}",
+        f"ls -R {anchors}",
+        f"rm -rf {anchors}/log_x",
+        f"printf forged > {kept}",
+        f"{PY} -c \"print(open('{kept}').read())\"",
+        f"cd {anchors}/.. && tar cf - anchors | strings",
+    ):
+        result = layout.run(attack, session=session, env=env)
+        assert_no_secret(result)
+    assert kept.read_text() == SECRET + "\n"
+    # the deprecated alias of the variable hides it too
+    alias = {**os.environ, "PI_GUARD_ANCHOR_DIR": str(anchors)}
+    assert_no_secret(layout.run(f"cat {kept}", session=layout.plan(env=alias), env=alias))
+    # and without the variable the same command reads it: the test would notice a no-op
+    assert SECRET in layout.run(f"cat {kept}").stdout

@@ -1,0 +1,129 @@
+"""Where checkpoints are anchored outside the home, and the latest one that verifies.
+
+The anchor directory is ``PI_OPERATOR_GUARD_ANCHOR_DIR`` (or one named on the command
+line). ``audit verify``, ``doctor`` and the sidecar use it; the sandbox hides it from the
+agent's commands, so the model can neither read nor rewrite it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit import (
+    AnchorDir,
+    Anchored,
+    Frontier,
+    TreeState,
+    log_leaves,
+    open_checkpoint,
+    origin_for,
+    read_tree_state,
+)
+from guard._home import env
+
+__all__ = [
+    "ANCHOR_ENV",
+    "AnchorWritten",
+    "anchor_checkpoint",
+    "anchor_dir",
+    "latest_anchor",
+    "log_origin",
+]
+
+ANCHOR_ENV = "ANCHOR_DIR"
+"""``PI_OPERATOR_GUARD_ANCHOR_DIR``: the anchor directory (a directory or a git work tree)."""
+
+
+def anchor_dir(value: str | os.PathLike[str] | None = None) -> AnchorDir | None:
+    """``value`` if given, else ``PI_OPERATOR_GUARD_ANCHOR_DIR``, else ``None``."""
+    chosen = str(value) if value else env(ANCHOR_ENV)
+    return AnchorDir(Path(chosen).expanduser()) if chosen else None
+
+
+def log_origin(log: Path) -> str | None:
+    """The checkpoint origin named by the log's first record, if it can be read."""
+    try:
+        with log.open("rb") as handle:
+            first = json.loads(handle.readline(256 * 1024))
+        return origin_for(str(first["data"]["logId"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def latest_anchor(
+    directory: AnchorDir | None, log: Path, keys: Mapping[str, Ed25519PublicKey]
+) -> tuple[Anchored | None, list[str]]:
+    """The latest anchored checkpoint of ``log`` that verifies, and the files skipped."""
+    origin = log_origin(log)
+    if directory is None or origin is None:
+        return None, []
+    return directory.latest(keys, origin)
+
+
+@dataclass(frozen=True)
+class AnchorWritten:
+    """What :func:`anchor_checkpoint` did."""
+
+    path: Path
+    size: int
+    created: bool
+    committed: bool
+    git_problem: str | None
+
+
+def anchor_checkpoint(
+    directory: AnchorDir, log: Path, keys: Mapping[str, Ed25519PublicKey]
+) -> AnchorWritten:
+    """Keep the log's current signed checkpoint (and its tree state) in ``directory``.
+
+    The head must verify with ``keys`` (the caller verified the log against it, or the
+    appender did before its last append). Raises :class:`audit.NoteError` for a head that
+    does not verify or one the anchor already holds differently (a fork).
+    """
+    note = log.with_name(log.name + ".head").read_bytes()
+    checkpoint = open_checkpoint(note, keys, origin=log_origin(log)).checkpoint
+    path, created = directory.add(note, checkpoint, _state_for(log, checkpoint.size))
+    committed, problem = (
+        _git_commit(directory.path, path, checkpoint.size) if created else (False, None)
+    )
+    return AnchorWritten(path, checkpoint.size, created, committed, problem)
+
+
+def _state_for(log: Path, size: int) -> TreeState:
+    """The tree state an anchor keeps beside a checkpoint of ``size`` records."""
+    cached = read_tree_state(log)
+    if cached is not None and cached.frontier.size + 1 == size:
+        return cached
+    lines, leaves = log_leaves(log)
+    frontier = Frontier()
+    for leaf in leaves[: size - 1]:
+        frontier.append(leaf)
+    return TreeState(sum(len(line) + 1 for line in lines[: size - 1]), frontier)
+
+
+def _git_commit(root: Path, path: Path, size: int) -> tuple[bool, str | None]:
+    """Commit the new files when the anchor directory is a git work tree."""
+    if not (root / ".git").exists():
+        return False, None
+    names = [str(p.relative_to(root)) for p in (path, path.with_suffix(".tree")) if p.exists()]
+    who = ["-c", "user.name=pi-guard", "-c", "user.email=pi-guard@localhost"]
+    git = ["git", "-C", str(root), *who]
+    message = f"checkpoint {path.parent.name} {size}"
+    try:
+        subprocess.run([*git, "add", "--", *names], check=True, capture_output=True, timeout=30)
+        subprocess.run(
+            [*git, "commit", "-q", "-m", message, "--", *names],
+            check=True,
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return False, str(exc)
+    return True, None
