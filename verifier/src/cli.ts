@@ -4,6 +4,7 @@
  *
  *     node verifier/src/cli.ts verify-proof FILE (--key VKEY ... | --keyring KEYRING.json)
  *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
+ *     node verifier/src/cli.ts verify-log LOG [--head FILE] (--keyring KEYRING.json | --key VKEY ...)
  *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
@@ -13,17 +14,19 @@
  * guard's public keyring instead (each key named after the checkpoint's origin).
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 
 import { verifyEnvelope } from "./envelope.ts";
 import { KeyringError, PublicKeyring } from "./keyring.ts";
 import { NoteError, NoteKey, type NoteKeys, openCheckpoint } from "./note.ts";
+import { verifyLog } from "./log.ts";
 import { verifyProofFile } from "./proof.ts";
 import { parseIsoMillis } from "./time.ts";
 
 const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
        pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
+       pi-guard-verify verify-log LOG [--head FILE] (--keyring KEYRING.json | --key VKEY ...)
        pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS]`;
 
 class UsageError extends Error {}
@@ -103,6 +106,7 @@ function run(argv: string[]): number {
       key: { type: "string", multiple: true },
       origin: { type: "string" },
       keyring: { type: "string" },
+      head: { type: "string" },
       now: { type: "string" },
       skew: { type: "string" },
       "max-ttl": { type: "string" },
@@ -137,6 +141,14 @@ function run(argv: string[]): number {
         emit({ decision: "rejected", reasons: [exc.code] });
         return 4;
       }
+    }
+    case "verify-log": {
+      const keys = noteKeys(values.key, values.keyring);
+      const headPath = values.head ?? `${file}.head`;
+      const head = values.head !== undefined || existsSync(headPath) ? read(headPath) : null;
+      const result = verifyLog(read(file), head, keys);
+      emit(result);
+      return result.decision === "intact" ? 0 : 4;
     }
     case "verify-envelope": {
       if (values.keyring === undefined) throw new UsageError("give the guard's public keyring with --keyring FILE");

@@ -23,6 +23,7 @@ export {
 export { CanonicalizationError, canonicalBytes, canonicalize, serializeNumber } from "./jcs.ts";
 export { JsonInputError, isJsonObject, loadJson, type JsonObject, type JsonValue } from "./json.ts";
 export { KeyringError, PublicKeyring, RETIRED_KEY_GRACE_SECONDS, evidenceKeyId, type KeyringKey } from "./keyring.ts";
+export { verifyLog, type LogResult } from "./log.ts";
 export { EMPTY_ROOT, ProofError, leafHash, nodeHash, rootOf, verifyConsistency, verifyInclusion } from "./merkle.ts";
 export {
   MAX_NOTE_BYTES,
