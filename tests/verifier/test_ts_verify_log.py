@@ -7,8 +7,10 @@ on the same line, the same reasons, and the same counts, chain position and Merk
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -32,7 +34,9 @@ from audit import (
     root_of,
     sha256_prefixed,
     sign_checkpoint,
+    verify_log,
 )
+from guard._evidence.keys import PublicKeyring
 from tools.pi.harness import ensure_pi
 
 REPO = Path(__file__).resolve().parents[2]
@@ -213,3 +217,82 @@ def test_both_verifiers_agree(original: Path, tmp_path: Path, name: str) -> None
     assert python.returncode == typescript.returncode == (0 if intact else 4)
     assert (py["decision"] == "intact") is intact
     assert py["fault"] == EXPECTED.get(name), py["fault"]
+
+
+def _mutants(lines: Lines, head: bytes, count: int) -> list[tuple[bytes, bytes | None]]:
+    rng = random.Random(14)
+    log = _join(lines)
+    alphabet = [
+        b"\n",
+        b" ",
+        b'"',
+        b"{",
+        b"}",
+        b",",
+        b":",
+        b"0",
+        b"1",
+        b"a",
+        b"\\",
+        b"\xff",
+        b"\xc3\xa9",
+    ]
+    out: list[tuple[bytes, bytes | None]] = []
+    for _ in range(count):
+        data, note = log, head
+        target = rng.random()
+        for _ in range(rng.randrange(1, 3)):
+            blob = note if target < 0.2 else data
+            i = rng.randrange(len(blob))
+            op = rng.randrange(3)
+            if op == 0:
+                blob = blob[:i] + blob[i + 1 :]
+            elif op == 1:
+                blob = blob[:i] + rng.choice(alphabet) + blob[i:]
+            else:
+                blob = blob[:i] + rng.choice(alphabet) + blob[i + 1 :]
+            if target < 0.2:
+                note = blob
+            else:
+                data = blob
+        out.append((data, note))
+    return out
+
+
+def test_both_verifiers_agree_on_random_damage(original: Path, tmp_path: Path) -> None:
+    lines = (original / "audit.jsonl").read_bytes().splitlines()
+    head = (original / "audit.jsonl.head").read_bytes()
+    keyring = json.loads((original / "keyring.json").read_text())
+    keys = PublicKeyring.load(original / "keyring.json").public_keys()
+    mutants = _mutants(lines, head, 300)
+    cases = [
+        {
+            "type": "log",
+            "logBase64": base64.b64encode(data).decode(),
+            "headBase64": None if note is None else base64.b64encode(note).decode(),
+            "keyring": keyring,
+        }
+        for data, note in mutants
+    ]
+    node = ensure_pi(REPO, "current").node
+    done = subprocess.run(
+        [str(node), "verifier/test/answer.ts"],
+        cwd=REPO,
+        input=json.dumps({"keyring": keyring, "cases": cases}),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    answers = json.loads(done.stdout)
+    faults: set[str | None] = set()
+    for n, ((data, note), ts) in enumerate(zip(mutants, answers, strict=True)):
+        log = tmp_path / f"{n}.jsonl"
+        log.write_bytes(data)
+        if note is not None:
+            log.with_name(log.name + ".head").write_bytes(note)
+        py = verify_log(log, keys).model_dump(mode="json", by_alias=True)
+        assert {k: py[k] for k in FIELDS} == {k: ts[k] for k in FIELDS}, (n, data[:300], note)
+        faults.add(py["fault"])
+    assert len(faults) >= 5, faults

@@ -2,14 +2,16 @@
  * Answer arbitrary cases on stdin, for differential tests against the Python side
  * (tests/verifier/test_differential.py):
  *
- *     {"keyring": {...}, "cases": [{"type": "checkpoint" | "proof" | "envelope", ...vector fields}]}
+ *     {"keyring": {...}, "cases": [{"type": "checkpoint" | "proof" | "envelope", ...vector fields}
+ *                                  | {"type": "log", "logBase64", "headBase64" (or null), "keyring"}]}
  *
- * prints `[{"decision", "reasons"}, ...]`, one per case, in order.
+ * prints `[{"decision", "reasons"}, ...]` (a log: `verifyLog`'s whole result), one per case.
  */
 
 import { readFileSync } from "node:fs";
 
 import { isJsonObject, loadJson } from "../src/json.ts";
+import { verifyLog } from "../src/log.ts";
 import { checkpointOutcome, envelopeKeyring, envelopeOutcome, list, proofOutcome, str } from "./vectors.ts";
 
 const doc = loadJson(readFileSync(0), { maxBytes: 256 << 20 });
@@ -23,6 +25,15 @@ const answers = list(doc["cases"]).map((c) => {
       return proofOutcome(c);
     case "envelope":
       return envelopeOutcome(c, keyring);
+    case "log": {
+      const head = c["headBase64"];
+      const result = verifyLog(
+        Buffer.from(str(c["logBase64"]), "base64"),
+        typeof head === "string" ? Buffer.from(head, "base64") : null,
+        (origin) => envelopeKeyring(c).noteKeys(origin),
+      );
+      return { ...result, lastSeq: result.lastSeq === null ? null : Number(result.lastSeq), headSeq: result.headSeq === null ? null : Number(result.headSeq) };
+    }
     default:
       throw new Error("unknown case type");
   }
