@@ -296,3 +296,104 @@ def test_both_verifiers_agree_on_random_damage(original: Path, tmp_path: Path) -
         assert {k: py[k] for k in FIELDS} == {k: ts[k] for k in FIELDS}, (n, data[:300], note)
         faults.add(py["fault"])
     assert len(faults) >= 5, faults
+
+
+def _forked(lines: Lines) -> Lines:
+    """Record 2 rewritten and everything after it rechained (by whoever holds the key)."""
+    recs = _records(lines)
+    recs[2]["data"] = {**recs[2]["data"], "rewritten": True}
+    return _rechain(recs, 2)
+
+
+# Against an earlier signed checkpoint (an anchor): (log lines, head) -> (log, head, against).
+Anchored = Callable[[Path, Lines, bytes], tuple[bytes, bytes | None, bytes]]
+
+ANCHORED: dict[str, tuple[Anchored, str | None]] = {
+    "extends-an-earlier-checkpoint": (
+        lambda home, lines, head: (_join(lines), head, _resign(home, lines[:3], _signer(home))),
+        None,
+    ),
+    "rolled-back-with-its-head": (
+        lambda home, lines, head: (
+            _join(lines[:3]),
+            _resign(home, lines[:3], _signer(home)),
+            head,
+        ),
+        "rolled-back",
+    ),
+    "rolled-back-head-deleted": (
+        lambda home, lines, head: (_join(lines[:3]), None, head),
+        "rolled-back",
+    ),
+    "rewritten-and-re-signed": (
+        lambda home, lines, head: (
+            _join(_forked(lines)),
+            _resign(home, _forked(lines), _signer(home)),
+            head,
+        ),
+        "checkpoint-fork",
+    ),
+    "anchor-of-another-log": (
+        lambda home, lines, head: (
+            _join(lines),
+            head,
+            _resign(home, lines, _signer(home), origin_for("log_" + "B" * 24)),
+        ),
+        "checkpoint-untrusted",
+    ),
+    "anchor-by-another-key": (
+        lambda home, lines, head: (
+            _join(lines),
+            head,
+            _resign(home, lines, Ed25519PrivateKey.from_private_bytes(bytes(32))),
+        ),
+        "checkpoint-untrusted",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ANCHORED))
+def test_both_verifiers_agree_against_an_anchor(original: Path, tmp_path: Path, name: str) -> None:
+    lines = (original / "audit.jsonl").read_bytes().splitlines()
+    head = (original / "audit.jsonl.head").read_bytes()
+    case, fault = ANCHORED[name]
+    log_bytes, head_bytes, against = case(original, lines, head)
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(log_bytes)
+    if head_bytes is not None:
+        (tmp_path / "audit.jsonl.head").write_bytes(head_bytes)
+    anchor = tmp_path / "earlier.checkpoint"
+    anchor.write_bytes(against)
+    keyring = tmp_path / "keyring.json"
+    shutil.copy(original / "keyring.json", keyring)
+    python = _run(
+        sys.executable,
+        "-m",
+        "guard",
+        "--home",
+        str(tmp_path / "nohome"),
+        "audit",
+        "verify",
+        str(log),
+        "--keyring",
+        str(keyring),
+        "--against",
+        str(anchor),
+        "--json",
+    )
+    node = ensure_pi(REPO, "current").node
+    typescript = _run(
+        str(node),
+        str(CLI),
+        "verify-log",
+        str(log),
+        "--keyring",
+        str(keyring),
+        "--against",
+        str(anchor),
+    )
+    py, ts = json.loads(python.stdout), json.loads(typescript.stdout)
+    fields = (*FIELDS, "againstSize")
+    assert {k: py[k] for k in fields} == {k: ts[k] for k in fields}
+    assert py["fault"] == fault
+    assert python.returncode == typescript.returncode == (0 if fault is None else 4)

@@ -4,7 +4,7 @@
  *
  *     node verifier/src/cli.ts verify-proof FILE (--key VKEY ... | --keyring KEYRING.json)
  *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
- *     node verifier/src/cli.ts verify-log LOG [--head FILE] (--keyring KEYRING.json | --key VKEY ...)
+ *     node verifier/src/cli.ts verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
  *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
@@ -26,7 +26,7 @@ import { parseIsoMillis } from "./time.ts";
 
 const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
        pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
-       pi-guard-verify verify-log LOG [--head FILE] (--keyring KEYRING.json | --key VKEY ...)
+       pi-guard-verify verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
        pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS]`;
 
 class UsageError extends Error {}
@@ -107,6 +107,7 @@ function run(argv: string[]): number {
       origin: { type: "string" },
       keyring: { type: "string" },
       head: { type: "string" },
+      against: { type: "string" },
       now: { type: "string" },
       skew: { type: "string" },
       "max-ttl": { type: "string" },
@@ -146,7 +147,8 @@ function run(argv: string[]): number {
       const keys = noteKeys(values.key, values.keyring);
       const headPath = values.head ?? `${file}.head`;
       const head = values.head !== undefined || existsSync(headPath) ? read(headPath) : null;
-      const result = verifyLog(read(file), head, keys);
+      const against = values.against === undefined ? null : read(values.against);
+      const result = verifyLog(read(file), head, keys, against);
       emit(result);
       return result.decision === "intact" ? 0 : 4;
     }

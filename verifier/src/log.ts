@@ -7,8 +7,10 @@
  * C2SP checkpoint signed by a trusted key, of this log (`head-missing`, `head-malformed`,
  * `head-unknown-key`, `head-signature-invalid`, `head-origin-mismatch`) — names exactly as
  * many records as there are (`records-missing-at-end`, `records-after-head`) and their Merkle
- * root (`root-mismatch`). The first fault decides; `line` is 1-based. Not covered here: logs
- * with a pre-checkpoint JSON head, and checks against an earlier (anchored) checkpoint.
+ * root (`root-mismatch`). With an earlier signed checkpoint (`against`, an anchored one), the
+ * log must extend it: `checkpoint-untrusted` (it does not verify, or is of another log),
+ * `rolled-back` (the log is shorter now), `checkpoint-fork` (its first records hash to another
+ * root). The first fault decides; `line` is 1-based. Not covered: a pre-checkpoint JSON head.
  */
 
 import { createHash } from "node:crypto";
@@ -36,6 +38,7 @@ export interface LogResult {
   /** The Merkle tree of the records, when every line checked out (`null` after a line fault). */
   treeSize: number | null;
   root: string | null;
+  againstSize: bigint | null;
 }
 
 type Fault = [kind: string, line: number | null];
@@ -70,7 +73,18 @@ function readHead(raw: Uint8Array | null, keys: NoteKeys, origin: string | null)
 }
 
 /** Verify the bytes of a log and of its head file (`null`: there is none). */
-export function verifyLog(log: Uint8Array, head: Uint8Array | null, keys: NoteKeys): LogResult {
+export function verifyLog(log: Uint8Array, head: Uint8Array | null, keys: NoteKeys, against: Uint8Array | null = null): LogResult {
+  let anchor: Checkpoint | null = null;
+  let anchorFault: Fault | null = null;
+  if (against !== null) {
+    try {
+      anchor = openCheckpoint(against, keys).checkpoint;
+    } catch (exc) {
+      if (!(exc instanceof NoteError)) throw exc;
+      anchorFault = ["checkpoint-untrusted", null];
+    }
+  }
+  let markRoot: Uint8Array | null = anchor !== null && anchor.size === 0n ? rootOf([]) : null;
   const data = Buffer.from(log);
   const leaves: Uint8Array[] = [];
   let fault: Fault | null = null;
@@ -105,6 +119,7 @@ export function verifyLog(log: Uint8Array, head: Uint8Array | null, keys: NoteKe
       prev = rec["hash"] as string;
       nextSeq++;
       leaves.push(leafHash(body));
+      if (anchor !== null && BigInt(leaves.length) === anchor.size) markRoot = rootOf(leaves);
     } catch (exc) {
       if (!(exc instanceof RecordFault)) throw exc;
       fault = [exc.kind, lineNo];
@@ -129,6 +144,17 @@ export function verifyLog(log: Uint8Array, head: Uint8Array | null, keys: NoteKe
     else if (!Buffer.from(checkpoint.root).equals(Buffer.from(root))) fault = ["root-mismatch", null];
     if (fault !== null) reasons.push(fault[0]);
   }
+  // An earlier checkpoint is judged before a missing head: a log cut back behind it is tampered.
+  if (fault === null && anchorFault !== null) {
+    fault = anchorFault;
+    reasons.push(fault[0]);
+  }
+  if (fault === null && anchor !== null) {
+    if (origin !== null && anchor.origin !== origin) fault = ["checkpoint-untrusted", null];
+    else if (BigInt(leaves.length) < anchor.size) fault = ["rolled-back", null];
+    else if (markRoot === null || !Buffer.from(markRoot).equals(Buffer.from(anchor.root))) fault = ["checkpoint-fork", null];
+    if (fault !== null) reasons.push(fault[0]);
+  }
   if (fault === null) fault = headFault;
   const decision = fault === null ? "intact" : fault[0] === "head-missing" ? "unanchored" : "tampered";
   return {
@@ -143,5 +169,6 @@ export function verifyLog(log: Uint8Array, head: Uint8Array | null, keys: NoteKe
     headSeq: checkpoint === null ? null : checkpoint.size - 1n,
     treeSize: lineFault ? null : leaves.length,
     root: lineFault ? null : b64StdEncode(root),
+    againstSize: anchor === null ? null : anchor.size,
   };
 }

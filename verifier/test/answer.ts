@@ -31,8 +31,9 @@ const answers = list(doc["cases"]).map((c) => {
         Buffer.from(str(c["logBase64"]), "base64"),
         typeof head === "string" ? Buffer.from(head, "base64") : null,
         (origin) => envelopeKeyring(c).noteKeys(origin),
+        typeof c["againstBase64"] === "string" ? Buffer.from(c["againstBase64"], "base64") : null,
       );
-      return { ...result, lastSeq: result.lastSeq === null ? null : Number(result.lastSeq), headSeq: result.headSeq === null ? null : Number(result.headSeq) };
+      return { ...result, lastSeq: result.lastSeq === null ? null : Number(result.lastSeq), headSeq: result.headSeq === null ? null : Number(result.headSeq), againstSize: result.againstSize === null ? null : Number(result.againstSize) };
     }
     default:
       throw new Error("unknown case type");
