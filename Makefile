@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+INTEROP := $(VENV)/.interop
 
 .PHONY: test lint demo schemas bench soak fuzz mutants clean
 
@@ -12,13 +13,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
+# Test-only: aics-tlog, an independent C2SP signed-note implementation the guard's checkpoints
+# are checked against (tests/verifier/test_c2sp_interop.py); pinned by hash, see the file.
+$(INTEROP): $(STAMP) tests/verifier/interop-requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --ignore-requires-python --require-hashes \
+		-r tests/verifier/interop-requirements.txt
+	touch $@
+
 lint: $(STAMP)
 	$(BIN)/ruff check audit guard planning tools tests bench examples
 	$(BIN)/ruff format --check audit guard planning tools tests bench examples
 	$(BIN)/mypy
 	$(BIN)/python -m tools.pi.typecheck
 
-test: lint
+test: lint $(INTEROP)
 	$(BIN)/python -m pytest
 
 demo: $(STAMP)

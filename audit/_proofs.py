@@ -216,9 +216,12 @@ def verify_proof(raw: bytes, keys: Sequence[NoteKey]) -> ProofCheck:
     kind = data.get("kind") if isinstance(data, dict) else None
     try:
         if kind == "inclusion":
-            return _verify_inclusion_file(InclusionProof.model_validate_json(raw), keys)
+            # camelCase only: the wire has one spelling of each field (not the Python names).
+            proof = InclusionProof.model_validate_json(raw, by_alias=True, by_name=False)
+            return _verify_inclusion_file(proof, keys)
         if kind == "consistency":
-            return _verify_consistency_file(ConsistencyProof.model_validate_json(raw), keys)
+            other = ConsistencyProof.model_validate_json(raw, by_alias=True, by_name=False)
+            return _verify_consistency_file(other, keys)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(file)"

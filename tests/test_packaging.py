@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("audit", "guard", "planning")
 PACKAGE_DATA = ("guard/_pi/extension/index.ts", "guard/_policy/_builtin.toml")
-REPO_ONLY = ("tools", "tests", "bench", "docs", "examples")
+REPO_ONLY = ("tools", "tests", "bench", "docs", "examples", "verifier")
 
 
 @pytest.fixture(scope="module")

@@ -129,7 +129,8 @@ def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelo
     if isinstance(details, dict) and details.get("schema") not in (None, EVIDENCE_SCHEMA):
         raise MalformedEvidence("unsupported-schema", str(details.get("schema"))[:80])
     try:
-        envelope = EvidenceEnvelope.model_validate(obj)
+        # camelCase only: the wire has one spelling of each field, whatever the Python names are.
+        envelope = EvidenceEnvelope.model_validate(obj, by_alias=True, by_name=False)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

@@ -7,9 +7,15 @@ path can construct a result that claims to authorize anything.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from audit import (
     WIRE_CONFIG,
@@ -43,6 +49,19 @@ EVIDENCE_CUSTOM_TYPE: Literal["operator-confirmation-evidence"] = "operator-conf
 DEFAULT_TTL_SECONDS = 30
 MAX_TTL_SECONDS = 600
 
+
+def _json_boolean(value: object) -> object:
+    # pydantic compares a literal by equality, and 1 == True, 0 == False, 1.0 == True in
+    # Python: without this, ``"trusted": 1`` or ``"dispatchAllowed": 0`` would pass as the
+    # literal (the independent TypeScript verifier refuses them; tests/vectors/evidence/).
+    if type(value) is not bool:
+        raise ValueError("must be a JSON boolean (true or false), not a number")
+    return value
+
+
+ExactTrue = Annotated[Literal[True], BeforeValidator(_json_boolean)]
+ExactFalse = Annotated[Literal[False], BeforeValidator(_json_boolean)]
+
 MatchDecision = Literal[
     "match", "missing", "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed"
 ]
@@ -53,8 +72,8 @@ class ReportOnly(BaseModel):
 
     model_config = WIRE_CONFIG
 
-    dispatch_allowed: Literal[False] = False
-    can_override_monitor_block: Literal[False] = False
+    dispatch_allowed: ExactFalse = False
+    can_override_monitor_block: ExactFalse = False
     authorization: Literal["none"] = "none"
 
 
@@ -67,7 +86,7 @@ class EvidenceDetails(ReportOnly):
     schema_: Literal["pi-operator-guard/evidence/v1"] = Field(alias="schema")
     evidence_id: EvidenceId
     origin: Origin
-    trusted: Literal[True]
+    trusted: ExactTrue
     action_kind: ActionKind
     tool_name: str = Field(min_length=1, max_length=MAX_TOOL_NAME_CHARS)
     path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
@@ -103,7 +122,7 @@ class EvidenceEnvelope(BaseModel):
 
     custom_type: Literal["operator-confirmation-evidence"] = EVIDENCE_CUSTOM_TYPE
     content: str = Field(max_length=2048)
-    display: Literal[False] = False
+    display: ExactFalse = False
     details: EvidenceDetails
 
 

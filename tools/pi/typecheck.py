@@ -1,4 +1,5 @@
-"""``make lint``: type-check the pi extension shim against every pinned pi's published types.
+"""``make lint``: type-check the pi extension shim against every pinned pi's published types,
+and the independent verifier (``verifier/``, strict, no emit: Node 22 runs its sources as they are).
 
 For each pinned pi (:data:`~tools.pi.harness.FLAVORS`: legacy and current) this installs it and
 its TypeScript (``tools/pi/<flavor>``: exact versions, lockfile, ``npm ci``) into the ignored
@@ -15,7 +16,10 @@ from pathlib import Path
 
 from tools.pi.harness import FLAVORS, Flavor, PinnedPi, PiSetupError, ensure_pi, find_repo_root
 
-__all__ = ["main", "tsc_command", "tsconfig"]
+__all__ = ["VERIFIER_TSCONFIG", "main", "tsc_command", "tsconfig"]
+
+VERIFIER_TSCONFIG = Path("verifier") / "tsconfig.json"
+"""The verifier's tsconfig: checked with the current pinned pi's TypeScript and Node types."""
 
 
 def tsconfig(flavor: Flavor) -> Path:
@@ -48,6 +52,10 @@ def main() -> int:
             return 2
         print(f"{pi.package} {pi.version}: tsc -p {command[-1]}", flush=True)
         worst = max(worst, subprocess.run(command, cwd=root, check=False).returncode)
+        if flavor == "current":
+            verifier = [*command[:-1], str(VERIFIER_TSCONFIG)]
+            print(f"verifier: tsc -p {VERIFIER_TSCONFIG}", flush=True)
+            worst = max(worst, subprocess.run(verifier, cwd=root, check=False).returncode)
     return worst
 
 

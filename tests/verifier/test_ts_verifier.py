@@ -1,0 +1,103 @@
+"""The independent TypeScript verifier (verifier/) in ``make test``.
+
+Runs its node tests (``node --test``, Node >= 22.18 runs the TypeScript as it is) over every
+shared vector, checks that none was skipped, and compares its answer on each vector with the
+Python implementation's: both must say what the vector states.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.audit.tlog_vectors import checkpoint_result, proof_result
+from tests.audit.tlog_vectors import load as load_tlog
+from tests.guard.evidence.envelope_vectors import envelope_result, keyring
+from tests.guard.evidence.envelope_vectors import load as load_envelopes
+from tools.pi.harness import ensure_pi
+
+REPO = Path(__file__).resolve().parents[2]
+VERIFIER = REPO / "verifier"
+RFC_PROBES = 98 + 98
+
+FILES: dict[str, list[dict[str, Any]]] = {
+    "tlog/checkpoints.json": load_tlog("checkpoints.json")["vectors"],
+    "tlog/proofs.json": load_tlog("proofs.json")["vectors"],
+    "evidence/envelopes.json": load_envelopes()["vectors"],
+}
+
+
+@pytest.fixture(scope="session")
+def node() -> Path:
+    """A Node that runs TypeScript (>= 22.18): the one the current pinned pi runs with."""
+    return ensure_pi(REPO, "current").node
+
+
+@pytest.fixture(scope="session")
+def ts_run(node: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("verifier") / "results.json"
+    done = subprocess.run(
+        [str(node), "--test", "--test-reporter=tap", "test/*.test.ts"],
+        cwd=VERIFIER,
+        env={"PATH": "/usr/bin:/bin", "VERIFIER_RESULTS": str(out), "NO_COLOR": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    return {"done": done, "results": json.loads(out.read_text()) if out.exists() else {}}
+
+
+def _count(tap: str, what: str) -> int:
+    found = re.search(rf"^# {what} (\d+)$", tap, re.MULTILINE)
+    assert found is not None, f"no '# {what}' line in the node test output"
+    return int(found.group(1))
+
+
+def test_the_node_tests_pass_and_none_is_skipped(ts_run: dict[str, Any]) -> None:
+    done = ts_run["done"]
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert _count(done.stdout, "fail") == 0
+    assert _count(done.stdout, "skipped") == 0
+    assert _count(done.stdout, "todo") == 0
+    vectors = sum(len(v) for v in FILES.values())
+    assert _count(done.stdout, "pass") >= vectors + 4  # + the RFC 6962 known-answer tests
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_the_typescript_verifier_answered_every_vector(ts_run: dict[str, Any], name: str) -> None:
+    answers = ts_run["results"].get(name, {})
+    assert sorted(answers) == sorted(v["id"] for v in FILES[name])
+    assert len(answers) >= 50
+
+
+def _python(name: str, vector: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    if name == "tlog/checkpoints.json":
+        return checkpoint_result(vector)
+    if name == "tlog/proofs.json":
+        return proof_result(vector)
+    return envelope_result(vector, keyring(load_envelopes()), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "vector"),
+    [pytest.param(name, v, id=f"{name}:{v['id']}") for name in FILES for v in FILES[name]],
+)
+def test_both_implementations_agree(
+    ts_run: dict[str, Any], name: str, vector: dict[str, Any], tmp_path: Path
+) -> None:
+    typescript = ts_run["results"][name][vector["id"]]
+    python = _python(name, vector, tmp_path)
+    assert typescript == python == vector["expected"]
+
+
+def test_the_rfc_probes_run_on_both_sides() -> None:
+    merkle = load_tlog("merkle-rfc6962.json")
+    assert len(merkle["inclusion"]) + len(merkle["consistency"]) == RFC_PROBES
+    source = (VERIFIER / "test" / "merkle.test.ts").read_text()
+    assert "assert.equal(probes.length, 98)" in source
