@@ -43,7 +43,7 @@ from guard._evidence.fingerprint import (
     payload_hash,
 )
 from guard._evidence.keys import Keyring, KeyStore, PublicKeyring, Signer
-from guard._evidence.ledger import SqliteLedger
+from guard._evidence.ledger import SyncedLedger
 from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
@@ -53,6 +53,7 @@ from guard._evidence.models import (
 )
 from guard._evidence.resync import recall_consumed, sync_ledger
 from guard._home import ensure_private_dir, env, resolve_home
+from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._plan import plan_input
 from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
@@ -68,7 +69,6 @@ __all__ = [
 ]
 
 AUDIT_LOG_FILE = "audit.jsonl"
-LEDGER_FILE = "ledger.sqlite3"
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
 # A late decline may also be a yes the sidecar died before recording: the call was blocked.
 LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded"]
@@ -120,7 +120,7 @@ class Guard:
         keys: KeyStore,
         signer: Signer,
         audit: AuditLog,
-        ledger: SqliteLedger,
+        ledger: SyncedLedger,
         *,
         preview: bool = True,
     ) -> None:
@@ -163,7 +163,9 @@ class Guard:
             previews=preview,
         )
         # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
-        ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
+        # SQLite in the home unless the user's [ledger] or $PI_OPERATOR_GUARD_LEDGER names
+        # a shared PostgreSQL ledger.
+        ledger = open_ledger(root, set_aside_corrupt=True)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
             guard.key_created = True

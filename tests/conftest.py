@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
+from tools.postgres import PostgresMissing, PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,3 +76,31 @@ def bwrap_required() -> None:
             f"bubblewrap cannot start a sandbox here ({found.status}): install it "
             "(apt-get install bubblewrap) — it is a requirement of the guard and its tests"
         )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL on 127.0.0.1 for the whole run (tools/postgres.py), never a mock.
+
+    Its binaries are a requirement of the tests (README): without them this fails, never
+    skips, and says how to install them.
+    """
+    try:
+        server = PostgresServer().start()
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    """The URL of a fresh, empty database on the run's server (one per test)."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    return postgres.url(name)

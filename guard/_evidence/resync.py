@@ -30,7 +30,7 @@ from audit._chain import Chain, check_body, lines_backward, open_snapshot
 from audit._errors import LineFault
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import parse_envelope
-from guard._evidence.ledger import LogPosition, SqliteLedger
+from guard._evidence.ledger import LogPosition, SyncedLedger
 from guard._evidence.models import MAX_TTL_SECONDS
 
 __all__ = ["CONSUMED_EXPIRY_BOUND", "RECALL_MARGIN", "recall_consumed", "sync_ledger"]
@@ -50,7 +50,7 @@ class _Reread(Exception):
 
 
 def sync_ledger(
-    ledger: SqliteLedger,
+    ledger: SyncedLedger,
     log_path: Path,
     public_keys: Mapping[str, Ed25519PublicKey] | None,
     *,
@@ -167,7 +167,7 @@ def _scan(
 
 
 def recall_consumed(
-    ledger: SqliteLedger,
+    ledger: SyncedLedger,
     log_path: Path,
     raw: Mapping[str, Any] | str | bytes | None,
     *,
