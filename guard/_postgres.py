@@ -64,14 +64,16 @@ CREATE TABLE IF NOT EXISTS pi_guard.synced (
     end_offset  bigint NOT NULL,
     record_hash text NOT NULL
 );
--- Single use: the watermark row is read FOR SHARE, so a consume waits for a prune in
--- flight and then sees its watermark (a clock stepping back never revives an id).
+-- Single use: a consume holds a shared advisory lock that a prune takes exclusively, so it
+-- waits for a prune in flight and then reads its watermark (a clock stepping back never
+-- revives an id); consumes never wait for each other (an in-memory lock, no row write).
 CREATE OR REPLACE FUNCTION pi_guard.consume(p_id text, p_expires bigint, p_at bigint)
 RETURNS text LANGUAGE plpgsql SECURITY DEFINER SET search_path = pi_guard, pg_temp AS $$
 DECLARE
     watermark bigint;
 BEGIN
-    SELECT through_ms INTO watermark FROM pruned WHERE one = 1 FOR SHARE;
+    PERFORM pg_advisory_xact_lock_shared(hashtext('pi_guard.pruned'), 1);
+    SELECT through_ms INTO watermark FROM pruned WHERE one = 1;
     IF watermark IS NULL THEN
         RAISE EXCEPTION 'pi_guard.pruned has no watermark row';
     END IF;
@@ -96,6 +98,7 @@ DECLARE
     watermark bigint;
     removed bigint;
 BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext('pi_guard.pruned'), 1);
     UPDATE pruned SET through_ms = greatest(
         through_ms,
         least(p_cutoff, (extract(epoch FROM clock_timestamp()) * 1000)::bigint + 3600000)

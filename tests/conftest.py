@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -104,3 +104,29 @@ def pg_url(postgres: PostgresServer) -> str:
     with psycopg.connect(postgres.url(), autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     return postgres.url(name)
+
+
+@pytest.fixture
+def pg_role(postgres: PostgresServer, pg_url: str) -> Callable[[str], str]:
+    """``pg_role("writer")``: a login role in ``pg_url``'s database with exactly the grants
+    of docs/deployment-postgresql.md's ``<!-- grants:writer -->`` (or ``auditor``) block,
+    after the schema exists; returns its URL. The guide's SQL is what is tested."""
+    import psycopg
+
+    from guard._evidence.pg_ledger import PgLedger
+
+    PgLedger.open(pg_url, source="schema").close()
+    text = (REPO / "docs" / "deployment-postgresql.md").read_text(encoding="utf-8")
+    database = pg_url.rsplit("/", 1)[1]
+
+    def make(block: str) -> str:
+        sql = text.split(f"<!-- grants:{block} -->", 1)[1].split("```sql", 1)[1]
+        statements = [s.strip() for s in sql.split("```", 1)[0].split(";") if s.strip()]
+        role, password = f"{block}_{secrets.token_hex(4)}", secrets.token_hex(12)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'".encode())
+            for statement in statements:
+                admin.execute(statement.replace(f"guard_{block}", role).encode())
+        return f"postgresql://{role}:{password}@127.0.0.1:{postgres.port}/{database}"
+
+    return make

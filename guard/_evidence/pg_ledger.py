@@ -6,8 +6,8 @@ Same protocol and semantics as :class:`guard._evidence.ledger.SqliteLedger`:
   evidence id's PRIMARY KEY, so of any number of processes on any number of hosts
   exactly one gets ``"inserted"``;
 - the prune watermark only grows, and an id expiring at or before it is ``"forgotten"``
-  (refused): a clock stepping back never revives an id; the watermark row is read
-  ``FOR SHARE`` so a consume never slips past a prune in flight;
+  (refused): a clock stepping back never revives an id; a consume holds a shared
+  advisory lock that a prune takes exclusively, so it never slips past a prune in flight;
 - durable before ``"inserted"`` is returned: autocommit with ``synchronous_commit=on``.
 
 Fail closed: a refused or lost connection, a timeout or a server restart is a

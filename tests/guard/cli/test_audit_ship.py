@@ -301,3 +301,26 @@ def test_bad_arguments_are_exit_2(home: Path, tmp_path: Path, pg_url: str) -> No
 
 def _password(url: str) -> str:
     return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+
+
+def test_writer_ships_and_auditor_verifies_with_the_guides_grants(
+    home: Path, tmp_path: Path, pg_role: Any
+) -> None:
+    log = grow(home, tmp_path, 5)
+    writer, auditor = pg_role("writer"), pg_role("auditor")
+    assert run(home, "audit", "ship", "--to", writer).returncode == 0
+    proc = run(home, "audit", "verify", "--from", auditor, "--source", log_id(log))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The auditor reads only; the writer cannot rewrite what it shipped.
+    refused = run(home, "audit", "ship", "--to", auditor)
+    assert refused.returncode == 6
+    assert "permission denied" in one_line_error(refused)
+    with psycopg.connect(writer, autocommit=True) as db:
+        for attack in (
+            "UPDATE pi_guard.audit_records SET line = 'x'",
+            "DELETE FROM pi_guard.audit_records",
+            "DELETE FROM pi_guard.audit_heads",
+            "ALTER TABLE pi_guard.audit_records DISABLE TRIGGER USER",
+        ):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                db.execute(attack.encode())

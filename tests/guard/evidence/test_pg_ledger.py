@@ -240,18 +240,10 @@ def test_a_project_file_cannot_choose_the_ledger(tmp_path: Path) -> None:
     assert any(p.key == "ledger" and "user's file only" in p.message for p in layer.problems)
 
 
-def test_insert_only_role_cannot_rewrite_the_ledger(postgres: Any, pg_url: str) -> None:
+def test_insert_only_role_cannot_rewrite_the_ledger(pg_role: Any) -> None:
     """The deployment guide's grants: a guard's role consumes and prunes only through the
     functions; it can neither delete a consumed id nor lower the watermark."""
-    owner = _open(pg_url)
-    owner.close()
-    with psycopg.connect(pg_url, autocommit=True) as admin:
-        admin.execute("CREATE ROLE guard_role LOGIN PASSWORD 'guard-pw'")
-        for grant in _GUARD_GRANTS:
-            admin.execute(grant)
-    url = postgres.url(pg_url.rsplit("/", 1)[1], user="guard_role").replace(
-        postgres.password, "guard-pw"
-    )
+    url = pg_role("writer")
     guard = _open(url, "guard-host")
     try:
         exp = NOW + timedelta(minutes=5)
@@ -263,28 +255,14 @@ def test_insert_only_role_cannot_rewrite_the_ledger(postgres: Any, pg_url: str) 
                 "UPDATE pi_guard.consumed SET expires_at_ms = 0",
                 "UPDATE pi_guard.pruned SET through_ms = -1",
                 "TRUNCATE pi_guard.consumed",
+                "CREATE OR REPLACE FUNCTION pi_guard.consume(a text, b bigint, c bigint) "
+                "RETURNS text LANGUAGE sql AS $$ SELECT 'inserted' $$",
             ):
                 with pytest.raises(psycopg.errors.InsufficientPrivilege):
-                    db.execute(attack)
+                    db.execute(attack.encode())
         assert guard.try_consume("g-1", exp, NOW) == "already-consumed"
     finally:
         guard.close()
-    with psycopg.connect(pg_url, autocommit=True) as admin:
-        admin.execute("DROP OWNED BY guard_role")
-        admin.execute("DROP ROLE guard_role")
-
-
-# The grants of docs/deployment-postgresql.md for the guards' role (kept in step by
-# tests/test_docs_postgres.py).
-_GUARD_GRANTS = (
-    "GRANT USAGE ON SCHEMA pi_guard TO guard_role",
-    "GRANT SELECT, INSERT ON pi_guard.consumed TO guard_role",
-    "GRANT SELECT ON pi_guard.pruned TO guard_role",
-    "GRANT SELECT, INSERT, UPDATE ON pi_guard.synced TO guard_role",
-    "GRANT EXECUTE ON FUNCTION pi_guard.consume(text, bigint, bigint) TO guard_role",
-    "GRANT EXECUTE ON FUNCTION pi_guard.prune(bigint) TO guard_role",
-    "GRANT SELECT, INSERT ON pi_guard.audit_records, pi_guard.audit_heads TO guard_role",
-)
 
 
 def test_prune_cannot_run_far_ahead_of_the_server_clock(pg_url: str) -> None:
@@ -302,3 +280,31 @@ def test_prune_cannot_run_far_ahead_of_the_server_clock(pg_url: str) -> None:
         assert ledger.try_consume("fresh", later, real_now) == "inserted"
     finally:
         ledger.close()
+
+
+def test_a_consume_racing_a_prune_never_revives_the_pruned_id(pg_url: str) -> None:
+    """A prune in flight (watermark raised, row deleted, not yet committed) while another
+    host consumes the very id: without the prune lock the insert would wait for the delete,
+    find the key free and answer "inserted" (a revival). It must wait and refuse."""
+    import threading
+
+    ledger = _open(pg_url)
+    real_now = datetime.now(UTC)
+    soon = real_now + timedelta(seconds=1)
+    assert ledger.try_consume("racing", soon, real_now) == "inserted"
+    answers: list[str] = []
+    with psycopg.connect(pg_url) as pruner:  # not autocommit: the prune stays open
+        cutoff = int((real_now + timedelta(minutes=1)).timestamp() * 1000)
+        assert pruner.execute("SELECT pi_guard.prune(%s)", (cutoff,)).fetchone() == (1,)
+        other = _open(pg_url, "other-host")
+        racer = threading.Thread(
+            target=lambda: answers.append(other.try_consume("racing", soon, real_now))
+        )
+        racer.start()
+        racer.join(timeout=1.0)
+        assert racer.is_alive(), "the consume should wait for the prune in flight"
+        pruner.commit()
+    racer.join(timeout=30)
+    other.close()
+    ledger.close()
+    assert answers == ["forgotten"]
