@@ -68,11 +68,16 @@ def ledger_source(home: Path) -> str:
     return f"{socket.gethostname()}:{home}"
 
 
-def open_ledger(home: Path, *, set_aside_corrupt: bool = False) -> SqliteLedger | PgLedger:
-    """Open the home's ledger (see the module docstring for which one)."""
+def open_ledger(
+    home: Path, *, set_aside_corrupt: bool = False, lazy: bool = False
+) -> SqliteLedger | PgLedger:
+    """Open the home's ledger (see the module docstring for which one).
+
+    ``lazy``: a PostgreSQL ledger connects on first use (see :meth:`PgLedger.open`).
+    """
     url = ledger_url(home)
     if url is None:
         return SqliteLedger.open(home / LEDGER_FILE, set_aside_corrupt=set_aside_corrupt)
     from guard._evidence.pg_ledger import PgLedger  # psycopg only when it is used
 
-    return PgLedger.open(url, source=ledger_source(home))
+    return PgLedger.open(url, source=ledger_source(home), lazy=lazy)

@@ -34,13 +34,14 @@ class PostgresMissing(RuntimeError):
     """No ``initdb``/``pg_ctl`` on this machine."""
 
 
-def find_bin_dir() -> Path:
-    """The directory holding ``initdb`` and ``pg_ctl``; raises :class:`PostgresMissing`."""
-    found = shutil.which("initdb")
-    if found and shutil.which("pg_ctl"):
+def find_bin_dir(path: str | None = None, debian_root: Path = Path("/usr/lib/postgresql")) -> Path:
+    """The directory holding ``initdb`` and ``pg_ctl`` (on ``path``, default ``$PATH``, else
+    the newest ``debian_root/<version>/bin``); raises :class:`PostgresMissing`."""
+    found = shutil.which("initdb", path=path)
+    if found and shutil.which("pg_ctl", path=path):
         return Path(found).resolve().parent
     debian = sorted(
-        Path("/usr/lib/postgresql").glob("*/bin/initdb"),
+        debian_root.glob("*/bin/initdb"),
         key=lambda p: int(p.parent.parent.name) if p.parent.parent.name.isdigit() else 0,
     )
     if debian:

@@ -58,14 +58,17 @@ class PgLedger:
         self._db = connection
 
     @classmethod
-    def open(cls, url: str, *, source: str) -> PgLedger:
+    def open(cls, url: str, *, source: str, lazy: bool = False) -> PgLedger:
         """Connect to the ledger at ``url`` (creating the schema if this role may).
 
         ``source`` names this guard home's audit log among the many that feed the ledger
-        (its resync position is kept under that name).
+        (its resync position is kept under that name). ``lazy``: connect on first use, so
+        a guard whose ledger server is down still opens (and evaluates, asks and records);
+        only what needs the ledger fails, closed.
         """
         ledger = cls(url, source, None)
-        ledger._run(lambda db: None)
+        if not lazy:
+            ledger._run(lambda db: None)
         return ledger
 
     def _connection(self) -> psycopg.Connection[Any]:

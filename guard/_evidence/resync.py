@@ -13,6 +13,12 @@ id the ledger does not hold yet:
 Ids already in the ledger are never removed by a sync. Anything that keeps the log
 from being read or verified raises :class:`LedgerError`: consumption refuses rather
 than trust a ledger that may have forgotten.
+
+A shared PostgreSQL ledger (:mod:`guard._evidence.pg_ledger`) is fed by many logs, one
+per guard home on each host: this home's log is absorbed the same way (its ids added, never
+removed), and the position is kept per source (host and home), not for the ledger as a
+whole. What other hosts consumed is already in the shared ledger; what a verify-only
+monitor consumed lives only there.
 """
 
 from __future__ import annotations

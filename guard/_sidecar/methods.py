@@ -122,7 +122,7 @@ class _VerifyOnly:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.keyring = PublicKeyring.load(home / KEYRING_FILE)
-        self.ledger = open_ledger(home)
+        self.ledger = open_ledger(home, lazy=True)
         self.classifier = PolicyCache(home)
 
     def consume(

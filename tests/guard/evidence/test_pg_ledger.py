@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from audit import read_records
 from guard import Guard, LedgerError
 from guard._evidence.keys import KEYRING_FILE
 from guard._evidence.ledger import LogPosition
@@ -179,14 +180,22 @@ def test_evidence_is_consumed_once_across_homes(
     assert not (guard_home / "ledger.sqlite3").exists()
 
 
-def test_guard_refuses_to_open_when_the_ledger_is_unreachable(
+def test_an_unreachable_ledger_refuses_consumption_but_not_asking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The guard still opens, evaluates and records (asking the operator needs no ledger);
+    consume fails closed: an error, nothing consumed and nothing audited as consumed."""
     url = f"postgresql://g:pw-xyz@127.0.0.1:{_closed_port()}/g?connect_timeout=2"
     monkeypatch.setenv("PI_OPERATOR_GUARD_LEDGER", url)
-    with pytest.raises(LedgerError) as caught:
-        Guard.open(tmp_path / "guard")
+    with Guard.open(tmp_path / "guard") as g:
+        rec = g.record("bash", CALL, tmp_path, confirmed=True)
+        assert rec.envelope is not None
+        with pytest.raises(LedgerError) as caught:
+            g.consume(rec.envelope.model_dump(mode="json"), "bash", CALL, tmp_path)
+        events = [r.event for r in read_records(g.audit.path)]
     assert "pw-xyz" not in str(caught.value)
+    assert "consumption refused" in str(caught.value)
+    assert "evidence.consumed" not in events
 
 
 # -- which ledger ---------------------------------------------------------------------
