@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # tools/ is not installed; bench/run.py runs as a script
     sys.path.insert(0, str(REPO))
 
-from tools.postgres import PostgresServer  # noqa: E402
+from tools.postgres import PostgresMissing, PostgresServer  # noqa: E402
 
 SECTION = "postgres"
 
@@ -96,7 +96,10 @@ def run(
     work: Path, clients: list[int], per_client: int, repeats: int = 3
 ) -> tuple[list[Row], dict[str, Any]]:
     del work  # the server keeps its cluster in its own temporary directory
-    server = PostgresServer().start()
+    try:
+        server = PostgresServer().start()
+    except PostgresMissing as missing:
+        return [], {"skipped": str(missing)}
     try:
         import psycopg
 

@@ -59,6 +59,8 @@ def _lines(log: Path) -> list[bytes] | Any:
 
 def stored(url: str) -> dict[str, list[tuple[int, bytes]]]:
     with psycopg.connect(url) as db:
+        if db.execute("SELECT to_regclass('pi_guard.audit_records')").fetchone() == (None,):
+            return {}  # no ship has created the schema yet
         rows = db.execute(
             "SELECT source, seq, line FROM pi_guard.audit_records ORDER BY source, seq"
         ).fetchall()
@@ -132,22 +134,30 @@ def test_ship_killed_at_random_points_leaves_a_prefix_and_then_the_whole_log(
 ) -> None:
     log = grow(home, tmp_path, 400)
     source = log_id(log)
+    total = len(log.read_bytes().splitlines())
     rng = random.Random(15)
     cmd = [sys.executable, "-m", "guard", "--home", str(home), "audit", "ship"]
     cmd += ["--to", pg_url, "--batch", "3"]
-    killed = 0
+    midway = 0
     for _ in range(6):
+        before = len(stored(pg_url).get(source, []))
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 1.5))
+        deadline = time.monotonic() + 60
+        # Once this run is shipping (its first batch is in), kill it a random moment later.
+        while proc.poll() is None and time.monotonic() < deadline:
+            if len(stored(pg_url).get(source, [])) > before:
+                break
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0, 0.2))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
-            killed += 1
         proc.wait(timeout=60)
         rows = stored(pg_url).get(source, [])
         seqs = [seq for seq, _ in rows]
         assert seqs == list(range(len(seqs))), "a killed ship left a gap"
         assert [line for _, line in rows] == log.read_bytes().splitlines()[: len(rows)]
-    assert killed > 0
+        midway += proc.returncode == -signal.SIGKILL and 0 < len(rows) < total
+    assert midway > 0, "no ship was killed while shipping"
     final = run(home, "audit", "ship", "--to", pg_url)
     assert final.returncode == 0, final.stderr
     assert_store_equals_log(pg_url, log)
