@@ -38,12 +38,11 @@ _DEFAULTS: dict[str, Any] = {
     "tcp_user_timeout": 10000,
     "application_name": "pi-operator-guard",
 }
-# A consumption is durable on the server (and any synchronous standby) before it is
-# acknowledged, whatever the server's default; a statement never hangs for long.
-_SESSION = (
-    "-c synchronous_commit=on -c statement_timeout=10000 "
-    "-c idle_in_transaction_session_timeout=30000"
-)
+# A statement never hangs for long (a URL's own ``options=-c statement_timeout=…`` wins) ...
+_TIMEOUTS = "-c statement_timeout=10000 -c idle_in_transaction_session_timeout=30000"
+# ... and a consumption is durable on the server (and any synchronous standby) before it
+# is acknowledged, whatever the server's or the URL's setting.
+_DURABLE = "-c synchronous_commit=on"
 
 SCHEMA_SQL = """
 CREATE SCHEMA IF NOT EXISTS pi_guard;
@@ -194,7 +193,7 @@ def connect(url: str) -> psycopg.Connection[Any]:
     """
     given = conninfo_to_dict(url)
     extra = {k: v for k, v in _DEFAULTS.items() if k not in given}
-    options = f"{given.get('options', '')} {_SESSION}".strip()
+    options = f"{_TIMEOUTS} {given.get('options', '')} {_DURABLE}"
     return psycopg.connect(url, autocommit=True, options=options, **extra)
 
 

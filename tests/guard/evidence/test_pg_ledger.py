@@ -18,6 +18,7 @@ from guard._evidence.keys import KEYRING_FILE
 from guard._evidence.ledger import LogPosition
 from guard._evidence.pg_ledger import PgLedger
 from guard._ledger_choice import ledger_url
+from guard._postgres import connect
 from guard._sidecar.methods import _VerifyOnly
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
@@ -317,3 +318,24 @@ def test_a_consume_racing_a_prune_never_revives_the_pruned_id(pg_url: str) -> No
     other.close()
     ledger.close()
     assert answers == ["forgotten"]
+
+
+def test_a_server_that_does_not_answer_in_time_fails_closed(pg_url: str) -> None:
+    """A prune that never finishes (its lock held) must not hang a consume: the statement
+    timeout (here 300 ms from the URL) turns it into an error, not a ``consumed``."""
+    _open(pg_url).close()
+    slow = f"{pg_url}?options=-c%20statement_timeout%3D300%20-c%20synchronous_commit%3Doff"
+    ledger = _open(slow)
+    try:
+        with psycopg.connect(pg_url) as holder:
+            holder.execute("SELECT pg_advisory_xact_lock(hashtext('pi_guard.pruned'), 1)")
+            with pytest.raises(LedgerError, match="did not answer in time"):
+                ledger.try_consume("stuck", NOW + timedelta(minutes=5), NOW)
+            holder.rollback()
+        assert ledger.try_consume("stuck", NOW + timedelta(minutes=5), NOW) == "inserted"
+    finally:
+        ledger.close()
+    # The URL may tune timeouts, never durability.
+    with connect(slow) as db:
+        assert db.execute("SHOW synchronous_commit").fetchone() == ("on",)
+        assert db.execute("SHOW statement_timeout").fetchone() == ("300ms",)
