@@ -334,3 +334,34 @@ def test_writer_ships_and_auditor_verifies_with_the_guides_grants(
         ):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 db.execute(attack.encode())
+
+
+def test_verify_from_honours_against_a_later_checkpoint(
+    home: Path, tmp_path: Path, pg_url: str
+) -> None:
+    """Rolling the store back (its newest head and records gone) still verifies on its own,
+    as a rolled-back file does; against a checkpoint the auditor kept it is exit 4."""
+    log = grow(home, tmp_path, 4)
+    source = log_id(log)
+    assert run(home, "audit", "ship", "--to", pg_url).returncode == 0
+    kept = len(stored(pg_url)[source])
+    grow(home, tmp_path, 4)
+    assert run(home, "audit", "ship", "--to", pg_url).returncode == 0
+    later = run(home, "audit", "checkpoint")
+    assert later.returncode == 0, later.stderr
+    (tmp_path / "later.ckpt").write_text(later.stdout)
+    ok = run(home, "audit", "verify", "--from", pg_url, "--source", source,
+             "--against", str(tmp_path / "later.ckpt"))  # fmt: skip
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    with psycopg.connect(pg_url, autocommit=True) as db, db.transaction():
+        db.execute("ALTER TABLE pi_guard.audit_records DISABLE TRIGGER USER")
+        db.execute("ALTER TABLE pi_guard.audit_heads DISABLE TRIGGER USER")
+        db.execute("DELETE FROM pi_guard.audit_records WHERE seq >= %s", (kept,))
+        db.execute("DELETE FROM pi_guard.audit_heads WHERE records > %s", (kept,))
+        db.execute("ALTER TABLE pi_guard.audit_records ENABLE TRIGGER USER")
+        db.execute("ALTER TABLE pi_guard.audit_heads ENABLE TRIGGER USER")
+    alone = run(home, "audit", "verify", "--from", pg_url, "--source", source)
+    assert alone.returncode == 0, alone.stdout + alone.stderr
+    rolled = run(home, "audit", "verify", "--from", pg_url, "--source", source,
+                 "--against", str(tmp_path / "later.ckpt"))  # fmt: skip
+    assert rolled.returncode == 4, rolled.stdout + rolled.stderr
