@@ -96,14 +96,16 @@ def postgres() -> Iterator[PostgresServer]:
 
 
 @pytest.fixture
-def pg_url(postgres: PostgresServer) -> str:
-    """The URL of a fresh, empty database on the run's server (one per test)."""
+def pg_url(postgres: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, empty database on the run's server (one per test, dropped after)."""
     import psycopg
 
     name = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(postgres.url(), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    return postgres.url(name)
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    yield postgres.url(name)
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
 
 
 @pytest.fixture
