@@ -365,3 +365,36 @@ def test_verify_from_honours_against_a_later_checkpoint(
     rolled = run(home, "audit", "verify", "--from", pg_url, "--source", source,
                  "--against", str(tmp_path / "later.ckpt"))  # fmt: skip
     assert rolled.returncode == 4, rolled.stdout + rolled.stderr
+
+
+def test_rows_a_writer_appends_are_never_vouched_for(
+    home: Path, tmp_path: Path, pg_role: Any
+) -> None:
+    """Another host's writer login appends a record, then a head, under this source."""
+    log = grow(home, tmp_path, 3)
+    source = log_id(log)
+    writer = pg_role("writer")
+    assert run(home, "audit", "ship", "--to", writer).returncode == 0
+    n = len(log.read_bytes().splitlines())
+    forged = log.read_bytes().splitlines()[-1].replace(b'"seq":', b'"seq": ', 1)
+    with psycopg.connect(writer, autocommit=True) as db:
+        db.execute(
+            "INSERT INTO pi_guard.audit_records (source, seq, line) VALUES (%s, %s, %s)",
+            (source, n, forged),
+        )
+    proc = run(home, "audit", "verify", "--from", writer, "--source", source)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 stored records after the newest shipped head" in proc.stderr
+    with psycopg.connect(writer, autocommit=True) as db:
+        db.execute(
+            "INSERT INTO pi_guard.audit_heads (source, sha256, records, head) "
+            "VALUES (%s, %s, %s, %s)",
+            (source, "f" * 64, n + 1, b"forged head\n"),
+        )
+    proc = run(home, "audit", "verify", "--from", writer, "--source", source)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    # The real guard's next ship sees the foreign row and stops.
+    grow(home, tmp_path, 1)
+    proc = run(home, "audit", "ship", "--to", writer)
+    assert proc.returncode == 4
+    assert f"record seq {n}: differs from the log" in one_line_error(proc)
