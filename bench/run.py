@@ -11,7 +11,10 @@ Sections (all by default):
   JSON-RPC pipe against a bare ``ping`` round trip;
 * ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present;
 * ``sandbox``: added latency of the OS sandbox per agent bash call (``bench/bench_sandbox.py``)
-  against an unsandboxed ``bash -c true`` spawned the same way.
+  against an unsandboxed ``bash -c true`` spawned the same way;
+* ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
+  clients against a bare ``INSERT`` with as many clients on the same throwaway server
+  (``bench/bench_postgres.py``).
 
 Prints a table and writes the same rows as JSON to ``bench/results.json``. Everything it
 writes besides that lives in a temporary directory that is removed at the end.
@@ -37,7 +40,7 @@ if str(HERE) not in sys.path:  # run as a script: sibling modules are importable
 
 from harness import Row, machine, render  # noqa: E402
 
-SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy", "sandbox")
+SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy", "sandbox", "postgres")
 
 
 def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, Any]]:
@@ -137,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     per_process = 25 if quick else 100
     sidecar_samples = (300, 50) if quick else (3000, 300)
     sandbox_samples = 60 if quick else 600
+    pg_clients, pg_per_client, pg_repeats = [1, 4, 16], (40 if quick else 300), (1 if quick else 3)
 
     rows: list[Row] = []
     details: dict[str, Any] = {}
@@ -167,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _sidecar_rows(*sidecar_samples)
             elif section == "sandbox":
                 new, detail = _sandbox_rows(sandbox_samples)
+            elif section == "postgres":
+                from bench_postgres import run as run_postgres
+
+                new, detail = run_postgres(part, pg_clients, pg_per_client, pg_repeats)
             else:
                 new, detail = _policy_rows(50 if quick else 200)
             timings[section] = round(time.perf_counter() - started, 1)

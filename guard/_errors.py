@@ -15,7 +15,11 @@
     │   ├── HomeError            the home cannot be created or made private
     │   ├── KeyFileError         signing key missing, unreadable, unsafe or malformed
     │   ├── KeyringError         public keyring missing, unreadable or corrupted
-    │   └── LedgerError          consumption ledger cannot be opened, or stays locked
+    │   ├── LedgerError          consumption ledger cannot be opened, stays locked, or its
+    │   │                        server cannot be reached (refused, lost, timed out)
+    │   └── AuditStoreError      the central audit store (PostgreSQL) cannot be used
+    ├── AuditStoreMismatch       the central audit store and the log disagree on a record or
+    │                            head already shipped: one of them was rewritten
     ├── SandboxUnavailableError  the OS sandbox cannot start and the user's policy requires
     │                            it: the agent's commands are not run (fail closed)
     ├── MalformedEvidence        internal: an envelope failed the structural check; it
@@ -34,6 +38,8 @@ from typing import Any
 from audit import shorten
 
 __all__ = [
+    "AuditStoreError",
+    "AuditStoreMismatch",
     "BadInputError",
     "ConfigError",
     "GlobError",
@@ -160,6 +166,28 @@ class LedgerError(StateError):
     """The consumption ledger cannot be opened or is locked past its busy timeout."""
 
     what = "ledger"
+
+
+class AuditStoreError(StateError):
+    """The central audit store cannot be used (connection, permission, timeout).
+
+    ``path`` is the store's URL without its password.
+    """
+
+    what = "audit store"
+
+
+class AuditStoreMismatch(GuardError):
+    """A record (or head) already in the store differs from the log's: refused.
+
+    ``source`` is the log id, ``seq`` the record (``None``: the head).
+    """
+
+    def __init__(self, source: str, seq: int | None, problem: str) -> None:
+        self.source = source
+        self.seq = seq
+        where = f"record seq {seq}" if seq is not None else "head"
+        super().__init__(f"audit store of {source}: {where}: {problem}")
 
 
 class SandboxUnavailableError(GuardError):

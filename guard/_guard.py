@@ -33,7 +33,7 @@ from audit import (
 )
 from audit._chain import check_body, lines_backward, open_snapshot
 from audit._errors import LineFault
-from guard._errors import BadInputError, TtlError
+from guard._errors import BadInputError, LedgerError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.fingerprint import (
@@ -43,7 +43,7 @@ from guard._evidence.fingerprint import (
     payload_hash,
 )
 from guard._evidence.keys import Keyring, KeyStore, PublicKeyring, Signer
-from guard._evidence.ledger import SqliteLedger
+from guard._evidence.ledger import SqliteLedger, SyncedLedger
 from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
@@ -53,6 +53,8 @@ from guard._evidence.models import (
 )
 from guard._evidence.resync import recall_consumed, sync_ledger
 from guard._home import ensure_private_dir, env, resolve_home
+from guard._ledger_choice import LEDGER_FILE, open_ledger
+from guard._logging import get_logger
 from guard._plan import plan_input
 from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
@@ -68,7 +70,7 @@ __all__ = [
 ]
 
 AUDIT_LOG_FILE = "audit.jsonl"
-LEDGER_FILE = "ledger.sqlite3"
+_log = get_logger("guard")
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
 # A late decline may also be a yes the sidecar died before recording: the call was blocked.
 LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded"]
@@ -120,7 +122,7 @@ class Guard:
         keys: KeyStore,
         signer: Signer,
         audit: AuditLog,
-        ledger: SqliteLedger,
+        ledger: SyncedLedger,
         *,
         preview: bool = True,
     ) -> None:
@@ -163,7 +165,9 @@ class Guard:
             previews=preview,
         )
         # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
-        ledger = SqliteLedger.open(root / LEDGER_FILE, set_aside_corrupt=True)
+        # SQLite in the home unless the user's [ledger] or $PI_OPERATOR_GUARD_LEDGER names
+        # a shared PostgreSQL ledger.
+        ledger = open_ledger(root, set_aside_corrupt=True, lazy=True)
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
             guard.key_created = True
@@ -179,7 +183,14 @@ class Guard:
                             "reason": "key-file-missing",
                         },
                     )
-        ledger.prune(utc_now(), DEFAULT_SKEW)
+        try:
+            ledger.prune(utc_now(), DEFAULT_SKEW)
+        except LedgerError as exc:
+            if isinstance(ledger, SqliteLedger):
+                raise
+            # A shared ledger out of reach: housekeeping waits for the next open; every
+            # consume fails closed until the server is back.
+            _log.warning("ledger-prune-failed", error=str(exc))
         return guard
 
     # -- keys -------------------------------------------------------------

@@ -4,7 +4,8 @@ Layout of a home directory (mode 0700)::
 
     signing.key        Ed25519 private key, PKCS#8 PEM, mode 0600
     keyring.json       public keyring: keyId -> public key, status, retiredAt
-    ledger.sqlite3     consumption ledger (single use)
+    ledger.sqlite3     consumption ledger (single use); unused when the user's ``[ledger]``
+                       or ``$PI_OPERATOR_GUARD_LEDGER`` names a shared PostgreSQL ledger
     audit.jsonl        hash-chained audit log, and audit.jsonl.head (signed head)
     operator-guard.toml  the user's policy layer (optional)
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
+from tools.postgres import PostgresMissing, PostgresServer
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -73,3 +76,59 @@ def bwrap_required() -> None:
             f"bubblewrap cannot start a sandbox here ({found.status}): install it "
             "(apt-get install bubblewrap) — it is a requirement of the guard and its tests"
         )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A real PostgreSQL on 127.0.0.1 for the whole run (tools/postgres.py), never a mock.
+
+    Its binaries are a requirement of the tests (README): without them this fails, never
+    skips, and says how to install them.
+    """
+    try:
+        server = PostgresServer().start()
+    except PostgresMissing as missing:
+        pytest.fail(str(missing), pytrace=False)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> Iterator[str]:
+    """The URL of a fresh, empty database on the run's server (one per test, dropped after)."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}".encode())
+    yield postgres.url(name)
+    with psycopg.connect(postgres.url(), autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)".encode())
+
+
+@pytest.fixture
+def pg_role(postgres: PostgresServer, pg_url: str) -> Callable[[str], str]:
+    """``pg_role("writer")``: a login role in ``pg_url``'s database with exactly the grants
+    of docs/deployment-postgresql.md's ``<!-- grants:writer -->`` (or ``auditor``) block,
+    after the schema exists; returns its URL. The guide's SQL is what is tested."""
+    import psycopg
+
+    from guard._evidence.pg_ledger import PgLedger
+
+    PgLedger.open(pg_url, source="schema").close()
+    text = (REPO / "docs" / "deployment-postgresql.md").read_text(encoding="utf-8")
+    database = pg_url.rsplit("/", 1)[1]
+
+    def make(block: str) -> str:
+        sql = text.split(f"<!-- grants:{block} -->", 1)[1].split("```sql", 1)[1]
+        statements = [s.strip() for s in sql.split("```", 1)[0].split(";") if s.strip()]
+        role, password = f"{block}_{secrets.token_hex(4)}", secrets.token_hex(12)
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'".encode())
+            for statement in statements:
+                admin.execute(statement.replace(f"guard_{block}", role).encode())
+        return f"postgresql://{role}:{password}@127.0.0.1:{postgres.port}/{database}"
+
+    return make

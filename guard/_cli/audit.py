@@ -1,11 +1,16 @@
-"""``audit verify``, ``audit show`` and ``audit report``."""
+"""``audit verify``, ``show``, ``report`` and ``recover``; ``ship`` and ``verify --from``
+are in :mod:`guard._cli.ship`."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit import (
     build_report,
@@ -21,6 +26,7 @@ from audit import (
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
+from guard._cli.ship import cmd_audit_verify_from, register_ship
 from guard._cli.tlog import (
     anchor_dir,
     keyring_of,
@@ -43,30 +49,43 @@ _keyring = keyring_of
 _render_verify = render_verify
 
 
+def _checkpoint(
+    args: argparse.Namespace, log: Path, keys: Mapping[str, Ed25519PublicKey]
+) -> tuple[bytes | None, Any]:
+    """The checkpoint to verify against (``--against``, else the latest anchored one for
+    ``log``) and the anchored tree state to resume from (``None``: read everything)."""
+    if args.against is not None:
+        try:
+            with Path(args.against).open("rb") as handle:
+                return handle.read(64 * 1024 + 1), None
+        except OSError as exc:
+            raise BadInputError(
+                "--against", f"cannot read file: {exc.strerror}", args.against
+            ) from None
+    anchored = latest_anchor(anchor_dir(args.anchor), log, dict(keys))
+    if anchored is None:
+        return None, None
+    return anchored.note, anchored.state
+
+
 def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
     """Verify the whole log; against ``--against`` or else the latest anchored checkpoint.
 
     From an anchored checkpoint with its tree state only the records after it are read
     (``--full`` reads everything); a log shorter than the checkpoint, or one whose first
-    records no longer hash to its root, is tampered (exit 4).
+    records no longer hash to its root, is tampered (exit 4). ``--from URL --source LOGID``
+    verifies a log from the central audit store instead (:mod:`guard._cli.ship`).
     """
+    if args.from_ is not None:
+        return cmd_audit_verify_from(
+            args, _keyring(args).public_keys(), _render_verify, _checkpoint
+        )
+    if args.source is not None:
+        raise BadInputError("--source", "only goes with --from URL")
     log = _log_path(args)
     keys = _keyring(args).public_keys()
     progress = None if args.json else tty_progress(sys.stderr)
-    against: bytes | None = None
-    resume = None
-    if args.against is not None:
-        try:
-            with Path(args.against).open("rb") as handle:
-                against = handle.read(64 * 1024 + 1)
-        except OSError as exc:
-            raise BadInputError(
-                "--against", f"cannot read file: {exc.strerror}", args.against
-            ) from None
-    else:
-        anchored = latest_anchor(anchor_dir(args.anchor), log, dict(keys))
-        if anchored is not None:
-            against, resume = anchored.note, anchored.state
+    against, resume = _checkpoint(args, log, keys)
     result = verify_log(
         log,
         keys,
@@ -216,6 +235,16 @@ def register(sub: Subparsers) -> None:
     verify.add_argument(
         "--full", action="store_true", help="read every record even from an anchored checkpoint"
     )
+    verify.add_argument(
+        "--from",
+        dest="from_",
+        default=None,
+        metavar="URL",
+        help="verify a log from the central PostgreSQL audit store (see audit ship)",
+    )
+    verify.add_argument(
+        "--source", default=None, metavar="LOGID", help="with --from: which log (its log id)"
+    )
     verify.add_argument("--json", action="store_true")
     verify.set_defaults(func=cmd_audit_verify)
     show = audit_sub.add_parser("show", help="list records, filtered")
@@ -259,3 +288,4 @@ def register(sub: Subparsers) -> None:
     recover.add_argument("--json", action="store_true")
     recover.set_defaults(func=cmd_audit_recover)
     register_audit(audit_sub)
+    register_ship(audit_sub)

@@ -6,10 +6,10 @@
      ``PI_OPERATOR_GUARD_DEBUG=1``)
  2   bad usage or bad input (an argument, JSON text, a file named on the command line)
  3   evidence rejected
- 4   audit integrity failure
+ 4   audit integrity failure (also: the central audit store and the log disagree)
  5   the audit report found gaps
- 6   the guard's own state cannot be used (home, signing key, keyring, ledger, log file):
-     fix the environment and retry
+ 6   the guard's own state cannot be used (home, signing key, keyring, ledger, log file,
+     a PostgreSQL ledger or audit store that cannot be reached): fix the environment and retry
  7   the OS sandbox cannot start here (``pi-guard sandbox check``: bubblewrap missing, user
      namespaces disabled, unsupported platform); with ``[sandbox] mode = "required"`` the
      agent's commands are blocked
@@ -36,7 +36,13 @@ from audit import (
     RecordDataError,
     UsageError,
 )
-from guard._errors import BadInputError, GuardError, SandboxUnavailableError, StateError
+from guard._errors import (
+    AuditStoreMismatch,
+    BadInputError,
+    GuardError,
+    SandboxUnavailableError,
+    StateError,
+)
 from planning import PlanningError
 
 __all__ = ["ExitCode", "exit_for"]
@@ -71,6 +77,7 @@ _TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
     (LogWriteError, ExitCode.STATE, "audit log unusable"),
     (LogClosedError, ExitCode.INTERNAL, "internal error"),
     (AuditError, ExitCode.INTERNAL, "internal error"),
+    (AuditStoreMismatch, ExitCode.TAMPERED, "audit integrity failure"),
     (BadInputError, ExitCode.BAD_INPUT, "error"),
     (PlanningError, ExitCode.BAD_INPUT, "error"),
     (StateError, ExitCode.STATE, "error"),

@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 
 from guard._errors import LedgerError
 
-__all__ = ["ConsumptionLedger", "InsertOutcome", "LogPosition", "SqliteLedger"]
+__all__ = ["ConsumptionLedger", "InsertOutcome", "LogPosition", "SqliteLedger", "SyncedLedger"]
 
 InsertOutcome = Literal["inserted", "already-consumed", "forgotten"]
 _SCHEMA = """
@@ -64,7 +64,7 @@ def _ms(moment: datetime) -> int:
 
 
 class ConsumptionLedger(Protocol):
-    """What a single-use store must do; later backends: Redis ``SET NX PX``, PostgreSQL."""
+    """What a single-use store must do: :class:`SqliteLedger`, ``PgLedger`` (PostgreSQL)."""
 
     def try_consume(
         self, evidence_id: str, expires_at: datetime, consumed_at: datetime
@@ -75,6 +75,25 @@ class ConsumptionLedger(Protocol):
     def count(self) -> int: ...
 
     def close(self) -> None: ...
+
+
+class SyncedLedger(ConsumptionLedger, Protocol):
+    """A ledger that :mod:`guard._evidence.resync` keeps in step with an audit log.
+
+    ``path`` names it in errors (a file, or a URL without its password).
+    """
+
+    @property
+    def path(self) -> object: ...
+
+    def position(self) -> LogPosition | None: ...
+
+    def absorb(
+        self,
+        consumed: Iterable[tuple[str, datetime, datetime]],
+        position: LogPosition,
+        expected: LogPosition | None,
+    ) -> bool: ...
 
 
 class SqliteLedger:

@@ -13,6 +13,12 @@ id the ledger does not hold yet:
 Ids already in the ledger are never removed by a sync. Anything that keeps the log
 from being read or verified raises :class:`LedgerError`: consumption refuses rather
 than trust a ledger that may have forgotten.
+
+A shared PostgreSQL ledger (:mod:`guard._evidence.pg_ledger`) is fed by many logs, one
+per guard home on each host: this home's log is absorbed the same way (its ids added, never
+removed), and the position is kept per source (host and home), not for the ledger as a
+whole. What other hosts consumed is already in the shared ledger; what a verify-only
+monitor consumed lives only there.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from audit._chain import Chain, check_body, lines_backward, open_snapshot
 from audit._errors import LineFault
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import parse_envelope
-from guard._evidence.ledger import LogPosition, SqliteLedger
+from guard._evidence.ledger import LogPosition, SyncedLedger
 from guard._evidence.models import MAX_TTL_SECONDS
 
 __all__ = ["CONSUMED_EXPIRY_BOUND", "RECALL_MARGIN", "recall_consumed", "sync_ledger"]
@@ -50,7 +56,7 @@ class _Reread(Exception):
 
 
 def sync_ledger(
-    ledger: SqliteLedger,
+    ledger: SyncedLedger,
     log_path: Path,
     public_keys: Mapping[str, Ed25519PublicKey] | None,
     *,
@@ -167,7 +173,7 @@ def _scan(
 
 
 def recall_consumed(
-    ledger: SqliteLedger,
+    ledger: SyncedLedger,
     log_path: Path,
     raw: Mapping[str, Any] | str | bytes | None,
     *,

@@ -18,10 +18,18 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from guard._policy.models import ConfigProblem, LayerName, Rule, SandboxSettings, Settings
+from guard._policy.models import (
+    ConfigProblem,
+    LayerName,
+    LedgerSettings,
+    Rule,
+    SandboxSettings,
+    Settings,
+)
 
 __all__ = [
     "LIST_FIELDS",
+    "PROJECT_LEDGER_MESSAGE",
     "PROJECT_RELAX_MESSAGE",
     "PROJECT_SANDBOX_MESSAGE",
     "LayerFile",
@@ -51,7 +59,7 @@ LIST_FIELDS = frozenset(
         "hidden",
     }
 )
-_TOP_KEYS = ("version", "settings", "sandbox", "rule")
+_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "rule")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -72,6 +80,8 @@ class LayerFile:
     # ``[sandbox]`` (user layer only; ``None`` when absent, invalid or refused) and its line.
     sandbox: SandboxSettings | None = None
     sandbox_line: int = 1
+    # ``[ledger]`` (user layer only; ``None`` when absent, invalid or refused).
+    ledger: LedgerSettings | None = None
 
 
 class _Lines:
@@ -194,7 +204,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             reader.problem(
                 reader.lines.of("", 0, key),
                 key,
-                "unknown key (expected version, [settings], [sandbox] or [[rule]])",
+                "unknown key (expected version, [settings], [sandbox], [ledger] or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -215,6 +225,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             reader.validation("settings", None, exc)
 
     sandbox, sandbox_line = _parse_sandbox(data, reader, layer)
+    ledger = _parse_ledger(data, reader, layer)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -250,6 +261,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         settings_lines,
         sandbox,
         sandbox_line,
+        ledger,
     )
 
 
@@ -278,6 +290,33 @@ def _parse_sandbox(
     except ValidationError as exc:
         reader.validation("sandbox", None, exc)
         return None, line
+
+
+PROJECT_LEDGER_MESSAGE = (
+    "ignored: [ledger] is read from the user's file only; a project file can never "
+    "choose the consumption ledger (the project directory is writable by the model)"
+)
+
+
+def _parse_ledger(
+    data: Mapping[str, Any], reader: _Reader, layer: LayerName
+) -> LedgerSettings | None:
+    """``[ledger]`` of the user's layer; in any other layer it is a problem and ignored."""
+    if "ledger" not in data:
+        return None
+    line = reader.lines.of("ledger", 0)
+    raw = data["ledger"]
+    if layer != "user":
+        reader.problem(line, "ledger", PROJECT_LEDGER_MESSAGE)
+        return None
+    if not isinstance(raw, dict):
+        reader.problem(reader.lines.of("", 0, "ledger"), "ledger", "must be a table")
+        return None
+    try:
+        return LedgerSettings.model_validate(raw)
+    except ValidationError as exc:
+        reader.validation("ledger", None, exc)
+        return None
 
 
 def read_layer(path: Path, layer: LayerName) -> LayerFile:

@@ -21,6 +21,7 @@ __all__ = [
     "DescribedRule",
     "IgnoredRule",
     "LayerName",
+    "LedgerSettings",
     "PolicyActionKind",
     "PolicyDescription",
     "Rule",
@@ -165,6 +166,25 @@ class Settings(BaseModel):
     resolve_symlinks: bool | None = None
     case_sensitive_paths: bool | None = None
     shell_tools: _Texts | None = Field(default=None, max_length=64)
+
+
+class LedgerSettings(BaseModel):
+    """``[ledger]``: where evidence is consumed (user layer only; default: SQLite in the home).
+
+    ``url = "postgresql://…"`` shares one consumption ledger between guards and monitors
+    on many hosts; ``$PI_OPERATOR_GUARD_LEDGER`` wins over it. A project file's ``[ledger]``
+    is refused: pointing the ledger at a database the model controls would undo single use.
+    """
+
+    model_config = _WIRE
+
+    url: str = Field(min_length=1, max_length=4096)
+
+    @model_validator(mode="after")
+    def _postgres(self) -> LedgerSettings:
+        if not self.url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("'url' must be a postgresql:// URL")
+        return self
 
 
 class SandboxSettings(BaseModel):

@@ -24,10 +24,10 @@ from audit import AuditError, LogIntegrityError, parse_iso, utc_now
 from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._evidence.ledger import SqliteLedger
 from guard._evidence.models import ConsumeResult
-from guard._guard import LEDGER_FILE, Guard, operator_reason_text
+from guard._guard import Guard, operator_reason_text
 from guard._home import resolve_home
+from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.cache import PolicyCache
@@ -123,7 +123,7 @@ class _VerifyOnly:
     def __init__(self, home: Path) -> None:
         self.home = home
         self.keyring = PublicKeyring.load(home / KEYRING_FILE)
-        self.ledger = SqliteLedger.open(home / LEDGER_FILE)
+        self.ledger = open_ledger(home, lazy=True)
         self.classifier = PolicyCache(home)
 
     def consume(

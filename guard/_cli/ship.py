@@ -1,0 +1,122 @@
+"""``audit ship --to URL`` and ``audit verify --from URL --source LOGID``: the central store.
+
+The store is PostgreSQL (guard/_audit_store.py). ``verify --from`` writes the source's
+records and newest head into a private temporary directory and runs the same
+:func:`audit.verify_log` as ``audit verify`` on a file, with the same output and exit
+codes; it also checks that the records are the named source's log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from audit import VerifyResult, tty_progress, verify_log
+from guard._audit_store import BATCH, load_source, ship_log
+from guard._cli.args import Parser, int_arg
+from guard._cli.exits import ExitCode
+from guard._cli.io import emit
+from guard._errors import AuditStoreMismatch, BadInputError
+from guard._guard import AUDIT_LOG_FILE
+from guard._home import resolve_home
+from guard._pg_url import is_postgres_url
+
+__all__ = ["cmd_audit_verify_from", "register_ship"]
+
+
+def _url(value: str, flag: str) -> str:
+    if not is_postgres_url(value):
+        raise BadInputError(flag, "must be a postgresql:// URL")
+    return value
+
+
+def cmd_audit_ship(args: argparse.Namespace) -> ExitCode:
+    log = Path(args.log) if args.log is not None else resolve_home(args.home) / AUDIT_LOG_FILE
+    result = ship_log(log, _url(args.to, "--to"), batch=args.batch)
+    if args.json:
+        emit(result)
+    else:
+        head = f", head {result.head_sha256[:16]}…" if result.head_sha256 else ", no head file"
+        sys.stdout.write(
+            f"shipped: source {result.source}: {result.records} records in the store "
+            f"({result.shipped} new){head} to {result.store}\n"
+        )
+    return ExitCode.OK
+
+
+Checkpoint = Callable[
+    [argparse.Namespace, Path, Mapping[str, Ed25519PublicKey]], tuple[bytes | None, Any]
+]
+
+
+def cmd_audit_verify_from(
+    args: argparse.Namespace,
+    keys: Mapping[str, Ed25519PublicKey],
+    render: Callable[[VerifyResult], str],
+    checkpoint: Checkpoint,
+) -> ExitCode:
+    """``audit verify --from URL --source LOGID``: as from the file (``render``: its text;
+    ``checkpoint``: ``--against`` or the latest anchored checkpoint, as for the file; the
+    whole log is always read)."""
+    if args.log is not None:
+        raise BadInputError("log", "give either a log file or --from, not both", args.log)
+    if not args.source:
+        raise BadInputError("--source", "is required with --from (the log id to verify)")
+    url = _url(args.from_, "--from")
+    with tempfile.TemporaryDirectory(prefix="pi-guard-verify-") as scratch:
+        loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")
+        log = Path(scratch) / "audit.jsonl"
+        against, _ = checkpoint(args, log, keys)
+        progress = None if args.json else tty_progress(sys.stderr)
+        result = verify_log(
+            log,
+            keys,
+            allow_unanchored=args.allow_unanchored,
+            progress=progress,
+            against=against,
+            workers=os.cpu_count() or 1,
+        )
+    if result.log_id is not None and result.log_id != args.source:
+        raise AuditStoreMismatch(
+            args.source, 0, f"the stored records are the log {result.log_id}, not this source"
+        )
+    if loaded.beyond_head:
+        sys.stderr.write(
+            f"pi-guard: note: {loaded.beyond_head} stored records after the newest shipped "
+            "head are not covered by it and were not verified (ship again)\n"
+        )
+    if args.json:
+        emit(result)
+    else:
+        sys.stdout.write(render(result) + "\n")
+    return ExitCode(result.exit_code)
+
+
+def register_ship(audit_sub: argparse._SubParsersAction[Parser]) -> None:
+    """Add ``audit ship`` (``verify --from`` is an option of ``audit verify``)."""
+    ship = audit_sub.add_parser(
+        "ship", help="copy the log's records and head to a central PostgreSQL audit store"
+    )
+    ship.add_argument("log", nargs="?", default=None, help="log file (default: the home's)")
+    ship.add_argument(
+        "--to",
+        required=True,
+        metavar="URL",
+        help="postgresql://… (a password is better kept in ~/.pgpass or $PGPASSWORD)",
+    )
+    ship.add_argument(
+        "--batch",
+        type=int_arg("--batch", 1, 100_000),
+        default=BATCH,
+        metavar="N",
+        help=f"records per transaction (default {BATCH})",
+    )
+    ship.add_argument("--json", action="store_true")
+    ship.set_defaults(func=cmd_audit_ship)
