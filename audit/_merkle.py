@@ -116,6 +116,8 @@ def verify_inclusion(
     ``index`` in the tree of ``size`` leaves whose root is ``root``."""
     if not 0 <= index < size:
         raise ProofError("index-out-of-range", f"leaf {index} is not in a tree of {size}")
+    if len(leaf) != 32 or len(root) != 32 or any(len(p) != 32 for p in proof):
+        raise ProofError("proof-malformed", "a hash is not 32 bytes")
     fn, sn = index, size - 1
     r = leaf
     for p in proof:
@@ -154,6 +156,8 @@ def verify_consistency(
         return
     if not proof:
         raise ProofError("proof-too-short", "the consistency proof is empty")
+    if len(old_root) != 32 or len(new_root) != 32 or any(len(p) != 32 for p in proof):
+        raise ProofError("proof-malformed", "a hash is not 32 bytes")
     path = list(proof)
     if old_size & (old_size - 1) == 0:  # a power of two: the old root is the first node
         path.insert(0, old_root)

@@ -159,3 +159,17 @@ def test_truncated_or_extended_proofs_fail(size: int, data: st.DataObject) -> No
             verify_consistency(m, size, root_of(leaves[:m]), root, bad)
         with pytest.raises(ProofError):
             verify_consistency(m, size, root_of(leaves[:m]), root, cproof[:-1])
+
+
+def test_hashes_of_the_wrong_length_are_refused() -> None:
+    leaves = _leaves(3)
+    root = root_of(leaves)
+    proof = inclusion_proof(leaves, 2)
+    for bad in ([*proof[:-1], proof[-1][:31]], [b""]):
+        with pytest.raises(ProofError) as caught:
+            verify_inclusion(2, 3, leaves[2], bad, root)
+        assert caught.value.code == "proof-malformed"
+    with pytest.raises(ProofError):
+        verify_inclusion(0, 1, b"", [], b"")
+    with pytest.raises(ProofError):
+        verify_consistency(1, 3, leaves[0][:16], root, consistency_proof(leaves, 1))

@@ -55,24 +55,13 @@ def _ok(check: Any) -> bool:
     return True
 
 
-# Go's RootFromInclusionProof refuses a leaf hash that is not 32 bytes; audit.verify_inclusion
-# does not, so an empty leaf hash "verifies" against an empty root in a tree of one. Harmless for
-# proof files (their leaf hash is computed, their root comes from a checkpoint: both 32 bytes),
-# but the reference says no; the TypeScript verifier agrees with the reference.
-_PY_DIVERGES = {"single-entry/empty-root-and-leaf"}
+# Go's RootFromInclusionProof refuses a leaf hash that is not 32 bytes; so does
+# audit.verify_inclusion ("single-entry/empty-root-and-leaf": an empty leaf hash and an empty
+# root in a tree of one).
 
 
 def _inclusion_probes() -> list[Any]:
-    return [
-        pytest.param(
-            p,
-            id=p["id"],
-            marks=[pytest.mark.xfail(strict=True, reason="leaf hash length unchecked")]
-            if p["id"] in _PY_DIVERGES
-            else [],
-        )
-        for p in MERKLE["inclusion"]
-    ]
+    return [pytest.param(p, id=p["id"]) for p in MERKLE["inclusion"]]
 
 
 @pytest.mark.parametrize("probe", _inclusion_probes())
