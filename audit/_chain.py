@@ -17,7 +17,7 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any, Union
 
 import msgspec
 from pydantic import ValidationError
@@ -38,6 +38,7 @@ __all__ = [
     "Chain",
     "check_body",
     "check_body_exact",
+    "check_parts",
     "head_path_for",
     "lines_backward",
     "open_snapshot",
@@ -59,66 +60,88 @@ def head_path_for(path: Path) -> Path:
     return path.with_name(path.name + ".head")
 
 
-def check_body(body: bytes) -> dict[str, Any]:
-    """Parse one line (LF removed) and check its shape, canonical form and own hash.
+_SafeInt = Annotated[int, msgspec.Meta(ge=-(2**53 - 1), le=2**53 - 1)]
+_Scalar = Union[None, bool, _SafeInt, str]  # noqa: UP007 (msgspec reads the Union)
+_Inner = Union[_Scalar, list[_Scalar], dict[str, _Scalar]]  # noqa: UP007
+_Value = Union[_Scalar, list[_Inner], dict[str, _Inner]]  # noqa: UP007
 
-    The fast path decodes with msgspec and re-encodes with sorted keys; for lines in
-    the domain where that encoding *is* RFC 8785 (no floats, no integer beyond
-    2**53 - 1, no ``\\u`` escape, no character above U+FFFF) equal bytes mean the line
-    is canonical. Anything else, and every line the fast path would refuse, goes to
-    :func:`check_body_exact`, so both decide every line alike (a property test checks).
+
+class _Record(msgspec.Struct, forbid_unknown_fields=True):
+    """The record as the fast path decodes it: no floats, integers within 2**53 - 1, data
+    nested at most three levels (deeper data takes the exact path)."""
+
+    data: dict[str, _Value]
+    event: Annotated[str, msgspec.Meta(min_length=1)]
+    hash: str
+    prev: str
+    seq: Annotated[int, msgspec.Meta(ge=0)]
+    ts: str
+
+
+_DECODER = msgspec.json.Decoder(_Record)
+_ENCODER = msgspec.json.Encoder(order="sorted")
+# Outside the fast path's domain: a backslash-u escape may hide a lone surrogate; a 4-byte
+# UTF-8 lead byte means a character above U+FFFF (keys sort by UTF-16 code units in RFC 8785,
+# by code point in msgspec).
+_ASTRAL = re.compile(rb"[\xf0-\xf4]")
+
+Parts = tuple[int, str, dict[str, Any], str, str]
+"""``(seq, event, data, prev, hash)`` of a line that checked out."""
+
+
+def _fast(body: bytes) -> _Record | None:
+    """The record if the fast path proves the line canonical and its hash right, else None.
+
+    msgspec decodes into a typed record and re-encodes it with sorted keys; in the domain
+    where that encoding *is* RFC 8785 (no floats, no integer beyond 2**53 - 1, no ``\\u``
+    escape, no character above U+FFFF) equal bytes mean the line is canonical. ``None``
+    sends the line to :func:`check_body_exact`, so both decide every line alike (a
+    property test checks).
     """
-    if (
-        b"\\u" in body
-        or (not body.isascii() and _ASTRAL.search(body) is not None)
-        or _SIXTEEN_ZEROS in body.translate(_DIGITS_TO_ZERO)
+    # (A one-byte search first: it is a memchr; the two-byte one is not.)
+    if (b"\\" in body and b"\\u" in body) or (
+        not body.isascii() and _ASTRAL.search(body) is not None
     ):
-        return check_body_exact(body)
+        return None
     try:
         rec = _DECODER.decode(body)
-    except (msgspec.DecodeError, ValueError, _FloatFound, RecursionError):
-        return check_body_exact(body)
-    if (
-        type(rec) is not dict
-        or rec.keys() != _RECORD_KEYS
-        or _ENCODER.encode(rec) != body
-        or type(rec["seq"]) is not int
-        or rec["seq"] < 0
-        or type(rec["ts"]) is not str
-        or ISO_MILLIS_RE.fullmatch(rec["ts"]) is None
-        or type(rec["event"]) is not str
-        or not rec["event"]
-        or type(rec["data"]) is not dict
-        or type(rec["prev"]) is not str
-        or type(rec["hash"]) is not str
-    ):
-        return check_body_exact(body)
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        return None
+    h = rec.hash
     start = body.rfind(_HASH_MARK)
-    value = rec["hash"].encode("utf-8")
-    end = start + len(_HASH_MARK) + len(value)
-    if start < 0 or body[start + len(_HASH_MARK) : end] != value or body[end : end + 1] != b'"':
-        return check_body_exact(body)
-    if "sha256:" + _sha256(body[:start] + body[end + 1 :]).hexdigest() != rec["hash"]:
-        return check_body_exact(body)
+    end = start + len(_HASH_MARK) + len(h)
+    if (
+        _ENCODER.encode(rec) != body
+        or ISO_MILLIS_RE.fullmatch(rec.ts) is None
+        or start < 0
+        or "sha256:" + _sha256(body[:start] + body[end + 1 :]).hexdigest() != h
+    ):
+        return None
     return rec
 
 
-class _FloatFound(Exception):
-    """A float literal: outside the fast path's domain."""
+def check_parts(body: bytes) -> Parts:
+    """Check one line (LF removed): shape, canonical form and own hash; return its parts."""
+    rec = _fast(body)
+    if rec is None:
+        exact = check_body_exact(body)
+        return exact["seq"], exact["event"], exact["data"], exact["prev"], exact["hash"]
+    return rec.seq, rec.event, rec.data, rec.prev, rec.hash
 
 
-def _no_floats(_: str) -> float:
-    raise _FloatFound
-
-
-_DECODER = msgspec.json.Decoder(float_hook=_no_floats)
-_ENCODER = msgspec.json.Encoder(order="sorted")
-# Outside the fast path's domain: 16 digits in a row may be an integer beyond 2**53 - 1;
-# a backslash-u escape may hide a lone surrogate; a 4-byte UTF-8 lead byte means a character
-# above U+FFFF (keys sort by UTF-16 code units in RFC 8785, by code point in msgspec).
-_DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
-_SIXTEEN_ZEROS = b"0" * 16
-_ASTRAL = re.compile(rb"[\xf0-\xf4]")
+def check_body(body: bytes) -> dict[str, Any]:
+    """Check one line (LF removed): shape, canonical form and own hash; return the record."""
+    rec = _fast(body)
+    if rec is None:
+        return check_body_exact(body)
+    return {
+        "data": rec.data,
+        "event": rec.event,
+        "hash": rec.hash,
+        "prev": rec.prev,
+        "seq": rec.seq,
+        "ts": rec.ts,
+    }
 
 
 def check_body_exact(body: bytes) -> dict[str, Any]:
@@ -179,28 +202,33 @@ class Chain:
 
     def accept(self, rec: dict[str, Any]) -> None:
         """Check ``rec`` continues the chain and advance; raise :class:`LineFault` if not."""
-        seq = rec["seq"]
+        self.accept_parts(rec["seq"], rec["event"], rec["data"], rec["prev"], rec["hash"])
+
+    def accept_parts(
+        self, seq: int, event: str, data: dict[str, Any], prev_hash: str, record_hash: str
+    ) -> None:
+        """:meth:`accept` for the parts :func:`check_parts` returns."""
         if seq != self.next_seq:
             raise LineFault("seq-mismatch", f"expected seq {self.next_seq}, found {seq}")
         prev = self.prev
         if prev is None and seq > 0:
             pass  # resumed: the checkpoint's root covers this record's bytes
         elif prev is None:
-            if rec["event"] != "log.created":
+            if event != "log.created":
                 raise LineFault("genesis-invalid", "record 0 is not a log.created event")
             try:
-                created = LogCreatedData.model_validate(rec["data"])
+                created = LogCreatedData.model_validate(data)
             except ValidationError:
                 raise LineFault(
                     "genesis-invalid", "record 0 has invalid log.created data"
                 ) from None
             self.log_id = created.log_id
             prev = genesis_hash(created.log_id)
-            if rec["prev"] != prev:
+            if prev_hash != prev:
                 raise LineFault("prev-mismatch", "record 0 does not chain from its log id")
-        elif rec["prev"] != prev:
+        elif prev_hash != prev:
             raise LineFault("prev-mismatch", f"prev is not the hash of record {seq - 1}")
-        self.prev = rec["hash"]
+        self.prev = record_hash
         self.next_seq = seq + 1
 
 

@@ -11,6 +11,7 @@ as one pass: the same first fault, the same root.
 from __future__ import annotations
 
 import base64
+import hashlib
 import itertools
 import threading
 from concurrent.futures import ProcessPoolExecutor
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from audit._chain import Chain, check_body
+from audit._chain import Chain, check_parts
 from audit._errors import LineFault
 from audit._merkle import Frontier, leaf_hash, node_hash
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["PARALLEL_MIN_BYTES", "Scan", "scan_log"]
 
 _PROGRESS_EVERY = 8192  # lines
+_sha256 = hashlib.sha256
 PARALLEL_MIN_BYTES = 64 << 20
 """Below this a log is checked in one process: starting workers costs more than it saves."""
 
@@ -103,11 +105,11 @@ def scan_log(
                 if line[-1:] != b"\n":
                     raise LineFault("torn-line", "the last line has no line feed")
                 body = line[:-1]
-                chain.accept(check_body(body))
+                chain.accept_parts(*check_parts(body))
             except LineFault as bad:
                 scan.fault = (cast("FaultKind", bad.kind), line_no, bad.detail)
                 break
-            frontier.append(leaf_hash(body))
+            frontier.append(_sha256(b"\x00" + body).digest())  # the leaf hash
             if frontier.size == mark:
                 scan.mark_root = frontier.root()
             scan.records += 1
@@ -164,11 +166,11 @@ def _check_piece(path: str, start: int, end: int, first_seq: int, mark: int | No
                 if line[-1:] != b"\n":
                     raise LineFault("torn-line", "the last line has no line feed")
                 body = line[:-1]
-                rec = check_body(body)
+                parts = check_parts(body)
                 if chain is None:
-                    piece.first = {"seq": rec["seq"], "prev": rec["prev"], "event": rec["event"]}
+                    piece.first = {"seq": parts[0], "prev": parts[3], "event": parts[1]}
                     chain = Chain(first_seq)
-                chain.accept(rec)
+                chain.accept_parts(*parts)
             except LineFault as bad:
                 piece.fault = (bad.kind, index, bad.detail)
                 break
