@@ -27,6 +27,7 @@ from audit import (
     prove_consistency,
     prove_records,
     records_about,
+    root_of,
     verify_log,
     verify_proof,
 )
@@ -165,6 +166,8 @@ def cmd_prove(args: argparse.Namespace) -> ExitCode:
     size = signed.checkpoint.size
     lines, leaves = log_leaves(log)
     lines, leaves = lines[:size], leaves[:size]
+    if len(leaves) != size or root_of(leaves) != signed.checkpoint.root:
+        raise BadInputError("audit log", "changed while the proof was made: run it again", log)
     indexes = records_about(lines, args.evidence_id)
     if not indexes:
         raise BadInputError("EVIDENCE_ID", "no record in the log names it", args.evidence_id)
@@ -202,6 +205,9 @@ def cmd_prove_consistency(args: argparse.Namespace) -> ExitCode:
         sys.stderr.write(f"pi-guard: no proof: {render_verify(result)}\n")
         return ExitCode.TAMPERED
     _, leaves = log_leaves(log)
+    leaves = leaves[: signed.checkpoint.size]
+    if len(leaves) != signed.checkpoint.size or root_of(leaves) != signed.checkpoint.root:
+        raise BadInputError("audit log", "changed while the proof was made: run it again", log)
     proof = prove_consistency(leaves[: signed.checkpoint.size], old_note, old.checkpoint.size, note)
     _write_proof(args, proof.model_dump_json(by_alias=True, indent=2))
     if not args.json:
