@@ -1,0 +1,131 @@
+"""The key store's checks, each on its own: errors name the keyring file, the retired-key grace
+ends exactly at its bound, a keyring signed twice by one key is refused, and
+``trust_unsigned_keyring`` (``keygen --trust-keyring``) signs only a keyring whose one active
+key is the guard's own.
+
+Written for the mutants of ``guard/_evidence/keys.py`` that the other tests left alive
+(docs/testing.md).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard import KeyringError, KeyStore
+from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, PublicKeyring
+
+
+def _store(tmp_path: Path) -> KeyStore:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    return store
+
+
+def _edit(store: KeyStore, change: Any) -> None:
+    data = json.loads(store.keyring_path.read_text())
+    change(data)
+    store.keyring_path.write_text(json.dumps(data))
+
+
+def _retired_without_time(data: dict[str, Any]) -> None:
+    data["keys"][0]["status"] = "retired"
+
+
+def test_a_broken_entry_read_from_a_file_names_the_file(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, _retired_without_time)
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(store.keyring_path)
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem.endswith("has no retiredAt")
+
+
+def test_a_broken_keyring_left_by_a_lost_key_names_the_file(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, _retired_without_time)
+    store.key_path.unlink()
+    with pytest.raises(KeyringError) as raised:
+        store.ensure_key()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem.endswith("has no retiredAt")
+    assert not store.key_path.exists()
+
+
+def test_a_keyring_signed_twice_by_one_key_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, lambda data: data["signatures"].append(data["signatures"][0]))
+    store.key_path.unlink()  # ensure_key checks the keyring as its last key signed it
+    with pytest.raises(KeyringError) as raised:
+        store.ensure_key()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem == "a key signed it twice"
+
+
+def test_the_grace_of_a_retired_key_ends_exactly_at_its_bound(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    old, _ = store.rotate()
+    ring = store.public_keyring()
+    retired = ring.keys[old][1]
+    assert retired is not None
+    created = retired - timedelta(seconds=1)
+    grace = timedelta(seconds=RETIRED_KEY_GRACE_SECONDS)
+    end = retired + grace
+    assert ring.usable_key(old, end - timedelta(milliseconds=1), created) is not None
+    assert ring.usable_key(old, end, created) is None
+    assert ring.usable_key(old, end, created, grace_seconds=RETIRED_KEY_GRACE_SECONDS + 1)
+
+
+def test_trust_without_a_key_or_a_keyring_does_nothing(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    assert store.trust_unsigned_keyring() is False
+    store.ensure_key()
+    store.keyring_path.unlink()
+    assert store.trust_unsigned_keyring() is False
+    assert not store.keyring_path.exists()
+
+
+def test_trust_of_a_keyring_that_already_verifies_changes_nothing(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    before = store.keyring_path.read_bytes()
+    assert store.trust_unsigned_keyring() is False
+    assert store.keyring_path.read_bytes() == before
+
+
+def test_trust_signs_an_unsigned_keyring_whose_active_key_is_ours(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, lambda data: data.update(signatures=[]))
+    with pytest.raises(KeyringError):
+        store.trusted_keyring()
+    store.keyring_path.chmod(0o600)
+    assert store.trust_unsigned_keyring() is True
+    signer = store.load_signer()
+    trusted = store.trusted_keyring()
+    assert [s.key_id for s in trusted.signatures] == [signer.key_id]
+    assert store.keyring_path.stat().st_mode & 0o777 == 0o644
+    assert store.trust_unsigned_keyring() is False
+
+
+def test_trust_refuses_a_keyring_whose_active_key_is_not_ours(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    other = _store(tmp_path / "other")
+    store.keyring_path.write_bytes(other.keyring_path.read_bytes())
+    before = store.keyring_path.read_bytes()
+    with pytest.raises(KeyringError) as raised:
+        store.trust_unsigned_keyring()
+    assert raised.value.path == str(store.keyring_path)
+    assert "are not exactly the signing key" in raised.value.problem
+    assert store.keyring_path.read_bytes() == before
+
+
+def test_trust_refuses_a_keyring_with_a_broken_entry(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, _retired_without_time)
+    with pytest.raises(KeyringError) as raised:
+        store.trust_unsigned_keyring()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem.endswith("has no retiredAt")
