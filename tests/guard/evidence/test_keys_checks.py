@@ -129,3 +129,15 @@ def test_trust_refuses_a_keyring_with_a_broken_entry(tmp_path: Path) -> None:
         store.trust_unsigned_keyring()
     assert raised.value.path == str(store.keyring_path)
     assert raised.value.problem.endswith("has no retiredAt")
+
+
+def test_an_unsigned_keyring_left_by_a_lost_key_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    key_id = store.load_signer().key_id
+    _edit(store, lambda data: data.update(signatures=[]))
+    store.key_path.unlink()
+    with pytest.raises(KeyringError) as raised:
+        store.ensure_key()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem.startswith(f"not signed by its active key {key_id} (edited, ")
+    assert not store.key_path.exists()
