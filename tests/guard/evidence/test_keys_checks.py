@@ -139,5 +139,34 @@ def test_an_unsigned_keyring_left_by_a_lost_key_is_refused(tmp_path: Path) -> No
     with pytest.raises(KeyringError) as raised:
         store.ensure_key()
     assert raised.value.path == str(store.keyring_path)
-    assert raised.value.problem.startswith(f"not signed by its active key {key_id} (edited, ")
+    assert raised.value.problem == (
+        f"not signed by its active key {key_id} (edited, or written by an older version: "
+        "check `pi-guard keys list` and run `pi-guard keygen --trust-keyring`)"
+    )
     assert not store.key_path.exists()
+
+
+def _flip(signature: str) -> str:
+    return ("B" if signature[0] == "A" else "A") + signature[1:]
+
+
+@pytest.mark.parametrize("who", ["its own key", "a key not in the keyring"])
+def test_a_signature_that_does_not_verify_is_refused(tmp_path: Path, who: str) -> None:
+    store = _store(tmp_path)
+    stranger = _store(tmp_path / "stranger").load_signer().key_id
+    signature: dict[str, str] = {}
+
+    def tamper(data: dict[str, Any]) -> None:
+        if who == "its own key":
+            data["signatures"][0]["signature"] = _flip(data["signatures"][0]["signature"])
+            signature["by"] = data["signatures"][0]["keyId"]
+        else:
+            data["signatures"].append({**data["signatures"][0], "keyId": stranger})
+            signature["by"] = stranger
+
+    _edit(store, tamper)
+    store.key_path.unlink()
+    with pytest.raises(KeyringError) as raised:
+        store.ensure_key()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem == f"the signature by {signature['by']} does not verify"
