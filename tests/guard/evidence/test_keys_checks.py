@@ -170,3 +170,50 @@ def test_a_signature_that_does_not_verify_is_refused(tmp_path: Path, who: str) -
         store.ensure_key()
     assert raised.value.path == str(store.keyring_path)
     assert raised.value.problem == f"the signature by {signature['by']} does not verify"
+
+
+def test_a_missing_keyring_file_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "keyring.json"
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(path)
+    assert raised.value.path == str(path)
+    assert raised.value.problem == "file not found"
+
+
+def test_a_keyring_of_exactly_the_size_cap_is_read_one_byte_more_is_not(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    text = store.keyring_path.read_bytes().rstrip()
+    cap = 1 << 20
+    store.keyring_path.write_bytes(text + b" " * (cap - len(text)))
+    assert PublicKeyring.load(store.keyring_path).keys
+    store.keyring_path.write_bytes(text + b" " * (cap + 1 - len(text)))
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(store.keyring_path)
+    assert raised.value.problem == "larger than 1 MiB"
+
+
+def test_a_tampered_signature_names_the_keyring_it_was_read_from(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(
+        store,
+        lambda data: data["signatures"][0].update(
+            signature=_flip(data["signatures"][0]["signature"])
+        ),
+    )
+    with pytest.raises(KeyringError) as raised:
+        store.trusted_keyring()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem.endswith("does not verify")
+
+
+def test_a_keyring_of_another_guard_is_refused_by_name(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    other = _store(tmp_path / "other")
+    store.keyring_path.write_bytes(other.keyring_path.read_bytes())
+    with pytest.raises(KeyringError) as raised:
+        store.trusted_keyring()
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem == (
+        f"the active keys {[other.load_signer().key_id]} are not exactly the signing key "
+        f"{store.load_signer().key_id}: refusing a keyring this guard did not write"
+    )
