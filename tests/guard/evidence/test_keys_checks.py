@@ -189,6 +189,7 @@ def test_a_keyring_of_exactly_the_size_cap_is_read_one_byte_more_is_not(tmp_path
     store.keyring_path.write_bytes(text + b" " * (cap + 1 - len(text)))
     with pytest.raises(KeyringError) as raised:
         PublicKeyring.load(store.keyring_path)
+    assert raised.value.path == str(store.keyring_path)
     assert raised.value.problem == "larger than 1 MiB"
 
 
@@ -217,3 +218,44 @@ def test_a_keyring_of_another_guard_is_refused_by_name(tmp_path: Path) -> None:
         f"the active keys {[other.load_signer().key_id]} are not exactly the signing key "
         f"{store.load_signer().key_id}: refusing a keyring this guard did not write"
     )
+
+
+def test_a_keyring_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "keyring.json"
+    path.mkdir()
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(path)
+    assert raised.value.path == str(path)
+    assert raised.value.problem == "cannot read: Is a directory"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("[]", "corrupted at (top): Input should be an object"),
+        ('{"keys": 1}', "corrupted at keys: Input should be a valid array"),
+    ],
+)
+def test_a_corrupted_keyring_says_where(tmp_path: Path, text: str, problem: str) -> None:
+    path = tmp_path / "keyring.json"
+    path.write_text(text)
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(path)
+    assert raised.value.path == str(path)
+    assert raised.value.problem == problem
+
+
+def test_a_public_key_that_is_not_canonical_is_refused(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+    def uncanonical(data: dict[str, Any]) -> None:
+        key = data["keys"][0]["publicKey"]
+        last = alphabet.index(key[-1])
+        data["keys"][0]["publicKey"] = key[:-1] + alphabet[last | 1]  # padding bits set
+
+    _edit(store, uncanonical)
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(store.keyring_path)
+    assert raised.value.path == str(store.keyring_path)
+    assert raised.value.problem == "public key is not canonical base64url of 32 bytes"
