@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from guard import KeyringError, KeyStore
-from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, PublicKeyring
+from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, Keyring, PublicKeyring
 
 
 def _store(tmp_path: Path) -> KeyStore:
@@ -259,3 +259,12 @@ def test_a_public_key_that_is_not_canonical_is_refused(tmp_path: Path) -> None:
         PublicKeyring.load(store.keyring_path)
     assert raised.value.path == str(store.keyring_path)
     assert raised.value.problem == "public key is not canonical base64url of 32 bytes"
+
+
+def test_a_keyring_given_in_memory_is_named_as_the_keyring(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    _edit(store, _retired_without_time)
+    keyring = Keyring.model_validate_json(store.keyring_path.read_bytes())
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.from_keyring(keyring)
+    assert raised.value.path == "keyring"
