@@ -268,3 +268,24 @@ def test_a_keyring_given_in_memory_is_named_as_the_keyring(tmp_path: Path) -> No
     with pytest.raises(KeyringError) as raised:
         PublicKeyring.from_keyring(keyring)
     assert raised.value.path == "keyring"
+
+
+@pytest.mark.parametrize("when", [None, "2026-11-23 12:00:00", "2026-02-30T00:00:00.000Z"])
+def test_a_retired_key_without_a_real_retirement_time_is_refused(
+    tmp_path: Path, when: str | None
+) -> None:
+    store = _store(tmp_path)
+    key_id = store.load_signer().key_id
+
+    def retire(data: dict[str, Any]) -> None:
+        data["keys"][0].update(status="retired", retiredAtIso=when)
+
+    _edit(store, retire)
+    with pytest.raises(KeyringError) as raised:
+        PublicKeyring.load(store.keyring_path)
+    assert raised.value.path == str(store.keyring_path)
+    if when is None:
+        assert raised.value.problem == f"retired key {key_id} has no retiredAt"
+    else:
+        assert raised.value.problem.startswith("retiredAt")
+        assert when in raised.value.problem
