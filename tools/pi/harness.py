@@ -44,6 +44,7 @@ __all__ = [
     "PiRpc",
     "PiSetupError",
     "PinnedPi",
+    "ensure_node",
     "ensure_pi",
     "find_repo_root",
     "install_guard",
@@ -256,6 +257,14 @@ def _ensure_node(
             f" pi needs >= {_dotted(minimum)}"
         )
     return node, got
+
+
+def ensure_node(
+    root: Path, minimum: tuple[int, int, int], *, log: TextIO | None = None
+) -> tuple[Path, tuple[int, int, int]]:
+    """A node at least ``minimum`` and its version, as :func:`ensure_pi` gets one: the
+    machine's, else the pinned Node installed into ``root/.cache/node``."""
+    return _ensure_node(root.absolute(), minimum, log)
 
 
 def ensure_pi(root: Path, flavor: Flavor = NEWEST, *, log: TextIO | None = None) -> PinnedPi:

@@ -1,0 +1,456 @@
+// The pi extension shim (guard/_pi/extension/index.ts) fails closed: each of its fail-closed
+// branches, against a fake pi (records what the shim registers) and a fake sidecar
+// (fake_sidecar.mjs: misbehaves as each test tells it), without the real pi or the real guard.
+// Run by tests/guard/pi/test_shim_node.py with Node >= 22.7:
+//   node --experimental-transform-types --test-reporter=tap tests/guard/pi/shim/shim.test.mjs
+import assert from "node:assert/strict";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const SHIM = process.env.SHIM_SOURCE ?? resolve(HERE, "../../../../guard/_pi/extension/index.ts");
+const FAKE = join(HERE, "fake_sidecar.mjs");
+const ROOT = mkdtempSync(join(process.env.SHIM_TEST_DIR ?? tmpdir(), "shim-"));
+const ACTIVE = Symbol.for("pi-operator-guard.active");
+
+// The shim's one value import from pi, faked: the bash tool definition carries the spawn hook.
+const FAKE_PI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent");
+mkdirSync(FAKE_PI, { recursive: true });
+writeFileSync(join(ROOT, "package.json"), JSON.stringify({ type: "module" }));
+writeFileSync(join(FAKE_PI, "package.json"), JSON.stringify({ name: "@mariozechner/pi-coding-agent", type: "module", main: "index.js" }));
+writeFileSync(join(FAKE_PI, "index.js"), "export const createBashToolDefinition = (cwd, options) => ({ name: 'bash', cwd, ...options });\n");
+
+const lines = (path) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const alive = (pid) => {
+	try {
+		return process.kill(pid, 0);
+	} catch {
+		return false;
+	}
+};
+
+function fakePi() {
+	const pi = { handlers: new Map(), tools: new Map(), commands: new Map(), entries: [] };
+	return Object.assign(pi, {
+		on: (event, handler) => pi.handlers.set(event, handler),
+		registerTool: (def) => pi.tools.set(def.name, def),
+		registerCommand: (name, def) => pi.commands.set(name, def),
+		appendEntry: (type, data) => pi.entries.push({ type, data }),
+	});
+}
+
+/** A tool-call context: `select` answers the dialog from its options (default: no answer, as without a UI). */
+function fakeCtx({ hasUI = false, select = () => undefined, input = undefined } = {}) {
+	const seen = { notify: [], status: [], select: [], input: [] };
+	const ui = {
+		notify: (text, level) => seen.notify.push({ text, level }),
+		setStatus: (_key, text) => seen.status.push(text),
+		select: async (title, options, opts) => (seen.select.push({ title, options, opts }), select(options, opts)),
+		input: async (title, placeholder) => (seen.input.push({ title, placeholder }), input),
+	};
+	return { seen, hasUI, mode: hasUI ? "tui" : "print", cwd: ROOT, ui };
+}
+
+/** What the shim writes to stderr while `fn` runs, and what `fn` returned. */
+async function stderrOf(fn) {
+	const write = process.stderr.write;
+	let text = "";
+	process.stderr.write = (chunk) => ((text += String(chunk)), true);
+	try {
+		return { value: await fn(), text };
+	} finally {
+		process.stderr.write = write;
+	}
+}
+
+const FAST = { requestTimeoutMs: 300 };
+let serial = 0;
+/** A fresh copy of the shim (its own directory: guard.json, spool) loaded into a fake pi, its
+ * session started. `config`: guard.json's fields over the fake sidecar's, a string (written as
+ * is) or null (no guard.json). Shut down after the test. */
+async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx() } = {}) {
+	const dir = join(ROOT, `guard-${++serial}`);
+	mkdirSync(dir);
+	copyFileSync(SHIM, join(dir, "index.ts"));
+	const specPath = join(dir, "spec.json");
+	writeFileSync(specPath, JSON.stringify(spec));
+	const timeouts = { requestTimeoutMs: 10_000, startTimeoutMs: 20_000, confirmTimeoutMs: 10_000 };
+	if (typeof config === "string") writeFileSync(join(dir, "guard.json"), config);
+	else if (config) writeFileSync(join(dir, "guard.json"), JSON.stringify({ python: process.execPath, args: [FAKE, specPath], ...timeouts, ...config }));
+	const pi = fakePi();
+	(await import(pathToFileURL(join(dir, "index.ts")).href)).default(pi);
+	t.after(() => pi.handlers.get("session_shutdown")?.({ type: "session_shutdown" }, fakeCtx()));
+	let calls = 0;
+	const g = {
+		dir,
+		pi,
+		setSpec: (next) => writeFileSync(specPath, JSON.stringify(next)),
+		requests: (method) => lines(join(dir, "requests.jsonl")).filter((r) => method === undefined || r.method === method),
+		spool: () => lines(join(dir, "spool.jsonl")),
+		call: (toolName, input, callCtx = fakeCtx()) =>
+			pi.handlers.get("tool_call")({ type: "tool_call", toolName, input, toolCallId: `call_${++calls}` }, callCtx),
+		start: (startCtx = fakeCtx()) => pi.handlers.get("session_start")({ type: "session_start" }, startCtx),
+	};
+	if (start) await g.start(ctx);
+	return g;
+}
+
+function assertBlocked(result, pattern) {
+	assert.equal(result?.block, true, `not blocked: ${JSON.stringify(result)}`);
+	if (pattern instanceof RegExp) assert.match(result.reason, pattern);
+	else if (pattern !== undefined) assert.equal(result.reason, pattern);
+}
+const UNAVAILABLE = /^operator-guard blocked this write call: the guard sidecar is unavailable \(.+\)\. Fail closed: nothing was run\. \[reason: sidecar-unavailable\]$/;
+const WRITE = { path: "notes.txt", content: "x" };
+
+// -- no usable guard.json: nothing starts, everything is blocked
+
+for (const [what, config, why] of [
+	["missing", null, /^operator-guard config unreadable \(ENOENT.*\); reinstall with pi-guard install$/],
+	["not JSON", "{not json", /^operator-guard config unreadable \(.*JSON.*\); reinstall with pi-guard install$/],
+	["without python/args", JSON.stringify({ python: "/usr/bin/python3" }), /guard\.json lacks python\/args/],
+	["with args not a list", JSON.stringify({ python: "/usr/bin/python3", args: "-m guard serve" }), /guard\.json lacks python\/args/],
+]) {
+	test(`guard.json ${what}: every tool call is blocked, said on stderr without a UI, and the footer says down`, async (t) => {
+		const ctx = fakeCtx({ hasUI: true });
+		const g = await guard(t, { config, ctx });
+		assert.match(ctx.seen.status.at(-1), /^operator-guard down \(operator-guard config unreadable/);
+		assert.equal(ctx.seen.notify.at(-1).level, "error");
+		const { value, text } = await stderrOf(() => g.call("write", WRITE));
+		assertBlocked(value, why);
+		assert.match(text, /^operator-guard blocked write: operator-guard config unreadable/);
+		assertBlocked(await g.call("read", { path: "README.md" }), why);
+		const notified = fakeCtx({ hasUI: true });
+		await g.pi.commands.get("guard").handler("", notified);
+		assert.equal(notified.seen.notify.at(-1).level, "error");
+	});
+}
+
+// -- the sidecar is not there: blocked as sidecar-unavailable, and the refusal is spooled
+
+test("a sidecar that cannot be started: blocked, and kept in the spool for a later sidecar", async (t) => {
+	const ctx = fakeCtx({ hasUI: true });
+	const g = await guard(t, { config: { python: join(ROOT, "no-such-python") }, ctx });
+	assert.match(ctx.seen.status.at(-1), /^operator-guard down \(sidecar unavailable: .*could not start/);
+	const result = await g.call("write", WRITE);
+	assertBlocked(result, UNAVAILABLE);
+	assert.match(result.reason, /no-such-python/);
+	assertBlocked(await g.call("write", WRITE), UNAVAILABLE);
+	const spooled = g.spool();
+	assert.equal(spooled.length, 2);
+	assert.deepEqual(
+		spooled.map((e) => [e.kind, e.reason, e.toolName, e.toolCallId]),
+		[
+			["declined", "sidecar-unavailable", "write", "call_1"],
+			["declined", "sidecar-unavailable", "write", "call_2"],
+		],
+	);
+});
+
+test("a sidecar that exits as it starts: blocked, and the session start says so on stderr", async (t) => {
+	const spec = { start: { exit: 1, stderr: "No module named guard" } };
+	const { value: g, text } = await stderrOf(() => guard(t, { spec }));
+	assert.match(text, /operator-guard: sidecar unavailable: sidecar exited \(code 1\).*; risky tool calls will be blocked/);
+	assertBlocked(await g.call("write", WRITE), /exited \(code 1\)/);
+	assertBlocked(await g.call("write", WRITE), UNAVAILABLE);
+});
+
+test("a sidecar that dies during evaluate: that call and the next are blocked, then a new one answers", async (t) => {
+	const g = await guard(t, { spec: { methods: { evaluate: { exit: 3, stderr: "killed" } } } });
+	assertBlocked(await g.call("write", WRITE), /exited \(code 3\).*\[reason: sidecar-unavailable\]$/);
+	g.setSpec({});
+	assertBlocked(await g.call("write", WRITE), /restarted for the next call\)\. Fail closed/);
+	assert.equal(await g.call("write", WRITE), undefined);
+	const pids = new Set(g.requests("evaluate").map((r) => r.pid));
+	assert.equal(pids.size, 2);
+});
+
+test("a sidecar that never answers evaluate: blocked at the timeout, killed, and replaced on the next call", async (t) => {
+	const g = await guard(t, { spec: { methods: { evaluate: {} } }, config: FAST });
+	assertBlocked(await g.call("write", WRITE), /gave no answer to evaluate within 300 ms\)\. Fail closed/);
+	const [hung] = g.requests("evaluate");
+	for (let i = 0; i < 100 && alive(hung.pid); i++) await sleep(20);
+	assert.equal(alive(hung.pid), false, "the hung sidecar was not killed");
+	g.setSpec({});
+	assert.equal(await g.call("write", WRITE), undefined);
+	assert.notEqual(g.requests("evaluate").at(-1).pid, hung.pid);
+});
+
+// -- answers that are not an answer to this request: ignored, so the call times out blocked
+
+for (const [what, line] of [
+	["not JSON", "allow"],
+	["a line cut short", '{"jsonrpc":"2.0","id":$ID,"result":{"action":"all'],
+	["a batch (JSON array)", '[{"jsonrpc":"2.0","id":$ID,"result":{"action":"allow"}}]'],
+	["the id as a string", '{"jsonrpc":"2.0","id":"$ID","result":{"action":"allow"}}'],
+	["another request's id", '{"jsonrpc":"2.0","id":9999,"result":{"action":"allow"}}'],
+	["no id", '{"jsonrpc":"2.0","result":{"action":"allow"}}'],
+	["a null id", '{"jsonrpc":"2.0","id":null,"result":{"action":"allow"}}'],
+]) {
+	test(`evaluate answered with ${what}: blocked at the timeout`, async (t) => {
+		const g = await guard(t, { spec: { methods: { evaluate: { raw: [line] } } }, config: FAST });
+		assertBlocked(await g.call("write", WRITE), /gave no answer to evaluate within 300 ms/);
+	});
+}
+
+// -- the sidecar refuses (JSON-RPC error): blocked with its reason, not spooled
+
+for (const [what, behaviour, pattern] of [
+	[
+		"a refusal with a reason",
+		{ error: { code: -32602, message: "invalid params", data: { reason: "bad-input" } } },
+		/^operator-guard blocked this write call: the guard refused to evaluate it \(invalid params \[bad-input\]\)\. Nothing was run\. \[reason: bad-input\]$/,
+	],
+	[
+		"a guard that cannot open its home",
+		{ error: { code: -32000, message: "guard home unusable", data: { reason: "guard-open-failed", detail: "/home/x: Permission denied" } } },
+		/^operator-guard blocked this write call: the guard cannot work \(guard home unusable: \/home\/x: Permission denied \[guard-open-failed\]\)\. Nothing was run\. \[reason: guard-open-failed\]$/,
+	],
+	["a broken audit log", { error: { code: -32000, message: "audit log tampered", data: { reason: "audit-integrity" } } }, /the guard cannot work \(audit log tampered \[audit-integrity\]\).*\[reason: audit-integrity\]$/],
+	["an error without data", { error: { code: -32603, message: "internal error" } }, /the guard refused to evaluate it \(internal error \[error\]\)\. Nothing was run\. \[reason: error\]$/],
+	["an error that is a string", { error: "boom" }, /\[reason: error\]$/],
+	["an error that is true", { error: true }, /\[reason: error\]$/],
+	["an error next to an allow", { raw: ['{"jsonrpc":"2.0","id":$ID,"error":{"code":1,"message":"no"},"result":{"action":"allow"}}'] }, /\(no \[error\]\)/],
+]) {
+	test(`evaluate answered with ${what}: blocked, not spooled`, async (t) => {
+		const g = await guard(t, { spec: { methods: { evaluate: behaviour } } });
+		assertBlocked(await g.call("write", WRITE), pattern);
+		assert.deepEqual(g.spool(), []);
+		assert.deepEqual(g.requests("record"), []);
+	});
+}
+
+// -- an answer of the wrong shape: blocked as malformed-reply
+
+for (const [what, behaviour] of [
+	["a null result", { result: null }],
+	["no result and no error", { raw: ['{"jsonrpc":"2.0","id":$ID}'] }],
+	["a list", { result: [{ action: "allow" }] }],
+	["a string", { result: "allow" }],
+	["true", { result: true }],
+	["an empty object", { result: {} }],
+	["an action that is a number", { result: { action: 1 } }],
+	["an action that is null", { result: { action: null } }],
+	["an action that is a list", { result: { action: ["allow"] } }],
+	["an action that is an object", { result: { action: { allow: true } } }],
+	["a dialog that is a string", { result: { action: "allow", dialog: "yes" } }],
+	["a block reason that is a number", { result: { action: "allow", blockReason: 5 } }],
+]) {
+	test(`evaluate answered with ${what}: blocked as malformed`, async (t) => {
+		const g = await guard(t, { spec: { methods: { evaluate: behaviour } } });
+		assertBlocked(await g.call("write", WRITE), /\(sidecar sent a malformed evaluate reply\)\. Nothing was run\. \[reason: malformed-reply\]$/);
+	});
+}
+
+// -- any action but allow or confirm blocks, with the sidecar's reason
+
+for (const action of ["block", "deny", "ALLOW", "Allow", "allow ", "", "yes", "confirmed"]) {
+	test(`evaluate answered with action ${JSON.stringify(action)}: blocked, no dialog`, async (t) => {
+		const g = await guard(t, { spec: { methods: { evaluate: { result: { action, blockReason: "policy says no" } } } } });
+		const ctx = fakeCtx({ hasUI: true, select: (options) => options[2] });
+		assertBlocked(await g.call("write", WRITE, ctx), "policy says no");
+		assert.deepEqual(ctx.seen.select, []);
+		assert.deepEqual(g.requests("record"), []);
+	});
+}
+
+test("a block without a reason is still a block", async (t) => {
+	const g = await guard(t, { spec: { methods: { evaluate: { result: { action: "block" } } } } });
+	assertBlocked(await g.call("write", WRITE));
+});
+
+// -- bash: no sandbox plan, no bash
+
+const BASH = { command: "echo hi" };
+for (const [what, plan, pattern] of [
+	["a refused plan", { error: { code: -32000, message: "bwrap missing", data: { reason: "sandbox" } } }, /sandbox of this session is unknown \(bwrap missing \[sandbox\]\)\. Nothing was run\. \[reason: sandbox-unavailable\]$/],
+	["a malformed plan", { result: { state: "sandboxed", prefix: "x" } }, /sandbox of this session is unknown \(sidecar sent a malformed sandbox\.plan reply\)/],
+	["a plan that cannot sandbox", { result: { state: "unavailable", unsetEnv: [], noticeLevel: "error", blockReason: "no sandbox here" } }, /^no sandbox here$/],
+	["a sandboxed plan without a prefix", { result: { state: "sandboxed", unsetEnv: [], noticeLevel: "info" } }, /sandbox of this session is unknown \(no usable plan\)/],
+	["a sandboxed plan with an empty prefix", { result: { state: "sandboxed", prefix: "", unsetEnv: [], noticeLevel: "info" } }, /\(no usable plan\)/],
+	["a plan of an unknown state", { result: { state: "maybe", prefix: "x", unsetEnv: [], noticeLevel: "info" } }, /\(no usable plan\)/],
+]) {
+	test(`bash with ${what}: blocked before any dialog, and the spawn hook refuses`, async (t) => {
+		const g = await guard(t, { spec: { methods: { "sandbox.plan": plan, evaluate: { result: { action: "allow" } } } } });
+		assertBlocked(await g.call("bash", BASH), pattern);
+		assert.equal(await g.call("write", WRITE), undefined, "only bash needs the sandbox");
+		g.setSpec({ methods: { "sandbox.plan": plan, evaluate: { result: { action: "confirm", dialog: DIALOG } } } });
+		const ctx = fakeCtx({ hasUI: true, select: (options) => options[2] });
+		assertBlocked(await g.call("bash", BASH, ctx), pattern);
+		assert.deepEqual(ctx.seen.select, []);
+		const hook = g.pi.tools.get("bash").spawnHook;
+		assert.throws(() => hook({ command: "echo hi", cwd: ROOT, env: {} }), /sandbox|no sandbox here/);
+	});
+}
+
+test("bash whose plan failed at the session start asks again, and runs sandboxed once planned", async (t) => {
+	const g = await guard(t, { spec: { methods: { "sandbox.plan": { exit: 4 } } } });
+	assertBlocked(await g.call("bash", BASH), /sidecar unavailable|sandbox-unavailable|restarted/);
+	g.setSpec({});
+	assert.equal(await g.call("bash", BASH), undefined);
+	const hook = g.pi.tools.get("bash").spawnHook;
+	const spawned = hook({ command: "echo 'hi'", cwd: ROOT, env: { GUARD_SECRET: "s", PATH: "/bin" } });
+	assert.deepEqual(spawned, { command: `fake-sandbox -- 'echo '"'"'hi'"'"''`, cwd: ROOT, env: { PATH: "/bin" } });
+	assert.throws(() => hook({ command: "echo \0", cwd: ROOT, env: {} }), /NUL byte/);
+});
+
+// -- the dialog: only the operator's Yes, recorded as evidence, lets a call through
+
+const DIALOG = {
+	title: "Confirm",
+	message: "write notes.txt",
+	choices: { no: "No", noWithReason: "No, with a reason", yes: "Yes" },
+	reasonTitle: "Why?",
+	reasonPlaceholder: "reason",
+};
+const confirm = (methods = {}) => ({ methods: { evaluate: { result: { action: "confirm", dialog: DIALOG } }, ...methods } });
+const YES = (options) => options[2];
+
+for (const [what, dialog] of [
+	["no dialog", undefined],
+	["a dialog without choices", { ...DIALOG, choices: undefined }],
+	["choices without a yes", { ...DIALOG, choices: { no: "No", noWithReason: "No, with a reason" } }],
+	["a dialog without a message", { ...DIALOG, message: 1 }],
+]) {
+	test(`confirm with ${what}: the handler throws (pi blocks the call), nothing is asked or recorded`, async (t) => {
+		const g = await guard(t, { spec: { methods: { evaluate: { result: { action: "confirm", dialog } } } } });
+		const ctx = fakeCtx({ hasUI: true, select: YES });
+		await assert.rejects(g.call("write", WRITE, ctx), /malformed evaluate reply/);
+		assert.deepEqual(ctx.seen.select, []);
+		assert.deepEqual(g.requests("record"), []);
+	});
+}
+
+test("confirm without a UI: nobody can say Yes, so it is blocked as declined and said on stderr", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	const { value, text } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
+	assertBlocked(value, /the operator declined/);
+	assert.match(text, /^operator-guard blocked write: /);
+	assert.equal(g.requests("audit.declined")[0].params.reason, "declined");
+	assert.deepEqual(g.requests("record"), []);
+});
+
+for (const [what, select, input, expected] of [
+	["No", (o) => o[0], undefined, { reason: "declined" }],
+	["Esc (no answer)", () => undefined, undefined, { reason: "declined" }],
+	["an answer that is not one of the choices", () => "yes", undefined, { reason: "declined" }],
+	["No, with a reason", (o) => o[1], "  not now  ", { reason: "declined", operatorReason: "  not now  " }],
+	["No, with an empty reason", (o) => o[1], "   ", { reason: "declined" }],
+	["No, with a reason too long", (o) => o[1], "r".repeat(5000), { reason: "declined", operatorReason: "r".repeat(4096) }],
+]) {
+	test(`the operator answers ${what}: blocked with the sidecar's reason, nothing recorded`, async (t) => {
+		const g = await guard(t, { spec: confirm() });
+		const ctx = fakeCtx({ hasUI: true, select, input });
+		assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
+		const [declined] = g.requests("audit.declined");
+		assert.equal(declined.params.reason, expected.reason);
+		assert.equal(declined.params.operatorReason, expected.operatorReason);
+		assert.equal(ctx.seen.input.length, select(["a", "b", "c"]) === "b" ? 1 : 0);
+		assert.deepEqual(g.requests("record"), []);
+	});
+}
+
+test("the dialog times out: blocked as a timeout", async (t) => {
+	const g = await guard(t, { spec: confirm(), config: { confirmTimeoutMs: 150 } });
+	const ctx = fakeCtx({ hasUI: true, select: () => sleep(200).then(() => undefined) });
+	assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
+	assert.equal(ctx.seen.select[0].opts.timeout, 150);
+	assert.equal(g.requests("audit.declined")[0].params.reason, "timeout");
+	assert.deepEqual(g.requests("record"), []);
+});
+
+for (const [what, behaviour, pattern, spooled] of [
+	["dies", { exit: 5 }, /^operator-guard blocked this call \(declined\); the audit failed: sidecar exited \(code 5\)/, true],
+	["never answers", {}, /^operator-guard blocked this call \(declined\); the audit failed: sidecar gave no answer to audit\.declined/, true],
+	["refuses", { error: { code: 1, message: "no", data: { reason: "bad-input" } } }, /the audit failed: no \[bad-input\]$/, false],
+	["answers without a block reason", { result: {} }, /the audit failed: sidecar sent a malformed audit\.declined reply$/, false],
+]) {
+	test(`the operator says No and audit.declined ${what}: still blocked${spooled ? ", and spooled" : ""}`, async (t) => {
+		const g = await guard(t, { spec: confirm({ "audit.declined": behaviour }), config: FAST });
+		const ctx = fakeCtx({ hasUI: true, select: (o) => o[1], input: "because" });
+		assertBlocked(await g.call("write", WRITE, ctx), pattern);
+		const kept = g.spool();
+		if (!spooled) assert.deepEqual(kept, []);
+		else assert.deepEqual([kept.length, kept[0].kind, kept[0].reason, kept[0].operatorReason], [1, "declined", "declined", "because"]);
+		assert.deepEqual(g.requests("record"), []);
+	});
+}
+
+// -- Yes: allowed only with evidence recorded
+
+for (const [what, behaviour, pattern, spooled] of [
+	["record dies", { exit: 6 }, /the guard sidecar is unavailable \(sidecar exited \(code 6\).*\[reason: sidecar-unavailable\]$/, true],
+	["record never answers", {}, /the guard sidecar is unavailable \(sidecar gave no answer to record within 300 ms\)/, true],
+	["record is refused", { error: { code: 1, message: "evidence refused", data: { reason: "bad-input" } } }, /the guard refused to evaluate it \(evidence refused \[bad-input\]\)\. Nothing was run\. \[reason: bad-input\]$/, false],
+	["record is malformed", { result: { decision: "recorded", envelope: { e: 1 } } }, /malformed record reply.*\[reason: malformed-reply\]$/, false],
+	["record's envelope is a string", { result: { decision: "recorded", envelope: "e", summary: "s" } }, /\[reason: malformed-reply\]$/, false],
+	["nothing is recorded", { result: { decision: "refused", envelope: { e: 1 }, summary: "ledger full" } }, /^operator-guard blocked this call: no evidence recorded \(ledger full\)$/, false],
+	["recorded has no envelope", { result: { decision: "recorded", envelope: null, summary: "lost" } }, /^operator-guard blocked this call: no evidence recorded \(lost\)$/, false],
+]) {
+	test(`Yes, but ${what}: blocked, no evidence entry${spooled ? ", the confirmation spooled" : ""}`, async (t) => {
+		const g = await guard(t, { spec: confirm({ record: behaviour }), config: FAST });
+		assertBlocked(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), pattern);
+		assert.deepEqual(g.pi.entries, []);
+		const kept = g.spool();
+		if (!spooled) assert.deepEqual(kept, []);
+		else assert.deepEqual([kept.length, kept[0].kind, kept[0].reason], [1, "declined", "confirmed-unrecorded"]);
+	});
+}
+
+test("Yes, recorded: allowed, the evidence appended to the session, and the result audited with it", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined);
+	assert.deepEqual(g.pi.entries, [{ type: "operator-confirmation-evidence", data: { evidence: "fake" } }]);
+	assert.equal(g.requests("record")[0].params.confirmed, true);
+	await g.pi.handlers.get("tool_result")({ type: "tool_result", toolCallId: "call_1", toolName: "write", input: WRITE, isError: false }, fakeCtx());
+	for (let i = 0; i < 100 && !g.requests("audit.toolExecuted").length; i++) await sleep(20);
+	assert.equal(g.requests("audit.toolExecuted")[0].params.evidenceId, "ev_fake");
+});
+
+test("a tool result no sidecar takes is spooled, not lost", async (t) => {
+	const g = await guard(t, { spec: { methods: { "audit.toolExecuted": { exit: 7 } } } });
+	await g.pi.handlers.get("tool_result")({ type: "tool_result", toolCallId: "call_9", toolName: "write", input: WRITE, isError: true }, fakeCtx());
+	for (let i = 0; i < 100 && !g.spool().length; i++) await sleep(20);
+	assert.deepEqual(
+		g.spool().map((e) => [e.kind, e.toolCallId, e.isError]),
+		[["executed", "call_9", true]],
+	);
+});
+
+// -- the session start says when the guard cannot work
+
+for (const [what, methods, pattern] of [
+	["describe is malformed", { describe: { result: { tools: [{ name: "x" }] } } }, /operator-guard down \(sidecar unavailable: sidecar sent a malformed describe reply\)/],
+	["describe is refused", { describe: { error: { code: 1, message: "no", data: { reason: "guard-open-failed" } } } }, /operator-guard down \(sidecar unavailable: no \[guard-open-failed\]\)/],
+	["health is malformed", { health: { result: { ok: "yes", statusText: "?" } } }, /operator-guard down \(sidecar unavailable: sidecar sent a malformed health reply\)/],
+]) {
+	test(`the session starts and ${what}: the footer says down and the UI is told`, async (t) => {
+		const ctx = fakeCtx({ hasUI: true });
+		await guard(t, { spec: { methods }, ctx });
+		assert.match(ctx.seen.status.at(-1), pattern);
+		assert.match(ctx.seen.notify.at(-1).text, /risky tool calls will be blocked$/);
+		assert.equal(ctx.seen.notify.at(-1).level, "error");
+	});
+}
+
+test("the session starts and health is not ok: the UI is told risky calls will be blocked", async (t) => {
+	const ctx = fakeCtx({ hasUI: true });
+	await guard(t, { spec: { methods: { health: { result: { ok: false, statusText: "operator-guard: key unreadable" } } } }, ctx });
+	assert.deepEqual(ctx.seen.notify.at(-1), { text: "operator-guard: key unreadable; risky tool calls will be blocked", level: "error" });
+});
+
+// -- two copies in one pi: the first guards, the second registers nothing that guards
+
+test("a second copy in the same pi stands down and the first one keeps guarding", async (t) => {
+	const first = await guard(t, { spec: { methods: { evaluate: { result: { action: "block", blockReason: "first" } } } } });
+	const { value: second, text } = await stderrOf(() => guard(t, { start: false }));
+	assert.match(text, /stands down; the copy at .* guards this session/);
+	assert.deepEqual([...second.pi.handlers.keys()], ["session_start"]);
+	assert.deepEqual([...second.pi.tools.keys(), ...second.pi.commands.keys()], []);
+	assertBlocked(await first.call("write", WRITE), "first");
+	assert.ok(globalThis[ACTIVE]);
+});
