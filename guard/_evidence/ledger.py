@@ -269,11 +269,11 @@ class _Corrupt(Exception):
 
 def _set_aside(path: Path) -> None:
     """Rename a corrupt ledger (and its WAL files) out of the way, never delete it."""
-    n = 0
-    while path.with_name(f"{path.name}.corrupt-{n}").exists():
-        n += 1
-    target = path.with_name(f"{path.name}.corrupt-{n}")
     try:
+        n = 0
+        while path.with_name(f"{path.name}.corrupt-{n}").exists():
+            n += 1
+        target = path.with_name(f"{path.name}.corrupt-{n}")
         os.replace(path, target)
     except OSError as exc:
         raise LedgerError(path, f"corrupted and cannot be set aside: {exc.strerror}") from None
