@@ -173,3 +173,139 @@ def test_hashes_of_the_wrong_length_are_refused() -> None:
         verify_inclusion(0, 1, b"", [], b"")
     with pytest.raises(ProofError):
         verify_consistency(1, 3, leaves[0][:16], root, consistency_proof(leaves, 1))
+
+
+def _error(call: object) -> tuple[str, str]:
+    try:
+        call()  # type: ignore[operator]
+    except ProofError as exc:
+        return exc.code, exc.detail
+    raise AssertionError("no ProofError")
+
+
+def test_every_refusal_has_its_code_and_its_words() -> None:
+    # The codes are the contract (proof files and verify-proof report them); the words
+    # are what an operator reads. Both are pinned, one refusal at a time.
+    leaves = _leaves(5)
+    root = root_of(leaves)
+    proof = inclusion_proof(leaves, 2)
+    cproof = consistency_proof(leaves, 3)
+    old = root_of(leaves[:3])
+    short = b"\x00" * 31
+    expected = {
+        "inclusion_proof past the end": (
+            lambda: inclusion_proof(leaves, 5),
+            ("index-out-of-range", "leaf 5 is not in a tree of 5"),
+        ),
+        "inclusion_proof negative": (
+            lambda: inclusion_proof(leaves, -1),
+            ("index-out-of-range", "leaf -1 is not in a tree of 5"),
+        ),
+        "consistency_proof from 0": (
+            lambda: consistency_proof(leaves, 0),
+            ("size-out-of-range", "no consistency proof from 0 to 5"),
+        ),
+        "consistency_proof past the end": (
+            lambda: consistency_proof(leaves, 6),
+            ("size-out-of-range", "no consistency proof from 6 to 5"),
+        ),
+        "verify_inclusion index": (
+            lambda: verify_inclusion(5, 5, leaves[0], proof, root),
+            ("index-out-of-range", "leaf 5 is not in a tree of 5"),
+        ),
+        "verify_inclusion short leaf": (
+            lambda: verify_inclusion(2, 5, short, proof, root),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_inclusion short root": (
+            lambda: verify_inclusion(2, 5, leaves[2], proof, short),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_inclusion short proof hash": (
+            lambda: verify_inclusion(2, 5, leaves[2], [*proof[:-1], short], root),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_inclusion too long": (
+            lambda: verify_inclusion(2, 5, leaves[2], [*proof, root], root),
+            ("proof-too-long", "the inclusion proof has extra hashes"),
+        ),
+        "verify_inclusion too short": (
+            lambda: verify_inclusion(2, 5, leaves[2], proof[:-1], root),
+            ("proof-too-short", "the inclusion proof is missing hashes"),
+        ),
+        "verify_inclusion other root": (
+            lambda: verify_inclusion(2, 5, leaves[3], proof, root),
+            ("root-mismatch", "the inclusion proof leads to a different root"),
+        ),
+        "verify_consistency rollback": (
+            lambda: verify_consistency(6, 5, old, root, cproof),
+            ("size-out-of-range", "no consistency from size 6 to size 5"),
+        ),
+        "verify_consistency from 0": (
+            lambda: verify_consistency(0, 5, old, root, cproof),
+            ("size-out-of-range", "no consistency from size 0 to size 5"),
+        ),
+        "verify_consistency equal with a proof": (
+            lambda: verify_consistency(5, 5, root, root, [root]),
+            ("proof-too-long", "equal sizes need an empty proof"),
+        ),
+        "verify_consistency equal, other roots": (
+            lambda: verify_consistency(5, 5, root, old, []),
+            ("root-mismatch", "equal sizes with different roots: a fork"),
+        ),
+        "verify_consistency empty": (
+            lambda: verify_consistency(3, 5, old, root, []),
+            ("proof-too-short", "the consistency proof is empty"),
+        ),
+        "verify_consistency short old root": (
+            lambda: verify_consistency(3, 5, short, root, cproof),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_consistency short new root": (
+            lambda: verify_consistency(3, 5, old, short, cproof),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_consistency short proof hash": (
+            lambda: verify_consistency(3, 5, old, root, [*cproof[:-1], short]),
+            ("proof-malformed", "a hash is not 32 bytes"),
+        ),
+        "verify_consistency too long": (
+            lambda: verify_consistency(3, 5, old, root, [*cproof, root]),
+            ("proof-too-long", "the consistency proof has extra hashes"),
+        ),
+        "verify_consistency too short": (
+            lambda: verify_consistency(3, 5, old, root, cproof[:-1]),
+            ("proof-too-short", "the consistency proof is missing hashes"),
+        ),
+        "verify_consistency other old root": (
+            lambda: verify_consistency(3, 5, root_of([*leaves[:2], root]), root, cproof),
+            ("old-root-mismatch", "the proof does not lead to the old root"),
+        ),
+        "verify_consistency other new root": (
+            lambda: verify_consistency(3, 5, old, old, cproof),
+            ("root-mismatch", "the proof does not lead to the new root"),
+        ),
+        "frontier count": (
+            lambda: Frontier(3, [root]),
+            ("frontier-malformed", "1 hashes cannot cover 3 leaves"),
+        ),
+        "frontier hash size": (
+            lambda: Frontier(1, [short]),
+            ("frontier-malformed", "a frontier hash is not 32 bytes"),
+        ),
+    }
+    for name, (call, want) in expected.items():
+        assert _error(call) == want, name
+
+
+def test_frontiers_are_equal_only_in_size_and_every_hash() -> None:
+    a = Frontier()
+    for leaf in _leaves(5):
+        a.append(leaf)
+    assert a == a.copy()
+    assert a != Frontier(4, [a.hashes[0]])
+    other = a.copy()
+    other.hashes[1] = leaf_hash(b"x")
+    assert a != other
+    assert Frontier(1, [a.hashes[1]]) != Frontier(4, [*[a.hashes[1]][:0], a.hashes[0]])
+    assert a != "not a frontier"

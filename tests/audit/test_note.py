@@ -177,3 +177,53 @@ def test_a_signer_that_signs_something_else_is_refused() -> None:
     with pytest.raises(NoteError) as caught:
         sign_checkpoint(CHECKPOINT, PUBLIC, lambda message: KEY.sign(message + b"x"))
     assert caught.value.code == "signature-invalid"
+
+
+def _note_error(call: object) -> tuple[str, str]:
+    try:
+        call()  # type: ignore[operator]
+    except NoteError as exc:
+        return exc.code, exc.detail
+    raise AssertionError("no NoteError")
+
+
+def test_every_vkey_and_origin_refusal_has_its_code_and_its_words() -> None:
+    key = _key()
+    b64 = base64.b64encode(b"\x01" + PUBLIC).decode()
+    expected = {
+        "two parts": (f"{ORIGIN}+{key.key_id.hex()}", "a vkey is <name>+<key id>+<base64 key>"),
+        "bad name": (
+            f"na me+{key.key_id.hex()}+{b64}",
+            "a vkey is <name>+<key id>+<base64 key>",
+        ),
+        "not base64": (
+            f"{ORIGIN}+{key.key_id.hex()}+!!!!",
+            "the vkey's key is not standard base64",
+        ),
+        "not canonical": (
+            f"{ORIGIN}+{key.key_id.hex()}+AR==",  # 0x01 with stray low bits
+            "the vkey's key is not canonical base64",
+        ),
+        "not ed25519": (
+            f"{ORIGIN}+{key.key_id.hex()}+" + base64.b64encode(b"\x02" + PUBLIC).decode(),
+            "the vkey is not an Ed25519 key (type 0x01)",
+        ),
+        "other id": (f"{ORIGIN}+00000000+{b64}", "the vkey's key id does not match its key"),
+    }
+    for name, (vkey, words) in expected.items():
+        assert _note_error(lambda v=vkey: NoteKey.from_vkey(v)) == ("vkey-malformed", words), name
+    assert _note_error(lambda: open_checkpoint(_note(), [key], origin="other")) == (
+        "origin-mismatch",
+        "the checkpoint is of another log",
+    )
+    assert _note_error(lambda: NoteKey.for_public("a b", PUBLIC)) == (
+        "vkey-malformed",
+        "a key name has no spaces or '+', a key 32 bytes",
+    )
+
+
+def test_vkey_text_is_exactly_name_id_and_base64() -> None:
+    key = _key()
+    assert key.vkey() == (
+        f"{ORIGIN}+{key.key_id.hex()}+" + base64.b64encode(b"\x01" + PUBLIC).decode("ascii")
+    )
