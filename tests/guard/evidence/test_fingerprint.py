@@ -110,3 +110,25 @@ def test_fingerprint_scope_is_the_normalized_workspace() -> None:
     fp = compute_fingerprint("destructive", "bash", {"command": "ls"}, "/srv/project/./")
     assert fp.scope == "/srv/project"
     assert fp.path is None
+
+
+def test_payload_hash_refusals_name_the_field_the_problem_and_the_value() -> None:
+    # The refusal is what a caller sees (exit 2, one line): field, problem and value pinned.
+    from guard import BadInputError
+    from guard._evidence.fingerprint import payload_hash
+
+    with pytest.raises(BadInputError) as not_object:
+        payload_hash(["rm", "-rf", "/"])  # type: ignore[arg-type]
+    assert (not_object.value.what, not_object.value.problem, not_object.value.value) == (
+        "tool input",
+        "must be a JSON object",
+        "list",
+    )
+    assert str(not_object.value) == "tool input: must be a JSON object (got list)"
+    with pytest.raises(BadInputError) as not_canonical:
+        payload_hash({"ratio": float("nan")})
+    assert not_canonical.value.what == "tool input"
+    assert not_canonical.value.problem.startswith("not representable as canonical JSON (")
+    assert not_canonical.value.problem.endswith(")")
+    assert not_canonical.value.value is not None and "nan" in not_canonical.value.value.lower()
+    assert str(not_canonical.value).startswith("tool input: not representable as canonical JSON")
