@@ -4,7 +4,7 @@
 // Run by tests/guard/pi/test_shim_node.py with Node >= 22.7:
 //   node --experimental-transform-types --test-reporter=tap tests/guard/pi/shim/shim.test.mjs
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { test } from "node:test";
@@ -88,7 +88,12 @@ async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx() 
 	const g = {
 		dir,
 		pi,
-		setSpec: (next) => writeFileSync(specPath, JSON.stringify(next)),
+		// Atomically: the fake sidecar reads the spec on every request, and a half-written file
+		// made it crash (a flaky "sidecar-unavailable" instead of the reason under test).
+		setSpec: (next) => {
+			writeFileSync(`${specPath}.tmp`, JSON.stringify(next));
+			renameSync(`${specPath}.tmp`, specPath);
+		},
 		requests: (method) => lines(join(dir, "requests.jsonl")).filter((r) => method === undefined || r.method === method),
 		spool: () => lines(join(dir, "spool.jsonl")),
 		call: (toolName, input, callCtx = fakeCtx()) =>
