@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
 from guard._evidence.fingerprint import normalize_path
-from guard._home import pi_agent_dir
+from guard._home import env, pi_agent_dir
 from guard._policy.checks import CHECKS
 from guard._policy.config import (
     PROJECT_RELAX_MESSAGE,
@@ -65,8 +66,11 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     here = os.getcwd()
     guard_home = normalize_path(os.fspath(home), here)
     project_dir = normalize_path(os.fspath(project), here) if project is not None else None
+    # Without an anchor directory the placeholder names a path inside the home (blocked anyway).
+    anchor = env(ANCHOR_ENV) or os.path.join(guard_home, ".no-anchor-directory")
     placeholders = {
         "GUARD_HOME": guard_home,
+        "GUARD_ANCHOR_DIR": normalize_path(os.path.expanduser(anchor), here),
         "PI_AGENT_DIR": normalize_path(os.fspath(pi_agent_dir()), here),
         "PROJECT": project_dir or normalize_path(here, "/"),
         **{k: normalize_path(v, here) for k, v in installation_paths().items()},

@@ -172,3 +172,25 @@ def test_grep_tool_over_a_directory_holding_the_guard_home_is_blocked(world: Wor
     assert verdict_of(policy, world, "grep", str(world.home)) == "block"
     assert verdict_of(policy, world, "ls", str(world.home)) == "allow"
     assert verdict_of(policy, world, "grep", "src") == "allow"
+
+
+def test_the_anchor_directory_is_off_limits_to_every_tool(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pi's file tools run outside the bash sandbox: a `write` over an anchored checkpoint
+    # would let the agent invalidate it, and a later rollback would go unseen.
+    anchors = world.home / "guard-anchors"
+    kept = anchors / "log_x" / "000000000005.checkpoint"
+    monkeypatch.setenv("PI_OPERATOR_GUARD_ANCHOR_DIR", str(anchors))
+    policy = Policy.load(world.guard_home, world.project)
+    for tool in ("read", "write", "edit"):
+        for path in (str(kept), str(anchors), f"{anchors}/../guard-anchors/log_x/x.tree"):
+            verdict = policy.classify(tool, {"path": path}, world.project)
+            assert (verdict.verdict, verdict.action_kind) == ("block", "protected"), (tool, path)
+            assert "builtin.guard-anchor" in verdict.rule_ids, (tool, path)
+    for command in (f"cat {kept}", f"rm -rf {anchors}", f"cp /dev/null {kept}"):
+        assert policy.classify("bash", {"command": command}, world.project).verdict == "block"
+    # without the variable the same directory is an ordinary one
+    monkeypatch.delenv("PI_OPERATOR_GUARD_ANCHOR_DIR")
+    plain = Policy.load(world.guard_home, world.project)
+    assert verdict_of(plain, world, "read", str(kept)) == "allow"
