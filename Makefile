@@ -58,7 +58,7 @@ $(VENV)/.mutants: $(STAMP)
 	touch $@
 
 mutants: $(VENV)/.mutants
-	MUTANTS_BUDGET=$(MUTANTS_BUDGET) $(BIN)/python -m tools.mutants $(MODULES)
+	MUTANTS_BUDGET=$(MUTANTS_BUDGET) MUTANTS_FRESH=$(MUTANTS_FRESH) $(BIN)/python -m tools.mutants $(MODULES)
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache mutants
