@@ -1,0 +1,96 @@
+"""``make mutants``' bookkeeping: what a second run re-tests, what the report calls unexplained.
+
+mutmut itself is not run here (that takes hours); these are the decisions ``tools/mutants.py``
+makes from mutmut's results, and the list of equivalent mutants everyone reviews.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from collections import Counter
+
+from tools.mutants import (
+    EQUIVALENT_FILE,
+    MODULES,
+    ModuleResult,
+    load_equivalent,
+    module_glob,
+    pending,
+    report,
+    summarize,
+)
+
+RESULTS = {
+    "guard._sidecar.server.x_answer_stream__mutmut_1": "killed",
+    "guard._sidecar.server.x_answer_stream__mutmut_2": "survived",
+    "guard._sidecar.server.x_answer_stream__mutmut_3": "not checked",
+    "guard._sidecar.server.x_answer_stream__mutmut_4": "timeout",
+    "guard._sidecar.server.x_answer_stream__mutmut_5": "no tests",
+    "guard._sidecar.server.x_answer_stream__mutmut_6": "caught by type check",
+    "guard._sidecar.methods.x_serve__mutmut_1": "survived",
+}
+
+
+def test_module_globs_are_mutmut_names() -> None:
+    assert module_glob("guard/_sidecar/server.py") == "guard._sidecar.server.*"
+    assert module_glob("guard/_policy/bash/*") == "guard._policy.bash.*"
+
+
+def test_a_second_run_retests_everything_not_killed_and_only_that() -> None:
+    targets = pending("guard/_sidecar/server.py", RESULTS)
+    assert targets == [
+        "*guard._sidecar.server.x_answer_stream__mutmut_2",
+        "*guard._sidecar.server.x_answer_stream__mutmut_3",
+        "*guard._sidecar.server.x_answer_stream__mutmut_5",
+    ]
+    # Each pattern matches its own mutant and no other (mutant 2 is not mutant 20).
+    names = [*RESULTS, "guard._sidecar.server.x_answer_stream__mutmut_20"]
+    for target in targets:
+        assert [n for n in names if fnmatch.fnmatchcase(n, target)] == [target[1:]]
+
+
+def test_a_module_never_run_is_run_whole_and_one_all_killed_not_at_all() -> None:
+    assert pending("audit/_log.py", RESULTS) is None
+    killed = {k: v for k, v in RESULTS.items() if v in {"killed", "timeout"}}
+    assert pending("guard/_sidecar/server.py", killed) == []
+
+
+def test_the_report_names_every_survivor_and_says_which_are_explained() -> None:
+    summary = summarize("guard/_sidecar/server.py", RESULTS, 12.0)
+    assert summary.counts == Counter(
+        {
+            "killed": 1,
+            "survived": 1,
+            "not checked": 1,
+            "timeout": 1,
+            "no tests": 1,
+            "caught by type check": 1,
+        }
+    )
+    why = "returns 0 instead of None; nobody reads it"
+    text, unexplained = report([summary], {"guard._sidecar.server.x_answer_stream__mutmut_2": why})
+    assert unexplained == ["guard._sidecar.server.x_answer_stream__mutmut_5"]
+    assert f"equivalent `guard._sidecar.server.x_answer_stream__mutmut_2` (survived): {why}" in text
+    assert "UNEXPLAINED `guard._sidecar.server.x_answer_stream__mutmut_5` (no tests)" in text
+    # killed 3 (killed, timeout, type check) of 5 run; the one not checked is not run
+    assert "| `guard/_sidecar/server.py` | 6 | 3 | 1 | 1 | 1 | 60.0 % | 12 |" in text
+
+
+def test_an_empty_module_result_scores_nothing() -> None:
+    text, unexplained = report([ModuleResult("audit/_log.py", Counter(), (), 0.0)], {})
+    assert unexplained == []
+    assert "| `audit/_log.py` | 0 | 0 | 0 | 0 | 0 | - | 0 |" in text
+
+
+def test_every_listed_equivalent_names_a_mutant_of_a_mutated_module_once_with_a_reason() -> None:
+    entries = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))["equivalent"]
+    names = [entry["name"] for entry in entries]
+    assert len(names) == len(set(names))
+    prefixes = [module_glob(m).removesuffix("*") for m in MODULES]
+    for entry in entries:
+        assert set(entry) == {"name", "why"}, entry
+        assert "__mutmut_" in entry["name"], entry
+        assert any(entry["name"].startswith(p) for p in prefixes), entry["name"]
+        assert len(entry["why"]) >= 20, entry
+    assert load_equivalent() == {e["name"]: e["why"] for e in entries}
