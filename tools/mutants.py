@@ -8,8 +8,9 @@ Results are cached in ``mutants/`` (ignored): a second run tests only what is no
 (never-run mutants, survivors a new test may kill, mutants of changed functions), so it continues
 where the first stopped; ``--fresh`` (or ``MUTANTS_FRESH=1``) tests every mutant again.
 
-A survivor is either killed by a new test or listed as equivalent, with the reason, in
-``tools/mutants-equivalent.toml``; the run fails on any survivor not listed there.
+A survivor is either killed by a new test or listed as equivalent, with the mutation reviewed
+and the reason, in ``tools/mutants-equivalent.toml``; the run fails on any survivor not listed
+there, or listed for another mutation (stale: its function changed since the review).
 
     python -m tools.mutants [--budget SECONDS] [--jobs N] [--fresh] [MODULE ...]
 """
@@ -17,6 +18,7 @@ A survivor is either killed by a new test or listed as equivalent, with the reas
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import signal
@@ -25,6 +27,7 @@ import sys
 import time
 import tomllib
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,9 +75,54 @@ def module_glob(module: str) -> str:
     return dotted if dotted.endswith("*") else dotted + ".*"
 
 
-def load_equivalent() -> dict[str, str]:
+@dataclass(frozen=True)
+class Equivalent:
+    """A survivor reviewed as equivalent: the exact mutation reviewed, and why it is harmless."""
+
+    mutation: tuple[str, ...]
+    why: str
+
+
+def load_equivalent() -> dict[str, Equivalent]:
     data = tomllib.loads(EQUIVALENT_FILE.read_text(encoding="utf-8"))
-    return {entry["name"]: entry["why"] for entry in data.get("equivalent", [])}
+    return {
+        entry["name"]: Equivalent(tuple(entry.get("mutation", ())), entry["why"])
+        for entry in data.get("equivalent", [])
+    }
+
+
+def changed_lines(diff: str) -> tuple[str, ...]:
+    """The removed and added lines of a mutant's diff, stripped: ``("-old", "+new")``."""
+    return tuple(
+        line[0] + line[1:].strip()
+        for line in diff.splitlines()
+        if line[:1] in "+-" and line[:3] not in ("+++", "---")
+    )
+
+
+_DIFFS = """
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+print(json.dumps({n: get_diff_for_mutant(n) for n in json.load(sys.stdin)}))
+"""
+
+
+def mutations(names: list[str]) -> dict[str, tuple[str, ...]]:
+    """What each named mutant changes (mutmut's diff, as :func:`changed_lines`)."""
+    if not names:
+        return {}
+    done = subprocess.run(
+        [sys.executable, "-c", _DIFFS],
+        cwd=REPO,
+        input=json.dumps(names),
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"mutmut could not show the listed mutants: {last}")
+    diffs: dict[str, str] = json.loads(done.stdout)
+    return {name: changed_lines(diff) for name, diff in diffs.items()}
 
 
 def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
@@ -178,7 +226,16 @@ def score(result: ModuleResult) -> str:
     return "-" if run == 0 else f"{100 * killed / run:.1f} %"
 
 
-def report(results: list[ModuleResult], equivalent: dict[str, str]) -> tuple[str, list[str]]:
+def report(
+    results: list[ModuleResult],
+    equivalent: Mapping[str, Equivalent],
+    mutation_of: Mapping[str, tuple[str, ...]],
+) -> tuple[str, list[str]]:
+    """The table and the survivors; a listed equivalent counts only for the mutation reviewed.
+
+    mutmut numbers a function's mutants in order, so when the function changes a name may
+    stand for another mutation: such an entry is *stale* and its survivor unexplained.
+    """
     lines = [
         "| module | mutants | killed | survived | other | not run | score | seconds |",
         "|---|---|---|---|---|---|---|---|",
@@ -197,12 +254,19 @@ def report(results: list[ModuleResult], equivalent: dict[str, str]) -> tuple[str
     lines.append("")
     for r in results:
         for name, status in r.survivors:
-            why = equivalent.get(name)
-            if why is None:
+            entry = equivalent.get(name)
+            if entry is None:
                 unexplained.append(name)
                 lines.append(f"- UNEXPLAINED `{name}` ({status})")
+            elif entry.mutation != mutation_of.get(name):
+                unexplained.append(name)
+                now = list(mutation_of.get(name, ()))
+                lines.append(
+                    f"- STALE `{name}` ({status}): listed as equivalent for "
+                    f"{list(entry.mutation)}, but the mutant is now {now}"
+                )
             else:
-                lines.append(f"- equivalent `{name}` ({status}): {why}")
+                lines.append(f"- equivalent `{name}` ({status}): {entry.why}")
     return "\n".join(lines) + "\n", unexplained
 
 
@@ -230,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
         seconds[module] = run_module(module, args.jobs, deadline, fresh=args.fresh)
     results = all_results()
     summaries = [summarize(m, results, seconds[m]) for m in args.modules]
-    text, unexplained = report(summaries, load_equivalent())
+    equivalent = load_equivalent()
+    listed = [n for r in summaries for n, _ in r.survivors if n in equivalent]
+    text, unexplained = report(summaries, equivalent, mutations(listed))
     REPORT_FILE.parent.mkdir(exist_ok=True)
     REPORT_FILE.write_text(text, encoding="utf-8")
     print(text)

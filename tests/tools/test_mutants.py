@@ -13,7 +13,9 @@ from collections import Counter
 from tools.mutants import (
     EQUIVALENT_FILE,
     MODULES,
+    Equivalent,
     ModuleResult,
+    changed_lines,
     load_equivalent,
     module_glob,
     pending,
@@ -69,16 +71,43 @@ def test_the_report_names_every_survivor_and_says_which_are_explained() -> None:
         }
     )
     why = "returns 0 instead of None; nobody reads it"
-    text, unexplained = report([summary], {"guard._sidecar.server.x_answer_stream__mutmut_2": why})
+    reviewed = ("-return None", "+return 0")
+    equivalent = {
+        "guard._sidecar.server.x_answer_stream__mutmut_2": Equivalent(reviewed, why),
+        "guard._sidecar.server.x_answer_stream__mutmut_5": Equivalent(reviewed, why),
+    }
+    now = {
+        "guard._sidecar.server.x_answer_stream__mutmut_2": reviewed,
+        # the function changed since the review: mutant 5 is another mutation now
+        "guard._sidecar.server.x_answer_stream__mutmut_5": ("-if x:", "+if not x:"),
+    }
+    text, unexplained = report([summary], equivalent, now)
     assert unexplained == ["guard._sidecar.server.x_answer_stream__mutmut_5"]
     assert f"equivalent `guard._sidecar.server.x_answer_stream__mutmut_2` (survived): {why}" in text
+    assert (
+        "STALE `guard._sidecar.server.x_answer_stream__mutmut_5` (no tests): listed as equivalent"
+        " for ['-return None', '+return 0'], but the mutant is now ['-if x:', '+if not x:']"
+    ) in text
+    text, unexplained = report([summary], {}, {})
+    assert unexplained == [
+        "guard._sidecar.server.x_answer_stream__mutmut_2",
+        "guard._sidecar.server.x_answer_stream__mutmut_5",
+    ]
     assert "UNEXPLAINED `guard._sidecar.server.x_answer_stream__mutmut_5` (no tests)" in text
     # killed 3 (killed, timeout, type check) of 5 run; the one not checked is not run
     assert "| `guard/_sidecar/server.py` | 6 | 3 | 1 | 1 | 1 | 60.0 % | 12 |" in text
 
 
+def test_a_mutation_is_the_changed_lines_of_its_diff_stripped() -> None:
+    diff = (
+        "--- guard/_sidecar/server.py\n+++ guard/_sidecar/server.py\n@@ -1,4 +1,4 @@\n"
+        " def f():\n-    return None\n+    return 0\n     # tail\n"
+    )
+    assert changed_lines(diff) == ("-return None", "+return 0")
+
+
 def test_an_empty_module_result_scores_nothing() -> None:
-    text, unexplained = report([ModuleResult("audit/_log.py", Counter(), (), 0.0)], {})
+    text, unexplained = report([ModuleResult("audit/_log.py", Counter(), (), 0.0)], {}, {})
     assert unexplained == []
     assert "| `audit/_log.py` | 0 | 0 | 0 | 0 | 0 | - | 0 |" in text
 
@@ -89,8 +118,11 @@ def test_every_listed_equivalent_names_a_mutant_of_a_mutated_module_once_with_a_
     assert len(names) == len(set(names))
     prefixes = [module_glob(m).removesuffix("*") for m in MODULES]
     for entry in entries:
-        assert set(entry) == {"name", "why"}, entry
+        assert set(entry) == {"name", "mutation", "why"}, entry
+        assert entry["mutation"] and all(line[:1] in "+-" for line in entry["mutation"]), entry
         assert "__mutmut_" in entry["name"], entry
         assert any(entry["name"].startswith(p) for p in prefixes), entry["name"]
         assert len(entry["why"]) >= 20, entry
-    assert load_equivalent() == {e["name"]: e["why"] for e in entries}
+    assert load_equivalent() == {
+        e["name"]: Equivalent(tuple(e["mutation"]), e["why"]) for e in entries
+    }
