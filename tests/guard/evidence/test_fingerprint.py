@@ -132,3 +132,37 @@ def test_payload_hash_refusals_name_the_field_the_problem_and_the_value() -> Non
     assert not_canonical.value.problem.endswith(")")
     assert not_canonical.value.value is not None and "nan" in not_canonical.value.value.lower()
     assert str(not_canonical.value).startswith("tool input: not representable as canonical JSON")
+
+
+@pytest.mark.parametrize("relative", ["etc/passwd", "./x", "~/x", "build/../x"])
+def test_a_bound_path_must_be_absolute_and_the_refusal_says_so(relative: str) -> None:
+    from guard._evidence.fingerprint import fingerprint_path
+
+    with pytest.raises(BadInputError) as refused:
+        fingerprint_path(relative)
+    assert (refused.value.what, refused.value.problem) == (
+        "path",
+        "must be absolute and normalized",
+    )
+    assert refused.value.value == relative
+    assert str(refused.value).startswith("path: must be absolute and normalized")
+
+
+def test_a_bound_path_may_be_exactly_as_long_as_the_limit_and_not_longer(tmp_path: Path) -> None:
+    from guard._evidence.fingerprint import MAX_PATH_CHARS, fingerprint_path
+
+    base = str(tmp_path.resolve()) + "/"
+    # Components that do not exist are kept as written: the length is the path's own.
+    exact = base + "/".join(["d" * 200] * 40)
+    exact = exact[:MAX_PATH_CHARS].rstrip("/")
+    exact += "x" * (MAX_PATH_CHARS - len(exact))
+    assert len(exact) == MAX_PATH_CHARS
+    assert fingerprint_path(exact) == exact
+    with pytest.raises(BadInputError) as refused:
+        fingerprint_path(exact + "y")
+    assert (refused.value.what, refused.value.problem) == (
+        "path",
+        f"longer than {MAX_PATH_CHARS} characters",
+    )
+    shown = refused.value.value
+    assert shown is not None and shown.startswith(base[:20]) and shown.endswith("y")

@@ -31,3 +31,15 @@ def test_the_length_limit_is_inclusive() -> None:
         f"longer than {MAX_TOOL_NAME_CHARS} characters",
     )
     assert refused.value.value is not None and refused.value.value.startswith("xxx")
+
+
+@pytest.mark.parametrize("name", ["bash\n", "re\x07d", "\x1b[31mwrite", "edit\x7f"])
+def test_control_characters_are_refused_and_the_name_shown(name: str) -> None:
+    with pytest.raises(BadInputError) as refused:
+        normalize_tool_name(name)
+    assert (refused.value.what, refused.value.problem) == (
+        "tool name",
+        "contains control characters",
+    )
+    assert refused.value.value is not None and refused.value.value.strip("\n\x07\x1b\x7f")
+    assert str(refused.value).startswith("tool name: contains control characters (got ")
