@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -166,3 +167,25 @@ def test_a_bound_path_may_be_exactly_as_long_as_the_limit_and_not_longer(tmp_pat
     )
     shown = refused.value.value
     assert shown is not None and shown.startswith(base[:20]) and shown.endswith("y")
+
+
+@pytest.mark.parametrize(
+    ("path", "root", "what", "problem", "value"),
+    [
+        ("", ROOT, "path", "must be a non-empty string", ""),
+        (7, ROOT, "path", "must be a non-empty string", "7"),
+        ("a\x00b", ROOT, "path", "contains a NUL character", "a\\u0000b"),  # shown escaped
+        ("build", "", "workspace root", "must be a non-empty string", ""),
+        ("build", "/srv/\x00x", "workspace root", "contains a NUL character", "/srv/\\u0000x"),
+    ],
+)
+def test_path_refusals_name_the_field_the_problem_and_the_value(
+    path: Any, root: str, what: str, problem: str, value: str
+) -> None:
+    with pytest.raises(BadInputError) as refused:
+        normalize_path(path, root)
+    assert (refused.value.what, refused.value.problem, refused.value.value) == (
+        what,
+        problem,
+        value,
+    )
