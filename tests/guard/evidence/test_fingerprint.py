@@ -189,3 +189,10 @@ def test_path_refusals_name_the_field_the_problem_and_the_value(
         problem,
         value,
     )
+
+
+def test_a_relative_workspace_root_is_taken_from_the_current_directory() -> None:
+    here = os.getcwd()
+    assert normalize_path("x", "rel/dir") == here + "/rel/dir/x"
+    assert normalize_path("../y", "./rel") == here + "/y"
+    assert normalize_path("/abs", "rel") == "/abs"
