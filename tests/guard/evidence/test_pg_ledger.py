@@ -91,6 +91,7 @@ def _race(url: str, barrier: Any, results: Any) -> None:
     ledger.close()
 
 
+@pytest.mark.slow  # 16 processes against a real server: about 30 s on 2 cores
 def test_sixteen_processes_racing_on_one_id(pg_url: str) -> None:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(16)
