@@ -196,3 +196,20 @@ def test_a_relative_workspace_root_is_taken_from_the_current_directory() -> None
     assert normalize_path("x", "rel/dir") == here + "/rel/dir/x"
     assert normalize_path("../y", "./rel") == here + "/y"
     assert normalize_path("/abs", "rel") == "/abs"
+
+
+def test_a_normalized_path_may_be_exactly_as_long_as_the_limit_and_not_longer() -> None:
+    from guard._evidence.fingerprint import MAX_PATH_CHARS
+
+    exact = "/" + "/".join(["d" * 99] * 40)
+    exact += "/" + "x" * (MAX_PATH_CHARS - len(exact) - 1)
+    assert len(exact) == MAX_PATH_CHARS
+    assert normalize_path(exact, ROOT) == exact
+    with pytest.raises(BadInputError) as refused:
+        normalize_path(exact + "y", ROOT)
+    assert (refused.value.what, refused.value.problem) == (
+        "path",
+        f"longer than {MAX_PATH_CHARS} characters",
+    )
+    shown = refused.value.value
+    assert shown is not None and shown.startswith("/ddd") and shown.endswith("xy")
