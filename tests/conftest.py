@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+import structlog
 from hypothesis import settings
 
 from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
@@ -132,3 +134,24 @@ def pg_role(postgres: PostgresServer, pg_url: str) -> Callable[[str], str]:
         return f"postgresql://{role}:{password}@127.0.0.1:{postgres.port}/{database}"
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _structlog_restored() -> Iterator[None]:
+    """Each test gets structlog as it found it: ``serve`` configures it for the process
+    (warning level, stderr), which would otherwise filter the log events later tests read."""
+    configured = structlog.is_configured()
+    saved = structlog.get_config()
+    yield
+    if configured:
+        structlog.configure(**saved)
+    else:
+        structlog.reset_defaults()
+
+
+@pytest.fixture
+def logs() -> Iterator[list[MutableMapping[str, Any]]]:
+    """Every structlog event the test causes, at every level (``structlog.testing``)."""
+    structlog.reset_defaults()  # no level filter while capturing; restored after the test
+    with structlog.testing.capture_logs() as captured:
+        yield captured

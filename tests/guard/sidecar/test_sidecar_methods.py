@@ -51,12 +51,6 @@ def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
     served.close()
 
 
-@pytest.fixture
-def logs() -> Iterator[Logs]:
-    with structlog.testing.capture_logs() as captured:
-        yield captured
-
-
 def call(project: Path, command: str = "rm -rf build", **extra: Any) -> dict[str, Any]:
     return {"toolName": "bash", "input": {"command": command}, "cwd": str(project), **extra}
 

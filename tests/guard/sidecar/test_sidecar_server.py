@@ -13,11 +13,10 @@ import json
 import signal
 import threading
 import time
-from collections.abc import Iterator, MutableMapping
+from collections.abc import MutableMapping
 from typing import Any
 
 import pytest
-import structlog
 from pydantic import BaseModel, ConfigDict
 
 from audit import AuditError, LogError, LogIntegrityError
@@ -85,12 +84,6 @@ def error(reply: dict[str, Any]) -> dict[str, Any]:
     assert set(reply) == {"jsonrpc", "id", "error"}
     err: dict[str, Any] = reply["error"]
     return err
-
-
-@pytest.fixture
-def logs() -> Iterator[list[MutableMapping[str, Any]]]:
-    with structlog.testing.capture_logs() as captured:
-        yield captured
 
 
 def events(captured: list[MutableMapping[str, Any]], name: str) -> list[MutableMapping[str, Any]]:
