@@ -102,6 +102,7 @@ def test_a_trusted_head_naming_the_last_seq_with_another_hash_is_a_head_mismatch
     head_path.write_bytes(_signed_head(log, hash=second_last))
     result = verify_log(log, keyring(SIGNER))
     assert (result.decision, result.fault, result.line) == ("tampered", "head-mismatch", RECORDS)
+    assert result.detail == "the head's hash differs from the last line"
     assert result.head_seq == RECORDS - 1
 
 
