@@ -158,3 +158,24 @@ def test_progress_is_shown_at_most_every_fifth_of_a_second() -> None:
     assert out.getvalue() == (
         "\rv:   2% (10.0/400.0 MiB)\rv:   7% (30.0/400.0 MiB)\rv:  99% (399.0/400.0 MiB)"
     )
+
+
+def test_a_missing_head_says_the_log_is_unanchored(anchored: tuple[Path, bytes]) -> None:
+    path, _ = anchored
+    head_of(path).unlink()
+    result = verify_log(path, KEYS)
+    assert result.fault == "head-missing"
+    assert result.detail == "there is no signed head file: the log is unanchored"
+
+
+def test_a_head_is_read_up_to_its_cap_and_refused_beyond(anchored: tuple[Path, bytes]) -> None:
+    from audit._chain import MAX_HEAD_BYTES
+
+    path, _ = anchored
+    head_of(path).write_bytes(b"x" * MAX_HEAD_BYTES)  # at the cap: parsed (and refused as such)
+    at_cap = verify_log(path, KEYS)
+    assert at_cap.fault == "head-malformed"
+    assert at_cap.detail != "the head file is too large"
+    head_of(path).write_bytes(b"x" * (MAX_HEAD_BYTES + 1))
+    beyond = verify_log(path, KEYS)
+    assert (beyond.fault, beyond.detail) == ("head-malformed", "the head file is too large")

@@ -19,13 +19,19 @@ from guard._policy.models import LayerName, Rule, Settings, Verdict
 from guard._policy.rules import CompiledRule, compile_rule
 
 
-def compiled(layer: LayerName = "builtin", **fields: Any) -> CompiledRule:
+def compiled(
+    layer: LayerName = "builtin", *, case_sensitive: bool = True, **fields: Any
+) -> CompiledRule:
     fields = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
     fields.setdefault("verdict", "confirm")
     return compile_rule(
-        Rule(**fields), layer, values={}, home=os.path.expanduser("~"), anchor=None,
-        case_sensitive=True,
-    )  # fmt: skip
+        Rule(**fields),
+        layer,
+        values={},
+        home=os.path.expanduser("~"),
+        anchor=None,
+        case_sensitive=case_sensitive,
+    )
 
 
 class Calls:
@@ -40,13 +46,16 @@ class Calls:
         problems: int = 0,
         resolve: bool = True,
         shell_tools: tuple[str, ...] = ("bash",),
+        case_sensitive: bool = True,
     ) -> None:
         self.cwd = cwd
         self.classifier = Classifier(
             rules=rules,
             exceptions=exceptions or [],
             settings=Settings(
-                resolve_symlinks=resolve, case_sensitive_paths=True, shell_tools=shell_tools
+                resolve_symlinks=resolve,
+                case_sensitive_paths=case_sensitive,
+                shell_tools=shell_tools,
             ),
             problem_count=problems,
         )
@@ -576,3 +585,123 @@ def test_relaxed_and_active_matches_together(cwd: Path) -> None:
     assert verdict.verdict == "confirm"
     assert verdict.rule_ids == ("builtin.dd", "user.rm")
     assert verdict.reasons == ("d", "builtin.rm relaxed by the user's rule user.rm")
+
+
+# -- pre-filters that must not hide a hit ------------------------------------------------------
+
+
+def test_case_insensitive_paths_reach_the_rules(cwd: Path) -> None:
+    rule = compiled(id="builtin.dotenv", paths=["**/.env"], case_sensitive=False)
+    calls = Calls(cwd, [rule], case_sensitive=False)
+    assert calls.tool("read", path=".ENV").rule_ids == ("builtin.dotenv",)
+    assert calls.bash("cat .Env").rule_ids == ("builtin.dotenv",)
+
+
+def test_a_recursive_command_on_a_parent_of_a_blocked_root_is_blocked(cwd: Path) -> None:
+    guard = str(cwd / "guard")
+    block = compiled(id="builtin.guard-home", paths=[guard], verdict="block")
+    verdict = Calls(cwd, [block]).bash(f"rm -r {cwd}")
+    assert verdict.verdict == "block"
+    assert "builtin.guard-home" in verdict.rule_ids
+    assert Calls(cwd, [block]).bash(f"cat {cwd}").verdict == "allow"
+    confirm = compiled(id="builtin.guard-home", paths=[guard])
+    assert "builtin.guard-home" not in Calls(cwd, [confirm]).bash(f"rm -r {cwd}").rule_ids
+
+
+def test_a_blocked_root_needs_a_literal_path(cwd: Path) -> None:
+    block = compiled(id="builtin.g", paths=[str(cwd / "g*")], verdict="block")
+    verdict = Calls(cwd, [block]).bash(f"rm -r {cwd}")
+    assert "builtin.g" not in verdict.rule_ids
+
+
+def test_grep_globs_are_read_only_mentions(cwd: Path) -> None:
+    writes = Calls(cwd, [dotenv(["write"])])
+    assert writes.tool("grep", pattern="x", glob=".env*").verdict == "allow"
+    assert writes.tool("find", pattern=".env*").verdict == "allow"
+
+
+def test_grep_globs_search_beneath_what_they_select_and_find_globs_do_not(cwd: Path) -> None:
+    home = str(cwd / "guard" / "home")
+    calls = Calls(cwd, [compiled(id="builtin.guard-home", paths=[home], verdict="block")])
+    assert calls.tool("grep", pattern="x", glob="/gu*").verdict == "block"
+    assert calls.tool("find", pattern="/gu*").verdict == "allow"
+
+
+def test_an_input_problem_is_not_relaxed_by_a_user_exception(cwd: Path) -> None:
+    ok = compiled(
+        id="user.any",
+        layer="user",
+        verdict="allow",
+        paths=["**"],
+        relaxes=["builtin.invalid-input"],
+    )
+    verdict = Calls(cwd, [], [ok]).tool("write", path="", content="")
+    assert verdict.verdict == "confirm"
+    assert verdict.rule_ids == ("builtin.invalid-input",)
+
+
+def test_a_path_exception_does_not_relax_a_command_rule(cwd: Path) -> None:
+    rm = compiled(id="builtin.rm", program=["rm"])
+    ok = compiled(
+        id="user.all", layer="user", verdict="allow", paths=["**"], relaxes=["builtin.rm"]
+    )
+    assert Calls(cwd, [rm], [ok]).bash("rm x").verdict == "confirm"
+
+
+def test_targets_are_listed_once_file_path_first(cwd: Path) -> None:
+    a = compiled(id="builtin.a", paths=["**/.env"], reason="a")
+    b = compiled(id="builtin.b", paths=["**/.e*"], verdict="block", reason="b")
+    env = str(cwd / ".env")
+    verdict = Calls(cwd, [a, b]).tool("custom", path="@.env")
+    assert verdict.rule_ids == ("builtin.b", "builtin.a")
+    assert verdict.targets == (str(cwd / "@.env"), env)
+    assert verdict.reasons == (f"b: {env}", f"a: {env}")
+
+
+def test_search_globs_are_shown_as_the_pattern_checked(cwd: Path) -> None:
+    calls = Calls(cwd, [dotenv()])
+    assert calls.tool("find", pattern="/sub/.env").targets == (str(cwd), f"{cwd}/sub/.env")
+    assert calls.tool("find", pattern=".e{nv,x}").targets == (str(cwd), f"{cwd}/**/.e*nv,x*")
+    assert calls.tool("grep", path="/", pattern="x", glob=".env*").targets == ("/", "/**/.env*")
+    (cwd / "dirX").mkdir()
+    assert calls.tool("find", path="dirX", pattern=".env").targets == (
+        str(cwd / "dirX"),
+        f"{cwd}/dirX/**/.env",
+    )
+
+
+def test_path_rules_before_command_rules_do_not_hide_them(cwd: Path) -> None:
+    rm = compiled(id="builtin.rm", program=["rm"])
+    web = compiled(id="builtin.web", tools=["webfetch"])
+    calls = Calls(cwd, [dotenv(), web, rm])
+    assert calls.bash("rm x").rule_ids == ("builtin.rm",)
+
+
+def test_home_is_the_users_home_for_commands(cwd: Path) -> None:
+    home = os.environ["HOME"]
+    calls = Calls(cwd, [dotenv()])
+    wipe = calls.bash("rm -rf ~")
+    assert wipe.verdict == "block"
+    assert wipe.rule_ids == ("builtin.catastrophic-target",)
+    assert wipe.targets == (home,)
+    assert calls.bash("cat ~/.env").targets == (f"{home}/.env",)
+
+
+def test_findings_of_the_bash_analysis_become_checks(cwd: Path) -> None:
+    verdict = Calls(cwd, []).bash('eval "$CMD"')
+    assert verdict.rule_ids == ("builtin.eval",)
+    assert verdict.reasons == ('eval runs a string as a command: eval "$CMD"',)
+    unresolved = Calls(cwd, []).bash("cat $F")
+    assert unresolved.rule_ids == ("builtin.unresolved",)
+    assert unresolved.reasons == ("a path only known at runtime: $F",)
+
+
+def test_the_cwd_is_where_relative_paths_are(cwd: Path) -> None:
+    sub = cwd / "sub"
+    sub.mkdir()
+    calls = Calls(cwd, [dotenv()])
+    verdict = calls.classifier.classify("read", {"path": ".env"}, sub)
+    assert verdict.path == str(sub / ".env")
+    assert calls.classifier.classify("bash", {"command": "cat .env"}, sub).targets == (
+        str(sub / ".env"),
+    )

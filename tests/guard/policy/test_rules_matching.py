@@ -7,6 +7,9 @@ path and pattern hits, and the per-program tables of options that take a value.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -539,3 +542,57 @@ def test_a_mention_without_a_path_does_not_hide_the_next_one() -> None:
 
 def test_a_value_option_after_an_unknown_option_still_takes_its_value() -> None:
     assert values(cmd("git", "--bare", "-C", "dir", "reset"), "git") == (["reset"], True)
+
+
+def test_an_attached_value_of_three_characters_is_not_ambiguous() -> None:
+    assert values(cmd("git", "-Cx", "reset"), "git") == (["reset"], False)
+
+
+def test_compile_rule_uses_the_placeholders_home_anchor_and_case_it_is_given() -> None:
+    compiled = compile_rule(
+        Rule(id="team.r", verdict="block", paths=("${GUARD_HOME}", "~/.ssh", "src/*.KEY")),
+        "user",
+        values={"GUARD_HOME": "/srv/guard"},
+        home="/home/other",
+        anchor="/repo",
+        case_sensitive=False,
+    )
+    assert compiled.layer == "user"
+    assert compiled.paths is not None
+    assert compiled.paths.match("/srv/guard/x")
+    assert compiled.paths.match("/home/other/.ssh/id")
+    assert compiled.paths.match("/repo/src/a.key")
+    assert not compiled.paths.match(f"{PROJECT}/src/a.key")
+    target = compile_rule(
+        Rule(id="team.t", verdict="block", program=("rm",), target_paths=("${GUARD_HOME}",)),
+        "user",
+        values={"GUARD_HOME": "/srv/guard"},
+        home="/home/other",
+        anchor="/repo",
+        case_sensitive=False,
+    )
+    assert target.target_paths is not None
+    assert target.target_paths.match("/SRV/guard/x")
+
+
+def test_the_rules_module_builds_its_tables_in_a_fresh_interpreter() -> None:
+    code = (
+        "from guard._policy.rules import GLOBAL_VALUE_OPTIONS as t; "
+        "print(' '.join(sorted(t['git'])))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == sorted(EXPECTED_VALUE_OPTIONS["git"].split())
+
+
+def test_compile_rule_keeps_case_sensitive_globs_case_sensitive() -> None:
+    compiled = rule(program=["rm"], target_paths=["vendor/**"])
+    assert compiled.target_paths is not None
+    assert compiled.target_paths.match(f"{PROJECT}/vendor/a")
+    assert not compiled.target_paths.match(f"{PROJECT}/VENDOR/a")
+    with_paths = rule(paths=["secrets/**"])
+    assert with_paths.paths is not None
+    assert not with_paths.paths.match(f"{PROJECT}/Secrets/a")
