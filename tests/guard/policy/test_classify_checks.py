@@ -83,8 +83,11 @@ def cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_tool_input_must_be_an_object(cwd: Path) -> None:
     calls = Calls(cwd, [])
-    with pytest.raises(BadInputError):
+    with pytest.raises(BadInputError) as caught:
         calls.classifier.classify("bash", ["rm -rf /"], cwd)  # type: ignore[arg-type]
+    assert (caught.value.what, caught.value.problem) == ("tool input", "must be a JSON object")
+    assert caught.value.value == "list"
+    assert str(caught.value) == "tool input: must be a JSON object (got list)"
 
 
 def test_a_shell_call_without_a_command_string_asks(cwd: Path) -> None:
@@ -621,8 +624,8 @@ def test_grep_globs_are_read_only_mentions(cwd: Path) -> None:
 
 
 def test_grep_globs_search_beneath_what_they_select_and_find_globs_do_not(cwd: Path) -> None:
-    home = str(cwd / "guard" / "home")
-    calls = Calls(cwd, [compiled(id="builtin.guard-home", paths=[home], verdict="block")])
+    homes = str(cwd / "*" / "home")  # a glob: no literal root the grep path could hold
+    calls = Calls(cwd, [compiled(id="builtin.guard-home", paths=[homes], verdict="block")])
     assert calls.tool("grep", pattern="x", glob="/gu*").verdict == "block"
     assert calls.tool("find", pattern="/gu*").verdict == "allow"
 
@@ -705,3 +708,111 @@ def test_the_cwd_is_where_relative_paths_are(cwd: Path) -> None:
     assert calls.classifier.classify("bash", {"command": "cat .env"}, sub).targets == (
         str(sub / ".env"),
     )
+
+
+# -- more boundaries found by mutation testing -------------------------------------------------
+
+
+def test_a_search_glob_keeps_its_letters(cwd: Path) -> None:
+    calls = Calls(cwd, [dotenv()])
+    assert calls.tool("find", pattern="/Xa/.env").targets == (str(cwd), f"{cwd}/Xa/.env")
+
+
+def test_a_search_tool_with_an_unusable_path_asks(cwd: Path) -> None:
+    for tool in ("grep", "find", "ls"):
+        verdict = Calls(cwd, [dotenv()]).tool(tool, path="", pattern=".env", glob=".env")
+        assert verdict.rule_ids == ("builtin.invalid-input",), tool
+        assert verdict.reasons == ("the path input is not usable: ''",)
+
+
+def test_an_unusable_path_of_another_type_is_shown_as_python_would(cwd: Path) -> None:
+    verdict = Calls(cwd, []).tool("write", path=["a", "b"], content="")
+    assert verdict.reasons == ("the path input is not usable: ['a', 'b']",)
+
+
+def test_a_lone_at_is_not_read_as_the_cwd_by_other_tools(cwd: Path) -> None:
+    calls = Calls(cwd, [compiled(id="builtin.cwd", paths=[str(cwd)])])
+    verdict = calls.tool("custom", path="@")
+    assert verdict.targets == (str(cwd / "@"),)
+    assert calls.tool("read", path="@").targets == (str(cwd),)  # pi reads "@" as the cwd
+
+
+def test_the_other_readings_of_a_path_keep_its_access(cwd: Path) -> None:
+    assert Calls(cwd, [dotenv(["read"])]).tool("custom", path="@.env").verdict == "confirm"
+    assert Calls(cwd, [dotenv(["write"])]).tool("custom", path="@.env").verdict == "confirm"
+
+
+def test_every_symlink_of_a_command_is_resolved(cwd: Path) -> None:
+    (cwd / "secrets").mkdir()
+    (cwd / "secrets" / "k").write_text("x")
+    (cwd / "link").symlink_to(cwd / "secrets" / "k")
+    rule = compiled(id="builtin.s", paths=[str(cwd / "secrets/**")])
+    calls = Calls(cwd, [rule])
+    assert calls.bash("cat a a link").rule_ids == ("builtin.s",)
+    assert calls.bash("cat $F link").rule_ids == ("builtin.unresolved", "builtin.s")
+
+
+def test_a_script_written_and_run_in_one_call_is_inline_code(cwd: Path) -> None:
+    verdict = Calls(cwd, []).bash("echo rm > x.sh; ./x.sh")
+    assert "builtin.inline-code" in verdict.rule_ids
+
+
+def test_target_path_rules_see_the_commands_targets(cwd: Path) -> None:
+    rule = compiled(id="builtin.rm-vendor", program=["rm"], target_paths=[str(cwd / "vendor/**")])
+    calls = Calls(cwd, [rule])
+    assert calls.bash("rm vendor/a").rule_ids == ("builtin.rm-vendor",)
+    assert calls.bash("rm src/a").verdict == "allow"
+
+
+def test_a_tool_scoped_path_rule_does_not_hide_the_next_path_rule(cwd: Path) -> None:
+    scoped = compiled(id="builtin.w", paths=["**/.env"], tools=["write"])
+    calls = Calls(cwd, [scoped, dotenv()])
+    assert calls.tool("read", path=".env").rule_ids == ("builtin.dotenv",)
+
+
+def test_exact_and_globbed_program_rules_both_fire(cwd: Path) -> None:
+    exact = compiled(id="builtin.rm", program=["rm"])
+    globbed = compiled(id="builtin.r", program=["r*"])
+    assert Calls(cwd, [exact, globbed]).bash("rm x").rule_ids == ("builtin.rm", "builtin.r")
+
+
+def test_the_value_of_a_global_option_is_not_a_subcommand(cwd: Path) -> None:
+    push = compiled(id="builtin.push", program=["git"], subcommand=["push"])
+    calls = Calls(cwd, [push])
+    assert calls.bash("git -C push status").verdict == "allow"
+    assert calls.bash("git -C repo push").rule_ids == ("builtin.push",)
+
+
+def test_an_exception_that_does_not_apply_does_not_stop_the_next_one(cwd: Path) -> None:
+    rm = compiled(id="builtin.rm", program=["rm"])
+    web = compiled(id="builtin.web", tools=["webfetch"])
+
+    def allow(rule_id: str, relaxes: str, **fields: Any) -> CompiledRule:
+        return compiled(id=rule_id, layer="user", verdict="allow", relaxes=[relaxes], **fields)
+
+    other = allow("user.other", "builtin.dd", program=["rm"])
+    wrong_tool = allow("user.web-other", "builtin.web", tools=["websearch"])
+    scoped = allow("user.rm-sh", "builtin.rm", program=["rm"], tools=["sh"])
+    ok_rm = allow("user.rm", "builtin.rm", program=["rm"])
+    ok_web = allow("user.web", "builtin.web", tools=["webfetch"])
+    calls = Calls(cwd, [rm, web], [other, wrong_tool, scoped, ok_rm, ok_web])
+    assert calls.bash("rm x").rule_ids == ("user.rm",)
+    assert calls.tool("webfetch").rule_ids == ("user.web",)
+
+
+def test_a_glob_under_home_is_checked_on_what_it_expands_to(cwd: Path) -> None:
+    home = Path(os.environ["HOME"])
+    (home / "secrets.txt").write_text("x")
+    calls = Calls(cwd, [compiled(id="builtin.home-secrets", paths=[str(home / "secrets.txt")])])
+    verdict = calls.bash("cat ~/*.txt")
+    assert verdict.rule_ids == ("builtin.home-secrets",)
+    assert verdict.reasons == (f"matches rule builtin.home-secrets: {home}/secrets.txt",)
+
+
+def test_an_unusable_path_too_deep_to_show_still_asks(cwd: Path) -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    verdict = Calls(cwd, []).tool("write", path=deep, content="")
+    assert verdict.rule_ids == ("builtin.invalid-input",)
+    assert verdict.reasons == ("the path input is not usable: <list nested too deeply to show>",)

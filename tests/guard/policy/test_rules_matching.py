@@ -26,7 +26,7 @@ from guard._policy.rules import (
 )
 
 HOME = "/home/u"
-PROJECT = "/work/project"
+PROJECT = "/srv/project"
 RUNTIME = Word(None, "$X")
 
 
