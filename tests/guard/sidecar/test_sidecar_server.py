@@ -426,3 +426,24 @@ def test_sigterm_is_left_alone_outside_the_main_thread() -> None:
     thread.start()
     thread.join()
     assert results == [before, before]
+
+
+def test_an_empty_batch_is_one_invalid_request() -> None:
+    raw = RpcServer(table()).handle_frame(Frame(b"[]"))
+    assert raw is not None
+    assert json.loads(raw) == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {
+            "code": RpcCode.INVALID_REQUEST,
+            "message": "Invalid Request",
+            "data": {"reason": "empty-batch"},
+        },
+    }
+
+
+def test_a_batch_of_notifications_gets_no_reply_at_all() -> None:
+    server = RpcServer(table())
+    batch = [{"jsonrpc": "2.0", "method": "write"}, {"jsonrpc": "2.0", "method": "crash"}]
+    assert server.handle_frame(Frame(json.dumps(batch).encode())) is None
+    assert server.requests == 2
