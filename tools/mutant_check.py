@@ -9,22 +9,30 @@ killed when the tests fail under it; the tests must pass with no mutant.
     python -m tools.mutant_check tests/guard/sidecar/test_sidecar_server.py < names.txt
 
 ``names.txt`` holds full mutant names (``mutmut results``), one per line. Prints
-``KILLED name`` or ``SURVIVED name`` per mutant; exits 1 if any survived.
+``KILLED name``, ``SURVIVED name`` or ``TIMEOUT name`` (stopped after 60 s: an endless loop,
+detected as mutmut counts it) per mutant; exits 1 if any survived.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MUTANTS = REPO / "mutants"
 
 
-def run_tests(tests: list[str], mutant: str) -> int:
-    """Run ``tests`` under ``mutant`` in a forked child; its pytest exit code."""
+TIMEOUT_SECONDS = 60.0
+
+
+def run_tests(tests: list[str], mutant: str, timeout: float = TIMEOUT_SECONDS) -> int | None:
+    """Run ``tests`` under ``mutant`` in a forked child: its pytest exit code, or ``None``
+    when it ran past ``timeout`` (an endless loop, which the suite would hang on) and was killed.
+    """
     import pytest
 
     pid = os.fork()
@@ -34,8 +42,16 @@ def run_tests(tests: list[str], mutant: str) -> int:
         os.dup2(devnull, 2)
         os.environ["MUTANT_UNDER_TEST"] = mutant
         os._exit(int(pytest.main(["-q", "-x", "-p", "no:cacheprovider", *tests])))
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.02)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     for name in (line.strip() for line in sys.stdin):
         if not name:
             continue
-        killed = run_tests(tests, name) != 0
-        survived += not killed
-        print(f"{'KILLED' if killed else 'SURVIVED'} {name}", flush=True)
+        code = run_tests(tests, name)
+        survived += code == 0
+        verdict = "TIMEOUT" if code is None else "SURVIVED" if code == 0 else "KILLED"
+        print(f"{verdict} {name}", flush=True)
     return 1 if survived else 0
 
 
