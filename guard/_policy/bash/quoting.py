@@ -47,8 +47,11 @@ def unquote_word(text: str) -> str:
 
 
 def unquote_double(text: str) -> str:
-    """The content of a double-quoted string: a backslash escapes only $, `, ", itself, newline."""
-    return _DQ_BACKSLASH.sub(r"\1", text)
+    """The content of a double-quoted string: a backslash escapes only $, `, ", itself, newline.
+
+    A backslash-newline is a line continuation there too: bash removes both characters.
+    """
+    return _DQ_BACKSLASH.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), text)
 
 
 def decode_ansi_c(body: str) -> str | None:
