@@ -320,9 +320,32 @@ def _inline(
                 w.finding("dynamic-script", f"{program} runs inline code built at runtime")
             else:
                 w.code(command, code.value, program + (" print" if value in _PRINT_FLAGS else ""))
+    for attached in _attached_code(program, args, flags):
+        w.code(command, attached, program)
     if texts or producers or w.stdin_file:
         w.on_stdin(command)
     return None
+
+
+def _attached_code(program: str, args: Sequence[Word], flags: frozenset[str]) -> list[str]:
+    """Code glued to its flag (``perl -e'…'``, ``ruby -ne'…'``, ``php -r'…'``, ``lua -e'…'``).
+
+    perl and ruby bundle flags, so the code follows the first code-flag letter; node takes
+    no glued value (it refuses ``-e'…'``).
+    """
+    codes: list[str] = []
+    for arg in args:
+        value = arg.value or ""
+        if value.startswith("--") or not value.startswith("-"):
+            continue
+        if program in ("perl", "ruby"):
+            k = next((k for k, ch in enumerate(value[1:], 2) if f"-{ch}" in flags), len(value))
+            code = value[k:]
+        else:
+            code = value[2:] if program in ("php", "lua") and value[:2] in flags else ""
+        if code:
+            codes.append(code)
+    return codes
 
 
 def interpreter_handler(program: str) -> Handler | None:
