@@ -159,10 +159,8 @@ _LEADING_ARGS: dict[str, tuple[int, ...]] = {
 _COMMAND_OPTIONAL = _set("ssh-agent tmux screen")
 _OPAQUE_WHY = "runs another command in a way the analysis does not follow precisely"
 _XARGS_SHORT = "adEILnPs"
-_XARGS_LONG = _set("""
-    --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars
-    --process-slot-var
-""")
+# --eof, --replace and --max-lines take a value only as --eof=VALUE (an optional argument)
+_XARGS_LONG = _set("--arg-file --delimiter --max-args --max-procs --max-chars --process-slot-var")
 # program: (subcommands that run a command, short value options, long value options)
 _RUNNERS: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = {
     "uv": (
@@ -311,10 +309,29 @@ def _opaque(
     return None
 
 
-_ENV_FLAGS = frozenset({"-i", "--ignore-environment", "-0", "--null", "-v", "--debug"})
+_ENV_FLAGS = frozenset({"-", "-i", "--ignore-environment", "-0", "--null", "-v", "--debug"})
 
 
-def _env(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
+def _env(
+    w: SyntaxWalker,
+    argv: list[Word],
+    via: tuple[str, ...],
+    producers: list[Command],
+    texts: list[str],
+) -> Step:
+    """``env -C DIR`` moves only the command env runs: the walk's own directory stays."""
+    saved = w.cwd
+    try:
+        step = _env_command(w, argv, via)
+        if isinstance(step, tuple) and w.cwd != saved:
+            w.run(step[0], via=step[1], producers=producers, texts=texts)
+            return None
+        return step
+    finally:
+        w.cwd = saved
+
+
+def _env_command(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...]) -> Step:
     args = argv[1:]
     i = 0
     while i < len(args):
@@ -331,18 +348,22 @@ def _env(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) ->
             if text is None:
                 w.finding("dynamic-script", "env -S splits a string built at runtime")
                 return None
-            tail = " ".join(shell_quote(x.value) if x.value is not None else x.raw for x in rest)
+            # bash expanded globs and braces before env ran: keep them as written
+            tail = " ".join(
+                shell_quote(x.value) if x.value is not None and not (x.glob or x.brace) else x.raw
+                for x in rest
+            )
             w.nested(f"{text} {tail}".strip(), "env -S")
             return None
         if value in ("-u", "--unset", "-C", "--chdir"):
-            if value in ("-C", "--chdir") and i + 1 < len(args) and args[i + 1].value:
+            if value in ("-C", "--chdir") and i + 1 < len(args):
                 w.change_dir([args[i + 1]])
             i += 2
             continue
         if value == "--":
             i += 1
             continue
-        if value.startswith("-") and value != "-":
+        if value.startswith("-"):  # a lone "-" is -i
             if value not in _ENV_FLAGS:
                 w.finding(
                     "opaque-wrapper", "env with an option the analysis does not know: " + value
@@ -374,7 +395,7 @@ def _xargs(
     marker: str | None = None
     for i, arg in enumerate(args[:start]):
         value = arg.value or ""
-        if value in ("-I", "--replace") and i + 1 < start:
+        if value == "-I" and i + 1 < min(start, len(args)):
             marker = args[i + 1].value or "{}"
         elif value.startswith("-I"):
             marker = value[2:]
