@@ -152,6 +152,9 @@ class Walker(SyntaxWalker):
             self.finding("unresolved", "cd with CDPATH set: the directory depends on CDPATH")
         if target == "~" or target.startswith("~/"):
             target = self.home + target[1:]
+        elif target.startswith("~"):
+            # ``~user``: that user's home (an unknown user's word stays as it is, as in bash).
+            target = os.path.expanduser(target)
         self.cwd = posixpath.normpath(posixpath.join(self.cwd, target))
 
     def find_exec(self, command: Command) -> None:

@@ -8,7 +8,6 @@ this time.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
 from guard._policy.bash.model import Command, Word, join_raw, preview, program_name
@@ -370,7 +369,7 @@ def _env_command(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...]) -> Ste
                 )
             i += 1
             continue
-        if "=" in value and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", value):
+        if "=" in value:  # env takes any word with "=" as NAME=VALUE (BASH_FUNC_ls%%=…)
             w.assignment(value.split("=", 1)[0])
             i += 1
             continue

@@ -4,7 +4,8 @@
 known at runtime asks like ``cd "$D"``; xargs' ``--replace``, ``--eof`` and ``--max-lines`` take
 a value only as ``--opt=VALUE``, so the next word is the command; ``xargs -I`` without a
 marker does not crash; the words after ``env -S STRING`` keep their globs and braces (bash
-expanded them before env ran).
+expanded them before env ran); env takes every word with ``=`` as an assignment, so an
+exported function (``BASH_FUNC_ls%%=…``) is not read as the program.
 """
 
 from __future__ import annotations
@@ -120,3 +121,26 @@ def test_env_split_string_arguments_keep_their_globs_and_braces(
     result = bash(command)
     assert result.verdict == verdict
     assert rule in result.rule_ids
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env 'BASH_FUNC_ls%%=() { rm -rf x; }' bash -c ls",
+        "env 'BASH_FUNC_ls()=() { rm -rf x; }' bash -c ls",
+        "env A=1 'BASH_FUNC_echo%%=() { rm -rf ~; }' bash -c 'echo hi'",
+        "env '=x' rm -rf build",
+        "env 'a-b=1' rm -rf build",
+        "env 1A=2 rm -rf build",
+    ],
+)
+def test_env_takes_every_word_with_an_equals_sign_as_an_assignment(
+    bash: Callable[[str], Verdict], command: str
+) -> None:
+    # GNU and BSD env export any NAME=VALUE, even a name bash could not spell: an exported
+    # function (BASH_FUNC_ls%%) replaces the command the child shell runs.
+    verdict = bash(command)
+    assert verdict.verdict != "allow"
+    assert "builtin.shell-environment" in verdict.rule_ids
+    program = analyze(command, cwd="/w", home="/h").commands[-1].argv[0].value
+    assert program is not None and "=" not in program
