@@ -229,22 +229,57 @@ def _git(w: SyntaxWalker, command: Command) -> None:
     elif sub in ("rebase", "bisect", "clone", "fetch", "pull", "push", "ls-remote"):
         for j, word in enumerate(tail):
             text = word.value or ""
-            if (
-                text in ("-x", "--exec")
-                or text.startswith(("--exec=", "--upload-pack"))
-                or (sub == "clone" and text.startswith("-u"))
-            ):
+            program = _git_run_option(sub, text)
+            if program is not None:
                 w.finding("git-config", f"git {sub} {text} runs a program")
-                if j + 1 < len(tail) and tail[j + 1].value:
-                    w.nested(tail[j + 1].value or "", f"git {sub} {text}")
-            elif text.startswith(("ext::", "--receive-pack")) or (
-                sub == "bisect" and text == "run"
-            ):
+                if not program and j + 1 < len(tail):
+                    program = tail[j + 1].value or ""
+                if program:
+                    w.nested(program, f"git {sub} {text}")
+            elif sub == "clone" and (value_word := _git_clone_config(tail, j)) is not None:
+                if value_word.value is None or not _GIT_SAFE_CONFIG.fullmatch(value_word.value):
+                    w.finding(
+                        "git-config",
+                        "git clone -c sets configuration that can run programs: " + value_word.raw,
+                    )
+            elif text.startswith("ext::") or (sub == "bisect" and text == "run"):
                 w.finding("git-config", f"git {sub} {text} runs a program")
                 if text == "run":
                     w.run(
                         tail[j + 1 :], via=(*command.via, "git bisect run"), producers=[], texts=[]
                     )
+
+
+# Long options that name a program git runs; git also takes any unambiguous abbreviation.
+_GIT_RUN_LONG = ("--exec", "--upload-pack", "--receive-pack")
+
+
+def _git_run_option(sub: str, text: str) -> str | None:
+    """The command a word of ``git SUB`` makes git run, or None when it runs nothing.
+
+    Covers ``-x``/``--exec``, ``--upload-pack``, ``--receive-pack`` and clone's ``-u``, spelled
+    out, abbreviated, ``=``-joined or glued into a cluster of short options (``-ixCMD``).
+    "" means the command is the next word.
+    """
+    name, equals, value = text.partition("=")
+    if len(name) > 2 and any(option.startswith(name) for option in _GIT_RUN_LONG):
+        return value if equals else ""
+    letter = {"rebase": "x", "clone": "u"}.get(sub)
+    if letter and text.startswith("-") and not text.startswith("--") and letter in text[1:]:
+        return text[text.index(letter, 1) + 1 :]
+    return "" if text == "-x" else None
+
+
+def _git_clone_config(tail: Sequence[Word], j: int) -> Word | None:
+    """The setting of ``git clone -c``/``--config`` at ``tail[j]``, or None."""
+    text = tail[j].value or ""
+    if text in ("-c", "--config"):
+        return tail[j + 1] if j + 1 < len(tail) else Word(None, "")
+    if text.startswith("--config="):
+        return Word(text.split("=", 1)[1], tail[j].raw)
+    if text.startswith("-c") and len(text) > 2:
+        return Word(text[2:], tail[j].raw)
+    return None
 
 
 def _make(w: SyntaxWalker, command: Command) -> None:
@@ -342,7 +377,7 @@ def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
                     w.finding("shell-environment", f"{program} of a name only known at runtime")
                 continue
             name = word.value.split("=", 1)[0]
-            if name.isidentifier() or program in _ASSIGNING:
+            if name.split("[", 1)[0].isidentifier() or program in _ASSIGNING:
                 w.assignment(name)
 
 
@@ -351,7 +386,7 @@ def _read_targets(program: str, args: Sequence[Word]) -> list[Word]:
         return [args[i + 1] for i, a in enumerate(args[:-1]) if a.value == "-v"]
     if program == "getopts":
         return list(args[1:2])
-    return [a for a in args if a.value is not None and a.value.isidentifier()]
+    return [a for a in args if a.value is not None and a.value.split("[", 1)[0].isidentifier()]
 
 
 def check_program(w: SyntaxWalker, command: Command) -> None:
