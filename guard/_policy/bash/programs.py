@@ -84,6 +84,8 @@ _GIT_CONFIG_READ = _set(
 _SHOPT_QUERY = _set("-p -q")
 _ASSIGNING = _set("declare typeset export local readonly")
 _READING = _set("read mapfile readarray getopts")
+# The options of read and mapfile that take a value that is not a variable name.
+_READ_VALUE_LETTERS = {"read": "dinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
 
 
 def _positionals(args: Sequence[Word], value_options: frozenset[str]) -> list[Word]:
@@ -370,10 +372,12 @@ def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
     elif program == "set" and any(v is not None and v.startswith("+") and "f" in v for v in values):
         pass  # set +f turns globbing back on: still a glob the analysis expands
     elif program in _ASSIGNING or program in _READING or program == "printf":
+        if program in ("mapfile", "readarray"):
+            _mapfile_callback(w, program, args)
         targets = args if program in _ASSIGNING else _read_targets(program, args)
         for word in targets:
             if word.value is None:
-                if program in _ASSIGNING or program == "printf":
+                if program in _ASSIGNING or program in _READING or program == "printf":
                     w.finding("shell-environment", f"{program} of a name only known at runtime")
                 continue
             name = word.value.split("=", 1)[0]
@@ -381,12 +385,50 @@ def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
                 w.assignment(name)
 
 
+def _mapfile_callback(w: SyntaxWalker, program: str, args: Sequence[Word]) -> None:
+    """``mapfile -C CALLBACK``: bash runs CALLBACK as a command (index and line appended)."""
+    takes_value = _READ_VALUE_LETTERS[program]
+    for j, a in enumerate(args):
+        text = a.value if a.value is not None else a.raw
+        if text == "--" or not text.startswith("-") or len(text) < 2:
+            continue
+        letters = text[1:]
+        first = next((k for k, ch in enumerate(letters) if ch in takes_value), None)
+        if first is None or letters[first] != "C":
+            continue
+        if first < len(letters) - 1:
+            callback = a.value[first + 2 :] if a.value is not None else None
+        else:
+            callback = args[j + 1].value if j + 1 < len(args) else ""
+        if callback is None:
+            w.finding("dynamic-script", f"{program} -C runs a callback built at runtime")
+        elif callback:
+            w.nested(callback, f"{program} -C")
+
+
 def _read_targets(program: str, args: Sequence[Word]) -> list[Word]:
     if program == "printf":
         return [args[i + 1] for i, a in enumerate(args[:-1]) if a.value == "-v"]
     if program == "getopts":
         return list(args[1:2])
-    return [a for a in args if a.value is not None and a.value.split("[", 1)[0].isidentifier()]
+    # read/mapfile: every word that is not an option or an option's value names a variable
+    # (``read -a NAME`` too); a name only known at runtime is kept, so that it asks.
+    takes_value = _READ_VALUE_LETTERS[program]
+    targets: list[Word] = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        text = a.value if a.value is not None else a.raw
+        if text.startswith("-") and len(text) > 1:
+            letters = text[1:]
+            first = next((k for k, ch in enumerate(letters) if ch in takes_value), None)
+            skip = first == len(letters) - 1  # the value is the next word
+            continue
+        if a.value is None or a.value.split("[", 1)[0].isidentifier():
+            targets.append(a)
+    return targets
 
 
 def check_program(w: SyntaxWalker, command: Command) -> None:
