@@ -84,3 +84,12 @@ def test_glued_destructive_code_asks(bash: Callable[[str], Verdict], command: st
     verdict = bash(command)
     assert verdict.verdict == "confirm"
     assert "builtin.inline-code" in verdict.rule_ids
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["perl -I lib -e'unlink 1'", "perl -w -I lib -E'unlink 1'", "ruby -I lib -e'unlink 1'"],
+)
+def test_glued_code_after_an_option_value_is_still_checked(command: str) -> None:
+    language = command.split()[0]
+    assert ("inline-code", f"inline {language} code: unlink 1") in findings(command)
