@@ -172,10 +172,13 @@ class SyntaxWalker(ABC):
             # A redirection on its own: ``$(< file)``.
             writes: list[Word] = []
             reads: list[Word] = []
-            self.file_redirect(node, writes, reads)
+            self.stray_words(self.file_redirect(node, writes, reads), node)
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
             return []
         if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
+            return []
+        if kind == "regex":
+            self.pattern(_text(node))
             return []
         if kind in (
             "word",
@@ -190,6 +193,26 @@ class SyntaxWalker(ABC):
             self.word(node)
             return []
         return self.children(node, stdin)
+
+    def pattern(self, text: str) -> None:
+        """A pattern tree-sitter-bash keeps as text (``${x#$(…)}``): bash runs its substitutions."""
+        if not any(start in text for start in ("$(", "`", "<(", ">(")):
+            return
+        if self.depth + 1 > MAX_DEPTH:
+            self.finding("nesting-too-deep", f"a pattern: nested deeper than {MAX_DEPTH} levels")
+            return
+        root = _parser().parse(_parser_safe(text).encode("utf-8", "surrogatepass")).root_node
+        if root.has_error:
+            self.finding("unresolved", "a pattern that does not parse as bash: " + preview(text))
+        walker = type(self)(home=self.home, cwd=self.cwd, depth=self.depth + 1, out=self.out)
+        walker.substitutions(root)
+
+    def substitutions(self, node: Node) -> None:
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution", "regex"):
+                self.walk(child, None)
+            else:
+                self.substitutions(child)
 
     def children(self, node: Node, stdin: list[Command] | None) -> list[Command]:
         out: list[Command] = []
@@ -214,28 +237,39 @@ class SyntaxWalker(ABC):
         texts: list[str] = []
         for redirect in redirects:
             if redirect.type == "heredoc_redirect":
+                quoted = any(
+                    q in _text(part)
+                    for part in redirect.named_children
+                    if part.type == "heredoc_start"
+                    for q in "'\"\\"
+                )
                 for part in redirect.named_children:
                     if part.type == "heredoc_body":
                         texts.append(_text(part))
                         for sub in part.named_children:
                             if sub.type in ("command_substitution", "expansion"):
                                 self.walk(sub, None)
+                        if not quoted:
+                            self.backquotes(_text(part))
             elif redirect.type == "herestring_redirect":
                 texts.extend(self.herestring(redirect))
         writes: list[Word] = []
         reads: list[Word] = []
+        arguments: list[Node] = []
         for redirect in redirects:
             if redirect.type == "file_redirect":
-                self.file_redirect(redirect, writes, reads)
+                arguments += self.file_redirect(redirect, writes, reads)
             elif redirect.type == "heredoc_redirect":
                 for part in redirect.named_children:
                     if part.type == "file_redirect":
-                        self.file_redirect(part, writes, reads)
+                        arguments += self.file_redirect(part, writes, reads)
         if body is None:
+            self.stray_words(arguments, node)
             commands: list[Command] = []
         elif body.type == "command":
-            commands = self.command(body, stdin, texts, stdin_file=bool(reads))
+            commands = self.command(body, stdin, texts, stdin_file=bool(reads), arguments=arguments)
         else:
+            self.stray_words(arguments, node)
             commands = self.walk(body, stdin)
             for command in commands if (texts or reads) else ():
                 command.stdin_texts.extend(texts)
@@ -255,6 +289,35 @@ class SyntaxWalker(ABC):
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
         return commands
 
+    def backquotes(self, body: str) -> None:
+        """Run the ```…``` substitutions of an unquoted heredoc ``body``.
+
+        tree-sitter-bash leaves them as text, bash runs them. A backslash quotes the next
+        character; inside the backquotes it is dropped before a backslash, a backquote or a
+        dollar sign.
+        """
+        inner: list[str] | None = None
+        i = 0
+        while i < len(body):
+            char = body[i]
+            if char == "\\" and i + 1 < len(body):
+                following = body[i + 1]
+                if inner is not None:
+                    inner.append(following if following in "\\`$" else char + following)
+                i += 2
+                continue
+            if char == "`":
+                if inner is None:
+                    inner = []
+                else:
+                    self.nested("".join(inner), "a backquoted command in a heredoc")
+                    inner = None
+            elif inner is not None:
+                inner.append(char)
+            i += 1
+        if inner is not None:
+            self.finding("unresolved", "an unmatched backquote in a heredoc: " + preview(body))
+
     def herestring(self, node: Node) -> list[str]:
         out: list[str] = []
         for part in node.named_children:
@@ -263,22 +326,31 @@ class SyntaxWalker(ABC):
                 out.append(word.value)
         return out
 
-    def file_redirect(self, node: Node, writes: list[Word], reads: list[Word]) -> None:
+    def file_redirect(self, node: Node, writes: list[Word], reads: list[Word]) -> list[Node]:
+        """Record the file a redirection writes or reads; return the words after it.
+
+        tree-sitter-bash puts every word after the target into the redirection
+        (``git 2>&1 reset --hard``), but bash passes them to the command as arguments.
+        """
         operator = ""
         for child in node.children:
             if not child.is_named:
                 operator = _text(child)
                 break
-        dest = node.child_by_field_name("destination")
+        dests = node.children_by_field_name("destination")
+        if operator in (">&-", "<&-"):
+            return dests  # the operator closes a descriptor: it has no target
         targets = (
-            [dest]
-            if dest is not None
-            else [c for c in node.named_children if c.type != "file_descriptor"]
+            dests[:1] if dests else [c for c in node.named_children if c.type != "file_descriptor"]
         )
         for target in targets:
             word = self.word(target)
-            if operator in (">&", "<&", ">&-", "<&-") and (
-                word.value is None or word.value.isdigit() or word.value == "-"
+            # ">& WORD" duplicates a descriptor when WORD is digits or "-", else it opens the
+            # file WORD: a target only known at runtime may be a file.
+            if (
+                operator in (">&", "<&")
+                and word.value is not None
+                and (word.value.isdigit() or word.value == "-")
             ):
                 continue
             if operator == "<":
@@ -288,6 +360,17 @@ class SyntaxWalker(ABC):
                 writes.append(word)
             else:
                 writes.append(word)
+        return dests[1:]
+
+    def stray_words(self, words: Sequence[Node], node: Node) -> None:
+        """Words after the redirection of something that is not a simple command."""
+        if words:
+            self.finding(
+                "parse-error",
+                "words after a redirection where bash allows none: " + preview(_text(node)),
+            )
+            for word in words:
+                self.word(word)
 
     def declaration(self, node: Node) -> list[Command]:
         """``export``/``declare``/``local`` …: assignments, names built at runtime, namerefs."""
@@ -325,7 +408,10 @@ class SyntaxWalker(ABC):
         texts: Sequence[str] = (),
         *,
         stdin_file: bool = False,
+        arguments: Sequence[Node] = (),
     ) -> list[Command]:
+        """Run the simple command ``node``; ``arguments`` are words tree-sitter-bash put in
+        a redirection after it (see :meth:`file_redirect`)."""
         argv: list[Word] = []
         texts = list(texts)
         writes: list[Word] = []
@@ -348,11 +434,12 @@ class SyntaxWalker(ABC):
             elif kind == "herestring_redirect":
                 texts.extend(self.herestring(child))
             elif kind == "file_redirect":
-                self.file_redirect(child, writes, reads)
+                argv.extend(self.word(w) for w in self.file_redirect(child, writes, reads))
             elif kind == "comment":
                 continue
             else:
                 argv.append(self.word(child))
+        argv.extend(self.word(w) for w in arguments)
         if writes or reads:
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
         if not argv:

@@ -1,0 +1,20 @@
+"""The shared tree-sitter parser: created on first use, then reused."""
+
+from __future__ import annotations
+
+import pytest
+
+from guard._policy.bash import syntax
+from guard._policy.bash.walker import analyze
+
+
+def test_the_parser_is_created_on_first_use_and_then_reused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(syntax, "_PARSER", None)
+    script = analyze("rm -rf build", cwd="/w", home="/h")
+    assert [[w.value for w in c.argv] for c in script.commands] == [["rm", "-rf", "build"]]
+    first = syntax._PARSER
+    assert first is not None
+    analyze("ls", cwd="/w", home="/h")
+    assert syntax._PARSER is first
