@@ -247,11 +247,11 @@ def _is_guard_package(path: str) -> bool:
         return False
     if parts[-1] == "guard":
         return True
-    return (
-        "guard" in parts[:-1]
-        and parts[-1].endswith((".py", ".pyc"))
-        and (parts[-1] == "__main__.py" or parts[parts.index("guard") + 1 :][:1] == ["_cli"])
-    )
+    if "guard" not in parts[:-1] or not parts[-1].endswith((".py", ".pyc")):
+        return False
+    # compiled copies too: guard/__main__.pyc, guard/__pycache__/__main__.cpython-311.pyc
+    inside = [p for p in parts[parts.index("guard") + 1 :] if p != "__pycache__"]
+    return inside[0] == "_cli" or inside[-1].split(".", 1)[0] == "__main__"
 
 
 def _python_module(

@@ -283,6 +283,9 @@ def test_python_running_pi_guard_keeps_outer_wrappers() -> None:
         "guard/_cli/main.pyc",
         "guard/_cli/sub/x.py",
         "x/guard/y/guard/__main__.py",
+        "guard/__main__.pyc",
+        "guard/__pycache__/__main__.cpython-311.pyc",
+        "src/guard/_cli/__pycache__/main.cpython-311.pyc",
     ],
 )
 def test_python_running_the_guard_package_is_guard_self(path: str) -> None:
