@@ -90,3 +90,58 @@ def test_git_clone_config_that_can_run_programs_asks(command: str, raw: str) -> 
     assert findings(command) == [
         ("git-config", "git clone -c sets configuration that can run programs: " + raw)
     ]
+
+
+def test_a_run_option_with_a_runtime_command_asks_and_walks_nothing_made_up() -> None:
+    assert findings('git rebase -x "$C" main') == [("git-config", "git rebase -x runs a program")]
+    assert argvs('git rebase -x "$C" main') == [["git", "rebase", "-x", None, "main"]]
+
+
+@pytest.mark.parametrize(
+    ("command", "word", "walked"),
+    [
+        # the shortest abbreviation git could take ("--" alone is not one)
+        ("git rebase --e='rm y' main", "--e=rm y", ["rm", "y"]),
+        ("git fetch --u='rm y' origin", "--u=rm y", ["rm", "y"]),
+        # the program named in a glued cluster may contain the option's letter again
+        ("git rebase -x'rm ax' main", "-xrm ax", ["rm", "ax"]),
+        ("git clone -u'rm uu' u", "-urm uu", ["rm", "uu"]),
+        # a bare -x takes the next word as its command, whatever the subcommand
+        ("git pull -x 'rm y'", "-x", ["rm", "y"]),
+        ("git push -x 'rm y' origin", "-x", ["rm", "y"]),
+    ],
+)
+def test_run_options_at_their_boundaries_ask_and_walk_exactly_their_command(
+    command: str, word: str, walked: list[str]
+) -> None:
+    sub = command.split()[1]
+    assert findings(command) == [("git-config", f"git {sub} {word} runs a program")]
+    assert argvs(command)[1:] == [walked]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git clone -c color.ui=auto",  # the setting is the last word
+        "git clone --config=color.ui=auto u",
+        "git clone --config=log.date=format:%H=%M u",  # "=" inside the value
+        "git clone -ccolor.pager=less u",
+        "git clone --config color.ui=auto u",
+    ],
+)
+def test_git_clone_settings_that_run_nothing_do_not_ask(command: str) -> None:
+    assert findings(command) == []
+
+
+@pytest.mark.parametrize(
+    ("command", "raw"),
+    [
+        ("git clone -c core.sshCommand=x", "core.sshCommand=x"),
+        ("git clone -cx u", "-cx"),
+        ("git clone --config=core.pager=a=b u", "--config=core.pager=a=b"),
+    ],
+)
+def test_git_clone_settings_at_their_boundaries_ask(command: str, raw: str) -> None:
+    assert findings(command) == [
+        ("git-config", "git clone -c sets configuration that can run programs: " + raw)
+    ]

@@ -48,6 +48,8 @@ def test_a_variable_only_known_at_runtime_or_a_sensitive_one_asks(command: str) 
         'read -t "$timeout" line',
         'read -u "$fd" -n "$count" x',
         "read -p PATH x",
+        "read '-p' PATH x",  # a quoted option is still an option
+        'read "-rp" PATH line',
         "IFS= read -r line",
         'mapfile -u "$fd" -t lines',
         'readarray -d "$sep" -n "$max" lines',
