@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
+import freezegun
 import pytest
 import structlog
 from hypothesis import settings
@@ -29,6 +30,12 @@ if _PROFILE:
     settings.load_profile(_PROFILE)
 
 MUTANTS_MAX_EXAMPLES = 20
+
+# pytest times each test with time.perf_counter, which a frozen clock replaces: a test that
+# ticks its frozen clock by two hours was timed at two hours, and mutmut (which orders mutants
+# and sets each one's CPU limit from those times) then allowed a looping mutant ten hours.
+# freezegun's own default list names "_pytest.runner." with a dot, which misses the module.
+freezegun.configure(extend_ignore_list=["_pytest.runner"])
 
 
 def _scaled(own: settings) -> settings | None:
