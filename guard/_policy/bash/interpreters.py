@@ -117,7 +117,7 @@ def _shell(
                     f"{program} -c runs a string built at runtime: " + preview(script.raw),
                 )
             return None
-        w.nested(script.value, f"{program} -c")
+        w.nested(script.value, f"{program} -c", producers=producers)
         return None
     if rest and rest[0].inner:
         w.generated_code(rest[0].inner, f"{program} runs a generated script")
