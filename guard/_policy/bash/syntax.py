@@ -417,11 +417,15 @@ class SyntaxWalker(ABC):
         writes: list[Word] = []
         reads: list[Word] = []
         has_name = node.child_by_field_name("name") is not None
-        for child in node.named_children:
+        children = node.named_children
+        # tree-sitter-bash reads ``A=1 B=2 # note`` and a command on the next line as one
+        # command, but the comment ends the line: those assignments are not prefixes.
+        prefixes = max((i + 1 for i, c in enumerate(children) if c.type == "comment"), default=0)
+        for i, child in enumerate(children):
             kind = child.type
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
-                if has_name and name is not None and _text(name) == "IFS":
+                if has_name and i >= prefixes and name is not None and _text(name) == "IFS":
                     # ``IFS=… read``: a prefix IFS only changes how that command splits.
                     value = child.child_by_field_name("value")
                     if value is not None:
