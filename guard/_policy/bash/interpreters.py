@@ -117,7 +117,13 @@ def _shell(
                     f"{program} -c runs a string built at runtime: " + preview(script.raw),
                 )
             return None
-        w.nested(script.value, f"{program} -c", producers=producers)
+        # The script reads the shell's stdin: the pipe, or a file, heredoc or herestring.
+        w.nested(
+            script.value,
+            f"{program} -c",
+            producers=producers,
+            inherited=bool(texts) or w.stdin_file,
+        )
         return None
     if rest and rest[0].inner:
         w.generated_code(rest[0].inner, f"{program} runs a generated script")

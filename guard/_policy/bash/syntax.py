@@ -97,6 +97,14 @@ class SyntaxWalker(ABC):
         self.out = out
         self.stdin_file = False
         """Whether the simple command being run reads stdin from a ``<`` redirection."""
+        self.around: list[Command] | None = None
+        """The producers piped into the statement being walked: its substitutions read them."""
+        self.around_unknown = False
+        """The statement being walked reads a file, heredoc or herestring: so do its
+        substitutions."""
+        self.inherited = False
+        """The commands being walked read a stdin they inherit from around a substitution,
+        or from around ``bash -c``: a shell among them that reads its stdin asks."""
         self.dirs: list[str] = []
         """The ``pushd`` stack."""
 
@@ -104,12 +112,25 @@ class SyntaxWalker(ABC):
     def finding(self, check: str, detail: str, targets: tuple[str, ...] = ()) -> None:
         self.out.findings.append(Finding(check, detail, targets))
 
-    def nested(self, text: str, why: str, *, producers: Sequence[Command] = ()) -> list[Command]:
-        """Parse ``text`` as a script one level deeper (``bash -c``, heredoc to a shell …)."""
+    def nested(
+        self,
+        text: str,
+        why: str,
+        *,
+        producers: Sequence[Command] = (),
+        inherited: bool = False,
+    ) -> list[Command]:
+        """Parse ``text`` as a script one level deeper (``bash -c``, heredoc to a shell …).
+
+        ``producers`` are piped into it; ``inherited``: it reads another stdin (a file, a
+        heredoc or herestring) whose text is not followed into it.
+        """
         if self.depth + 1 > MAX_DEPTH:
             self.finding("nesting-too-deep", f"{why}: nested deeper than {MAX_DEPTH} levels")
             return []
         walker = type(self)(home=self.home, cwd=self.cwd, depth=self.depth + 1, out=self.out)
+        walker.inherited = inherited
+        walker.around = list(producers) or None
         return walker.script(text, stdin=list(producers))
 
     def script(self, text: str, *, stdin: list[Command] | None = None) -> list[Command]:
@@ -143,12 +164,14 @@ class SyntaxWalker(ABC):
             return self.redirected(node, stdin)
         if kind == "pipeline":
             return self.pipeline(node, stdin)
-        if kind in ("subshell", "command_substitution", "process_substitution"):
+        if kind == "subshell":
             saved = self.cwd
             try:
-                return self.children(node, stdin if kind == "subshell" else None)
+                return self.children(node, stdin)
             finally:
                 self.cwd = saved
+        if kind in ("command_substitution", "process_substitution"):
+            return self.substitution(node, stdin)
         if kind == "function_definition":
             saved = self.cwd
             body = node.child_by_field_name("body")
@@ -194,6 +217,22 @@ class SyntaxWalker(ABC):
             return []
         return self.children(node, stdin)
 
+    def substitution(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+        """``$(…)``, backquotes and ``<(…)`` read the stdin of the statement around them
+        (bash expands a command's words before it applies the command's own redirections);
+        ``>(…)`` reads what the command writes into it. So ``curl URL | echo "$(bash)"``
+        and ``echo 'rm -rf ~' > >(bash)`` run code from stdin, as ``curl URL | bash`` does.
+        """
+        producers = stdin if stdin is not None else self.around
+        unknown = self.around_unknown or _text(node).startswith(">(")
+        saved = (self.cwd, self.inherited, self.around)
+        self.inherited = self.inherited or unknown
+        self.around = producers
+        try:
+            return self.children(node, producers)
+        finally:
+            self.cwd, self.inherited, self.around = saved
+
     def pattern(self, text: str) -> None:
         """A pattern tree-sitter-bash keeps as text (``${x#$(…)}``): bash runs its substitutions."""
         if not any(start in text for start in ("$(", "`", "<(", ">(")):
@@ -223,18 +262,28 @@ class SyntaxWalker(ABC):
     def pipeline(self, node: Node, stdin: list[Command] | None) -> list[Command]:
         out: list[Command] = []
         previous = stdin
-        for stage in node.named_children:
-            if stage.type == "comment":
-                continue
-            produced = self.walk(stage, previous)
-            out.extend(produced)
-            previous = produced
+        saved = self.around
+        try:
+            for stage in node.named_children:
+                if stage.type == "comment":
+                    continue
+                # Every substitution in the stage reads the pipe too (see :meth:`substitution`).
+                self.around = previous if previous is not None else saved
+                produced = self.walk(stage, previous)
+                out.extend(produced)
+                previous = produced
+        finally:
+            self.around = saved
         return out
 
     def redirected(self, node: Node, stdin: list[Command] | None) -> list[Command]:
         body = node.child_by_field_name("body")
         redirects = [c for c in node.named_children if c != body]
         texts: list[str] = []
+        # tree-sitter-bash hangs ``a | cat <<EOF`` on the whole pipeline; bash expands the
+        # heredoc for its last command, whose stdin is the pipe.
+        saved_unknown = self.around_unknown
+        self.around_unknown = saved_unknown or (body is not None and body.type == "pipeline")
         for redirect in redirects:
             if redirect.type == "heredoc_redirect":
                 quoted = any(
@@ -253,6 +302,7 @@ class SyntaxWalker(ABC):
                             self.backquotes(_text(part))
             elif redirect.type == "herestring_redirect":
                 texts.extend(self.herestring(redirect))
+        self.around_unknown = saved_unknown
         writes: list[Word] = []
         reads: list[Word] = []
         arguments: list[Node] = []
@@ -270,7 +320,12 @@ class SyntaxWalker(ABC):
             commands = self.command(body, stdin, texts, stdin_file=bool(reads), arguments=arguments)
         else:
             self.stray_words(arguments, node)
-            commands = self.walk(body, stdin)
+            saved_unknown = self.around_unknown
+            self.around_unknown = saved_unknown or bool(texts or reads)
+            try:
+                commands = self.walk(body, stdin)
+            finally:
+                self.around_unknown = saved_unknown
             for command in commands if (texts or reads) else ():
                 command.stdin_texts.extend(texts)
                 command.stdin_file = command.stdin_file or bool(reads)
@@ -310,7 +365,12 @@ class SyntaxWalker(ABC):
                 if inner is None:
                     inner = []
                 else:
-                    self.nested("".join(inner), "a backquoted command in a heredoc")
+                    self.nested(
+                        "".join(inner),
+                        "a backquoted command in a heredoc",
+                        producers=self.around or (),
+                        inherited=self.inherited or self.around_unknown,
+                    )
                     inner = None
             elif inner is not None:
                 inner.append(char)
@@ -421,6 +481,9 @@ class SyntaxWalker(ABC):
         # tree-sitter-bash reads ``A=1 B=2 # note`` and a command on the next line as one
         # command, but the comment ends the line: those assignments are not prefixes.
         prefixes = max((i + 1 for i, c in enumerate(children) if c.type == "comment"), default=0)
+        saved_around = self.around
+        if stdin is not None:
+            self.around = stdin
         for i, child in enumerate(children):
             kind = child.type
             if kind == "variable_assignment":
@@ -444,12 +507,13 @@ class SyntaxWalker(ABC):
             else:
                 argv.append(self.word(child))
         argv.extend(self.word(w) for w in arguments)
+        self.around = saved_around
         if writes or reads:
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
         if not argv:
             return []
         before = len(self.out.commands)
-        self.stdin_file = stdin_file or bool(reads)
+        self.stdin_file = stdin_file or bool(reads) or self.inherited
         try:
             self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
         finally:
