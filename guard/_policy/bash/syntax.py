@@ -198,7 +198,14 @@ class SyntaxWalker(ABC):
             self.stray_words(self.file_redirect(node, writes, reads), node)
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
             return []
-        if kind in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
+        if kind == "heredoc_body":
+            # Only met outside its redirection, where tree-sitter-bash recovered from an
+            # error; bash still expands it, so its substitutions run.
+            for sub in node.named_children:
+                if sub.type in ("command_substitution", "expansion"):
+                    self.walk(sub, None)
+            return []
+        if kind in ("comment", "heredoc_start", "heredoc_end"):
             return []
         if kind == "regex":
             self.pattern(_text(node))

@@ -115,3 +115,14 @@ def test_substitutions_without_a_stdin_to_run_stay_allowed(
     bash: Callable[[str], Verdict], command: str
 ) -> None:
     assert bash(command).verdict == "allow"
+
+
+def test_a_heredoc_the_parser_could_not_attach_still_has_its_substitutions_analysed(
+    bash: Callable[[str], Verdict],
+) -> None:
+    # tree-sitter-bash recovers from this error with a heredoc body outside any redirection
+    command = "]]<<<<<EOF))done\nEOFdone$(rm -rf /)EOF"
+    assert ["rm", "-rf", "/"] in [
+        [w.value for w in c.argv] for c in analyze(command, cwd="/w", home="/h").commands
+    ]
+    assert bash(command).verdict == "block"
