@@ -62,6 +62,34 @@ def _parser_safe(text: str) -> str:
     return _UNSAFE_FOR_PARSER.sub("\ufffd", text) if not text.isascii() else text
 
 
+def _fd(redirect: Node) -> str:
+    """The descriptor a redirection names before its operator (``2>x``: ``"2"``), or ""."""
+    for child in redirect.named_children:
+        if child.type == "file_descriptor":
+            return _text(child)
+    return ""
+
+
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+
+
+def _is_descriptor(number: Node) -> bool:
+    """Whether ``number`` is the descriptor of the redirection glued to it (``0<file``).
+
+    tree-sitter-bash reads the ``0`` of ``sh 0<<<'rm -rf /'`` or ``bash 0< evil.sh`` as an
+    argument; bash reads it as the descriptor, so the shell reads its program on stdin.
+    """
+    after = number.next_sibling
+    if after is None and number.parent is not None:
+        after = number.parent.next_sibling
+    return (
+        after is not None
+        and after.type in _REDIRECTS
+        and after.start_byte == number.end_byte
+        and _text(number).isdigit()
+    )
+
+
 def _text(node: Node) -> str:
     data = node.text
     if data is None:
@@ -104,7 +132,10 @@ class SyntaxWalker(ABC):
         substitutions."""
         self.inherited = False
         """The commands being walked read a stdin they inherit from around a substitution,
-        or from around ``bash -c``: a shell among them that reads its stdin asks."""
+        or from around ``bash -c``, or that ``exec <FILE`` set: a shell among them that
+        reads its stdin asks."""
+        self.stdin_moved = False
+        """A redirection just read made stdin a copy of another descriptor (``<&3``)."""
         self.dirs: list[str] = []
         """The ``pushd`` stack."""
 
@@ -165,11 +196,11 @@ class SyntaxWalker(ABC):
         if kind == "pipeline":
             return self.pipeline(node, stdin)
         if kind == "subshell":
-            saved = self.cwd
+            subshell = (self.cwd, self.inherited)
             try:
                 return self.children(node, stdin)
             finally:
-                self.cwd = saved
+                self.cwd, self.inherited = subshell
         if kind in ("command_substitution", "process_substitution"):
             return self.substitution(node, stdin)
         if kind == "function_definition":
@@ -324,18 +355,22 @@ class SyntaxWalker(ABC):
             self.stray_words(arguments, node)
             commands: list[Command] = []
         elif body.type == "command":
-            commands = self.command(body, stdin, texts, stdin_file=bool(reads), arguments=arguments)
+            moved = self.take_stdin_moved()
+            commands = self.command(
+                body, stdin, texts, stdin_file=bool(reads) or moved, arguments=arguments
+            )
         else:
             self.stray_words(arguments, node)
+            other = bool(reads) or self.take_stdin_moved()
             saved_unknown = self.around_unknown
-            self.around_unknown = saved_unknown or bool(texts or reads)
+            self.around_unknown = saved_unknown or bool(texts) or other
             try:
                 commands = self.walk(body, stdin)
             finally:
                 self.around_unknown = saved_unknown
-            for command in commands if (texts or reads) else ():
+            for command in commands if (texts or other) else ():
                 command.stdin_texts.extend(texts)
-                command.stdin_file = command.stdin_file or bool(reads)
+                command.stdin_file = command.stdin_file or other
                 self.on_stdin(command, texts_only=True)
         for redirect in redirects:
             if redirect.type == "heredoc_redirect":
@@ -419,6 +454,8 @@ class SyntaxWalker(ABC):
                 and word.value is not None
                 and (word.value.isdigit() or word.value == "-")
             ):
+                if operator == "<&" and word.value not in ("0", "-") and _fd(node) in ("", "0"):
+                    self.stdin_moved = True  # stdin now reads what descriptor N reads
                 continue
             if operator == "<":
                 reads.append(word)
@@ -428,6 +465,11 @@ class SyntaxWalker(ABC):
             else:
                 writes.append(word)
         return dests[1:]
+
+    def take_stdin_moved(self) -> bool:
+        """Whether a redirection read since the last call made stdin another descriptor."""
+        moved, self.stdin_moved = self.stdin_moved, False
+        return moved
 
     def stray_words(self, words: Sequence[Node], node: Node) -> None:
         """Words after the redirection of something that is not a simple command."""
@@ -509,7 +551,7 @@ class SyntaxWalker(ABC):
                 texts.extend(self.herestring(child))
             elif kind == "file_redirect":
                 argv.extend(self.word(w) for w in self.file_redirect(child, writes, reads))
-            elif kind == "comment":
+            elif kind == "comment" or (kind == "number" and _is_descriptor(child)):
                 continue
             else:
                 argv.append(self.word(child))
@@ -517,10 +559,14 @@ class SyntaxWalker(ABC):
         self.around = saved_around
         if writes or reads:
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
+        stdin_file = stdin_file or bool(reads) or self.take_stdin_moved()
+        if stdin_file and [w.value for w in argv] == ["exec"]:
+            # ``exec <FILE`` (or ``exec <&3``): every later command reads FILE on stdin.
+            self.inherited = True
         if not argv:
             return []
         before = len(self.out.commands)
-        self.stdin_file = stdin_file or bool(reads) or self.inherited
+        self.stdin_file = stdin_file or self.inherited
         try:
             self.run(argv, via=(), producers=list(stdin or ()), texts=texts)
         finally:
