@@ -79,9 +79,12 @@ def _is_descriptor(number: Node) -> bool:
     tree-sitter-bash reads the ``0`` of ``sh 0<<<'rm -rf /'`` or ``bash 0< evil.sh`` as an
     argument; bash reads it as the descriptor, so the shell reads its program on stdin.
     """
-    after = number.next_sibling
-    if after is None and number.parent is not None:
-        after = number.parent.next_sibling
+    node = number
+    while node.next_sibling is None and node.parent is not None:
+        if node.parent.type not in ("command_name", "command"):
+            break
+        node = node.parent
+    after = node.next_sibling
     return (
         after is not None
         and after.type in _REDIRECTS
@@ -546,6 +549,8 @@ class SyntaxWalker(ABC):
                 self.walk(child, None)
             elif kind == "command_name":
                 inner = child.named_children
+                if inner and inner[0].type == "number" and _is_descriptor(inner[0]):
+                    continue  # ``0<evil.sh bash``: the command is the word after the target
                 argv.append(self.word(inner[0]) if inner else Word.literal(_text(child)))
             elif kind == "herestring_redirect":
                 texts.extend(self.herestring(child))

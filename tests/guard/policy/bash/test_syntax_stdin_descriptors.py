@@ -40,6 +40,8 @@ def argvs(command: str) -> list[list[str | None]]:
         "exec < evil.sh; echo $(sh)",
         "exec < evil.sh; bash -c sh",
         "cat 0<f | bash",
+        "0<evil.sh bash",
+        "x=1 0<evil.sh bash",
     ],
 )
 def test_a_shell_whose_stdin_is_a_file_or_another_descriptor_asks(
@@ -71,6 +73,8 @@ def test_a_heredoc_on_descriptor_0_asks(bash: Callable[[str], Verdict]) -> None:
         ("echo 0 <f", ["echo", "0"]),  # a space: an argument, not a descriptor
         ("echo 1 >f", ["echo", "1"]),
         ("echo 0", ["echo", "0"]),
+        ("0<f cat", ["cat"]),
+        ("0 <f bash", ["0", "bash"]),  # a command named 0
     ],
 )
 def test_a_number_glued_to_a_redirection_is_its_descriptor_not_an_argument(
