@@ -207,12 +207,15 @@ class SyntaxWalker(ABC):
         if kind in ("command_substitution", "process_substitution"):
             return self.substitution(node, stdin)
         if kind == "function_definition":
-            saved = self.cwd
+            # The body runs wherever the function is called, with that call's stdin
+            # (``f() { bash; }; curl URL | f``): a shell in it reading stdin asks.
             body = node.child_by_field_name("body")
+            function = (self.cwd, self.inherited, self.around)
+            self.inherited, self.around = True, None
             try:
                 return self.walk(body, None) if body is not None else []
             finally:
-                self.cwd = saved
+                self.cwd, self.inherited, self.around = function
         if kind == "variable_assignment":
             name = node.child_by_field_name("name")
             self.assignment(_text(name) if name is not None else "")
@@ -358,10 +361,8 @@ class SyntaxWalker(ABC):
             self.stray_words(arguments, node)
             commands: list[Command] = []
         elif body.type == "command":
-            moved = self.take_stdin_moved()
-            commands = self.command(
-                body, stdin, texts, stdin_file=bool(reads) or moved, arguments=arguments
-            )
+            # (command() takes a ``<&N`` seen here: see take_stdin_moved)
+            commands = self.command(body, stdin, texts, stdin_file=bool(reads), arguments=arguments)
         else:
             self.stray_words(arguments, node)
             other = bool(reads) or self.take_stdin_moved()
