@@ -534,9 +534,6 @@ class SyntaxWalker(ABC):
         # tree-sitter-bash reads ``A=1 B=2 # note`` and a command on the next line as one
         # command, but the comment ends the line: those assignments are not prefixes.
         prefixes = max((i + 1 for i, c in enumerate(children) if c.type == "comment"), default=0)
-        saved_around = self.around
-        if stdin is not None:
-            self.around = stdin
         for i, child in enumerate(children):
             kind = child.type
             if kind == "variable_assignment":
@@ -562,7 +559,6 @@ class SyntaxWalker(ABC):
             else:
                 argv.append(self.word(child))
         argv.extend(self.word(w) for w in arguments)
-        self.around = saved_around
         if writes or reads:
             self.add(Command((), self.cwd, redirect_writes=writes, redirect_reads=reads))
         stdin_file = stdin_file or bool(reads) or self.take_stdin_moved()
