@@ -205,7 +205,7 @@ class SyntaxWalker(ABC):
             finally:
                 self.cwd, self.inherited = subshell
         if kind in ("command_substitution", "process_substitution"):
-            return self.substitution(node, stdin)
+            return self.substitution(node)
         if kind == "function_definition":
             # The body runs wherever the function is called, with that call's stdin
             # (``f() { bash; }; curl URL | f``): a shell in it reading stdin asks.
@@ -261,21 +261,19 @@ class SyntaxWalker(ABC):
             return []
         return self.children(node, stdin)
 
-    def substitution(self, node: Node, stdin: list[Command] | None) -> list[Command]:
+    def substitution(self, node: Node) -> list[Command]:
         """``$(…)``, backquotes and ``<(…)`` read the stdin of the statement around them
         (bash expands a command's words before it applies the command's own redirections);
         ``>(…)`` reads what the command writes into it. So ``curl URL | echo "$(bash)"``
         and ``echo 'rm -rf ~' > >(bash)`` run code from stdin, as ``curl URL | bash`` does.
         """
-        producers = stdin if stdin is not None else self.around
         unknown = self.around_unknown or _text(node).startswith(">(")
-        saved = (self.cwd, self.inherited, self.around)
+        saved = (self.cwd, self.inherited)
         self.inherited = self.inherited or unknown
-        self.around = producers
         try:
-            return self.children(node, producers)
+            return self.children(node, self.around)
         finally:
-            self.cwd, self.inherited, self.around = saved
+            self.cwd, self.inherited = saved
 
     def pattern(self, text: str) -> None:
         """A pattern tree-sitter-bash keeps as text (``${x#$(…)}``): bash runs its substitutions."""
