@@ -286,6 +286,7 @@ def test_python_running_pi_guard_keeps_outer_wrappers() -> None:
         "guard/__main__.pyc",
         "guard/__pycache__/__main__.cpython-311.pyc",
         "src/guard/_cli/__pycache__/main.cpython-311.pyc",
+        "guard/__pycache__/_cli/main.cpython-311.pyc",  # a cache directory anywhere
     ],
 )
 def test_python_running_the_guard_package_is_guard_self(path: str) -> None:
