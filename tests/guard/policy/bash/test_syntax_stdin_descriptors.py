@@ -99,3 +99,16 @@ def test_descriptors_that_feed_no_shell_stay_allowed(
     bash: Callable[[str], Verdict], command: str
 ) -> None:
     assert bash(command).verdict == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash 2<&3",  # descriptor 2 reads descriptor 3: stdin is untouched
+        "bash >&2",  # output duplicated, not input
+        "ls <&3; bash",  # a moved stdin belongs to its own command only
+        "ls; bash",
+    ],
+)
+def test_a_bare_shell_whose_stdin_was_not_moved_reads_nothing(command: str) -> None:
+    assert [f.check for f in analyze(command, cwd="/w", home="/h").findings] == []

@@ -173,3 +173,10 @@ def test_functions_that_run_no_shell_on_stdin_stay_allowed(
     bash: Callable[[str], Verdict], command: str
 ) -> None:
     assert bash(command).verdict == "allow"
+
+
+def test_a_pattern_in_a_heredoc_the_parser_could_not_attach_is_analysed() -> None:
+    command = "]]<<<<<EOF))done\nEOFdone${x#$(rm -rf /)}EOF"
+    assert ["rm", "-rf", "/"] in [
+        [w.value for w in c.argv] for c in analyze(command, cwd="/w", home="/h").commands
+    ]
