@@ -106,6 +106,8 @@ def test_descriptors_that_feed_no_shell_stay_allowed(
     [
         "bash 2<&3",  # descriptor 2 reads descriptor 3: stdin is untouched
         "bash >&2",  # output duplicated, not input
+        "bash <&0",  # stdin from stdin
+        "bash <& -",  # stdin closed
         "ls <&3; bash",  # a moved stdin belongs to its own command only
         "ls; bash",
     ],
