@@ -84,6 +84,11 @@ _GIT_CONFIG_READ = _set(
 _SHOPT_QUERY = _set("-p -q")
 _ASSIGNING = _set("declare typeset export local readonly")
 _READING = _set("read mapfile readarray getopts")
+# Builtins that evaluate a name or a number given as an argument, array subscripts included.
+_EVALUATING = _set(
+    "read mapfile readarray getopts printf unset let test [ declare typeset local export "
+    "readonly shift exit return ulimit wait kill break continue"
+)
 # The options of read and mapfile that take a value that is not a variable name.
 _READ_VALUE_LETTERS = {"read": "dinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
 
@@ -452,6 +457,9 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
         _builtins(w, command, program)
     elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
         w.finding("unresolved", f"{program} signals processes only known at runtime")
+    if program in _EVALUATING:
+        for a in command.args:
+            w.subscripts(a.value if a.value is not None else a.raw)
     options = _CODE_OPTIONS.get(program)
     if options is not None:
         found = [

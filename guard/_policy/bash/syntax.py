@@ -93,6 +93,32 @@ def _is_descriptor(number: Node) -> bool:
     )
 
 
+_SUBSTITUTION_STARTS = ("$(", "`", "<(", ">(")
+
+# Where bash expands a word's text once more and evaluates it as arithmetic: there even a
+# quoted ``'$(…)'`` runs (``(( '$(cmd)' ))``, ``${a['$(cmd)']}`` of an indexed array).
+_ARITHMETIC = frozenset({"arithmetic_expansion", "subscript", "c_style_for_statement"})
+# Where a word's value may be evaluated as a name or a number later (``x='a[$(cmd)]'``
+# then ``$((x))``; ``[[ 'a[$(cmd)]' -eq 1 ]]``): the substitutions of its subscripts run.
+_NAMES = frozenset({"variable_assignment", "test_command", "declaration_command", "unset_command"})
+_OWN_WORDS = frozenset({"command_substitution", "process_substitution", "program"})
+
+
+def _evaluation(node: Node) -> str | None:
+    """``"arithmetic"``, ``"name"`` or ``None``: how bash may evaluate the word ``node``."""
+    parent = node.parent
+    while parent is not None and parent.type not in _OWN_WORDS:
+        first = parent.child(0)
+        if parent.type in _ARITHMETIC or (
+            parent.type == "compound_statement" and first is not None and first.type == "(("
+        ):
+            return "arithmetic"
+        if parent.type in _NAMES:
+            return "name"
+        parent = parent.parent
+    return None
+
+
 def _text(node: Node) -> str:
     data = node.text
     if data is None:
@@ -219,6 +245,8 @@ class SyntaxWalker(ABC):
         if kind == "variable_assignment":
             name = node.child_by_field_name("name")
             self.assignment(_text(name) if name is not None else "")
+            if name is not None and name.type == "subscript":
+                self.children(name, None)  # ``a[$(cmd)]=1``: bash expands the subscript
             value = node.child_by_field_name("value")
             if value is not None:
                 word = self.word(value)
@@ -275,18 +303,47 @@ class SyntaxWalker(ABC):
         finally:
             self.cwd, self.inherited = saved
 
-    def pattern(self, text: str) -> None:
-        """A pattern tree-sitter-bash keeps as text (``${x#$(…)}``): bash runs its substitutions."""
-        if not any(start in text for start in ("$(", "`", "<(", ">(")):
+    def pattern(self, text: str, what: str = "a pattern", *, evaluated: bool = False) -> None:
+        """Text bash expands once more, which tree-sitter-bash keeps as text: a pattern
+        (``${x#$(…)}``), arithmetic or an array subscript (``read 'a[$(…)]'``). bash runs its
+        substitutions, with the stdin of the statement around them.
+        """
+        if not any(start in text for start in _SUBSTITUTION_STARTS):
             return
         if self.depth + 1 > MAX_DEPTH:
-            self.finding("nesting-too-deep", f"a pattern: nested deeper than {MAX_DEPTH} levels")
+            self.finding("nesting-too-deep", f"{what}: nested deeper than {MAX_DEPTH} levels")
             return
         root = _parser().parse(_parser_safe(text).encode("utf-8", "surrogatepass")).root_node
         if root.has_error:
-            self.finding("unresolved", "a pattern that does not parse as bash: " + preview(text))
+            self.finding("unresolved", f"{what} that does not parse as bash: " + preview(text))
         walker = type(self)(home=self.home, cwd=self.cwd, depth=self.depth + 1, out=self.out)
+        walker.around, walker.around_unknown = self.around, self.around_unknown
+        # Text a builtin evaluates runs with the command's own stdin, its redirections
+        # applied (``read 'a[$(bash)]' < evil.sh``): a shell in it asks.
+        walker.inherited = self.inherited or evaluated
         walker.substitutions(root)
+
+    def evaluated(self, node: Node, text: str) -> None:
+        """``text``, the static text of word ``node``, where bash expands it once more.
+
+        Inside arithmetic and subscripts even quoted text is expanded (``(( '$(cmd)' ))``
+        runs ``cmd``); an assignment's value or a ``[[ … ]]`` operand may be evaluated as a
+        name later, which runs its subscripts (:meth:`subscripts`).
+        """
+        how = _evaluation(node) if any(s in text for s in _SUBSTITUTION_STARTS) else None
+        if how == "arithmetic":
+            self.pattern(text, "arithmetic bash evaluates", evaluated=True)
+        elif how == "name":
+            self.subscripts(text)
+
+    def subscripts(self, text: str) -> None:
+        """A name or number bash evaluates (``read``, ``printf -v``, ``unset``, ``let``,
+        ``test -v``, ``$((var))``): the substitutions in its array subscripts run, so
+        ``read 'a[$(cmd)]'`` runs ``cmd`` although the word is quoted.
+        """
+        bracket = text.find("[")
+        if bracket >= 0:
+            self.pattern(text[bracket:], "an array subscript bash evaluates", evaluated=True)
 
     def substitutions(self, node: Node) -> None:
         for child in node.named_children:
@@ -614,6 +671,7 @@ class SyntaxWalker(ABC):
         parts = _Parts()
         self._word_into(node, parts)
         raw = _text(node)
+        self.evaluated(node, "".join(parts.pieces))
         brace = parts.brace or (node.type in ("word", "concatenation") and has_brace(raw))
         if parts.dynamic:
             return Word(None, raw, parts.glob, tuple(parts.inner), brace)
