@@ -45,3 +45,15 @@ def test_an_element_of_a_sensitive_variable_asks(command: str) -> None:
 )
 def test_an_element_of_an_ordinary_array_has_no_finding(command: str) -> None:
     assert findings(command) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "read 'PATH[a[0]]' <<< /tmp/evil",  # the subscript is arithmetic: a[0] is 0
+        "printf -v 'PATH[i[1]]' %s /tmp/evil",
+        "read -r x 'PATH[a[b[0]]]'",
+    ],
+)
+def test_a_subscript_with_brackets_of_its_own_still_names_the_variable(command: str) -> None:
+    assert findings(command) == [ASSIGNS_PATH]
