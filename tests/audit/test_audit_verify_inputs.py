@@ -16,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 import audit._scan
 from audit import AuditLog, verify_log
 from audit._scan import scan_log
-from audit._tree import read_tree_state
+from audit._tree import TreeState, read_tree_state
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x25" * 32)
@@ -143,3 +143,95 @@ def test_workers_check_a_large_log_in_processes_given_its_path(
     assert seen == [(str(log), 2)]
     assert two.decision == one.decision == "intact"
     assert (two.records, two.root, two.last_hash) == (one.records, one.root, one.last_hash)
+
+
+def _signed_root(note: bytes) -> str:
+    return note.partition(b"\n\n")[0].split(b"\n")[2].decode()
+
+
+def test_an_intact_result_names_its_records_key_tree_and_root(log: Path) -> None:
+    result = verify_log(log, KEYS)
+    note = head_of(log).read_bytes()
+    assert result.head_key_id is not None
+    assert result.detail == f"11 records intact, head signed by {result.head_key_id}"
+    assert (result.tree_size, result.root) == (11, _signed_root(note))
+
+
+def test_a_resumed_check_reads_only_the_tail_and_names_the_checkpoints_log(log: Path) -> None:
+    note = head_of(log).read_bytes()
+    state = read_tree_state(log)
+    assert state is not None and state.frontier.size == 10
+    fill(log, 3)
+    full = verify_log(log, KEYS, against=note)
+    resumed = verify_log(log, KEYS, against=note, resume=state)
+    assert (resumed.decision, resumed.first_line, full.first_line) == ("intact", 11, 1)
+    # the log id is in the first record, which a resumed check does not read: the
+    # checkpoint it resumed from names the log
+    assert full.log_id is not None and full.log_id.startswith("log_")
+    assert resumed.log_id == full.log_id
+    assert (resumed.tree_size, resumed.root) == (14, _signed_root(head_of(log).read_bytes()))
+    assert resumed.detail == (
+        f"4 records intact, head signed by {resumed.head_key_id}; "
+        "extends the checkpoint of 11 records"
+    )
+
+
+def test_the_log_id_is_never_taken_from_the_checkpoint_of_an_unresumed_check(log: Path) -> None:
+    note = head_of(log).read_bytes()
+    data = bytearray(log.read_bytes())
+    data[data.index(b"log_") + 4] ^= 0x01  # the first record no longer hashes right
+    log.write_bytes(bytes(data))
+    result = verify_log(log, KEYS, against=note)
+    assert (result.decision, result.line) == ("tampered", 1)
+    assert result.log_id is None  # the records name no log: none is claimed for them
+
+
+def _stale_state(log: Path, tmp_path: Path) -> TreeState:
+    """A resume state of the right size whose frontier is another log's."""
+    own = read_tree_state(log)
+    other = tmp_path / "other" / "audit.jsonl"
+    fill(other, 10)
+    theirs = read_tree_state(other)
+    assert own is not None and theirs is not None
+    return TreeState(offset=own.offset, frontier=theirs.frontier)
+
+
+def test_a_resume_state_that_does_not_reach_the_checkpoint_is_replaced_by_a_full_read(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = head_of(log).read_bytes()
+    stale = _stale_state(log, tmp_path)
+    fill(log, 3)
+    monkeypatch.setattr(audit._scan, "_PROGRESS_EVERY", 4)
+    calls: list[tuple[int, int]] = []
+    result = verify_log(
+        log, KEYS, against=note, resume=stale, progress=lambda d, t: calls.append((d, t))
+    )
+    assert (result.decision, result.first_line, result.records) == ("intact", 1, 14)
+    lines = log.read_bytes().splitlines(keepends=True)
+    size = log.stat().st_size
+    for n in (4, 8, 12):  # the full read reports its progress too
+        assert (sum(len(line) for line in lines[:n]), size) in calls
+    assert calls[-1] == (size, size)
+
+
+def test_the_full_read_after_a_stale_resume_state_runs_in_the_workers_given_its_path(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    note = head_of(log).read_bytes()
+    stale = _stale_state(log, tmp_path)
+    fill(log, 3)
+    assert scan_log.__kwdefaults__ is not None
+    monkeypatch.setitem(scan_log.__kwdefaults__, "parallel_min_bytes", 0)
+    real = audit._scan._scan_parallel
+    seen: list[tuple[Any, ...]] = []
+
+    def spy(path: str, *args: Any) -> Any:
+        seen.append((path, args[0], args[1], args[-1]))  # path, size, start, workers
+        return real(path, *args)
+
+    monkeypatch.setattr(audit._scan, "_scan_parallel", spy)
+    result = verify_log(log, KEYS, against=note, resume=stale, workers=2)
+    assert (result.decision, result.first_line, result.records) == ("intact", 1, 14)
+    size = log.stat().st_size
+    assert seen == [(str(log), size, stale.offset, 2), (str(log), size, 0, 2)]
