@@ -13,6 +13,7 @@ from collections import Counter
 from tools.mutants import (
     EQUIVALENT_FILE,
     MODULES,
+    REVIEWED,
     Equivalent,
     ModuleResult,
     changed_lines,
@@ -58,6 +59,39 @@ def test_a_module_never_run_is_run_whole_and_one_all_killed_not_at_all() -> None
     assert pending("guard/_sidecar/server.py", killed) == []
 
 
+def test_an_equivalent_still_as_reviewed_is_not_run_again() -> None:
+    skip = frozenset(
+        {
+            "guard._sidecar.server.x_answer_stream__mutmut_2",  # survived before
+            "guard._sidecar.server.x_answer_stream__mutmut_3",  # never run
+        }
+    )
+    assert pending("guard/_sidecar/server.py", RESULTS, skip) == [
+        "*guard._sidecar.server.x_answer_stream__mutmut_5",
+    ]
+
+
+def test_an_equivalent_not_run_again_is_reported_as_reviewed_not_as_not_run() -> None:
+    name = "guard._sidecar.server.x_answer_stream__mutmut_3"  # "not checked"
+    summary = summarize("guard/_sidecar/server.py", RESULTS, 1.0, frozenset({name}))
+    assert summary.counts[REVIEWED] == 1 and summary.counts["not checked"] == 0
+    reviewed_as = ("-return None", "+return 0")
+    entry = Equivalent(reviewed_as, "returns 0 instead of None; nobody reads it")
+    text, unexplained = report([summary], {name: entry}, {name: reviewed_as})
+    assert name not in unexplained
+    assert f"equivalent `{name}` ({REVIEWED}): {entry.why}" in text
+    # the score counts only what ran: 3 killed of 5
+    assert "| `guard/_sidecar/server.py` | 6 | 3 | 1 | 1 | 1 | 0 | 60.0 % | 1 |" in text
+    # listed for another mutation, it is stale even though it did not run
+    text, unexplained = report([summary], {name: entry}, {name: ("-if x:", "+if not x:")})
+    assert unexplained == [
+        "guard._sidecar.server.x_answer_stream__mutmut_2",
+        name,
+        "guard._sidecar.server.x_answer_stream__mutmut_5",
+    ]
+    assert f"STALE `{name}` ({REVIEWED})" in text
+
+
 def test_the_report_names_every_survivor_and_says_which_are_explained() -> None:
     summary = summarize("guard/_sidecar/server.py", RESULTS, 12.0)
     assert summary.counts == Counter(
@@ -95,7 +129,7 @@ def test_the_report_names_every_survivor_and_says_which_are_explained() -> None:
     ]
     assert "UNEXPLAINED `guard._sidecar.server.x_answer_stream__mutmut_5` (no tests)" in text
     # killed 3 (killed, timeout, type check) of 5 run; the one not checked is not run
-    assert "| `guard/_sidecar/server.py` | 6 | 3 | 1 | 1 | 1 | 60.0 % | 12 |" in text
+    assert "| `guard/_sidecar/server.py` | 6 | 3 | 1 | 0 | 1 | 1 | 60.0 % | 12 |" in text
 
 
 def test_a_mutation_is_the_changed_lines_of_its_diff_stripped() -> None:
@@ -109,7 +143,7 @@ def test_a_mutation_is_the_changed_lines_of_its_diff_stripped() -> None:
 def test_an_empty_module_result_scores_nothing() -> None:
     text, unexplained = report([ModuleResult("audit/_log.py", Counter(), (), 0.0)], {}, {})
     assert unexplained == []
-    assert "| `audit/_log.py` | 0 | 0 | 0 | 0 | 0 | - | 0 |" in text
+    assert "| `audit/_log.py` | 0 | 0 | 0 | 0 | 0 | 0 | - | 0 |" in text
 
 
 def test_every_listed_equivalent_names_a_mutant_of_a_mutated_module_once_with_a_reason() -> None:
