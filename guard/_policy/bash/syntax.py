@@ -108,10 +108,8 @@ def _evaluation(node: Node) -> str | None:
     """``"arithmetic"``, ``"name"`` or ``None``: how bash may evaluate the word ``node``."""
     parent = node.parent
     while parent is not None and parent.type not in _OWN_WORDS:
-        first = parent.child(0)
-        if parent.type in _ARITHMETIC or (
-            parent.type == "compound_statement" and first is not None and first.type == "(("
-        ):
+        # ``(( … ))`` is a compound_statement, or an ERROR node where it does not parse
+        if parent.type in _ARITHMETIC or parent.children[0].type == "((":
             return "arithmetic"
         if parent.type in _NAMES:
             return "name"
@@ -273,7 +271,7 @@ class SyntaxWalker(ABC):
         if kind in ("comment", "heredoc_start", "heredoc_end"):
             return []
         if kind == "regex":
-            self.pattern(_text(node))
+            self.pattern(_text(node), "a pattern", evaluated=False)
             return []
         if kind in (
             "word",
@@ -303,7 +301,7 @@ class SyntaxWalker(ABC):
         finally:
             self.cwd, self.inherited = saved
 
-    def pattern(self, text: str, what: str = "a pattern", *, evaluated: bool = False) -> None:
+    def pattern(self, text: str, what: str, *, evaluated: bool) -> None:
         """Text bash expands once more, which tree-sitter-bash keeps as text: a pattern
         (``${x#$(…)}``), arithmetic or an array subscript (``read 'a[$(…)]'``). bash runs its
         substitutions, with the stdin of the statement around them.
@@ -318,8 +316,8 @@ class SyntaxWalker(ABC):
             self.finding("unresolved", f"{what} that does not parse as bash: " + preview(text))
         walker = type(self)(home=self.home, cwd=self.cwd, depth=self.depth + 1, out=self.out)
         walker.around, walker.around_unknown = self.around, self.around_unknown
-        # Text a builtin evaluates runs with the command's own stdin, its redirections
-        # applied (``read 'a[$(bash)]' < evil.sh``): a shell in it asks.
+        # A name a builtin evaluates runs its subscripts with the command's own stdin, its
+        # redirections applied (``read 'a[$(bash)]' < evil.sh``): a shell in it asks.
         walker.inherited = self.inherited or evaluated
         walker.substitutions(root)
 
@@ -330,9 +328,10 @@ class SyntaxWalker(ABC):
         runs ``cmd``); an assignment's value or a ``[[ … ]]`` operand may be evaluated as a
         name later, which runs its subscripts (:meth:`subscripts`).
         """
-        how = _evaluation(node) if any(s in text for s in _SUBSTITUTION_STARTS) else None
+        how = _evaluation(node)
         if how == "arithmetic":
-            self.pattern(text, "arithmetic bash evaluates", evaluated=True)
+            # expanded with the words around it, before the statement's redirections
+            self.pattern(text, "arithmetic bash evaluates", evaluated=False)
         elif how == "name":
             self.subscripts(text)
 

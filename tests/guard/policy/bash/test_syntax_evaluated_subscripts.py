@@ -64,6 +64,8 @@ EVALUATED = [
     'x="a[\\$(rm -rf ~)]"; (( x ))',
     "export x='a[$(rm -rf ~)]'",
     "declare -i n; n='a[$(rm -rf ~)]'",
+    # an arithmetic command that does not parse is still read as arithmetic
+    "(( '$(rm -rf ~)'",
     # one level deeper
     "bash -c \"read 'a[\\$(rm -rf ~)]' <<< x\"",
 ]
@@ -85,6 +87,8 @@ def test_a_substitution_bash_evaluates_is_analysed(
         "a[$(date +%s)]=1",
         "(( i = $(wc -l < notes.txt) ))",
         "echo '$(rm -rf ~)'",  # echo never evaluates its words
+        "{ echo '$(rm -rf ~)'; }",  # a brace group is not arithmetic
+        "( echo '$(rm -rf ~)' )",
         "git commit -m 'a[$(rm -rf ~)]'",  # nor does any program that is not bash
         "grep -F 'a[$(rm -rf ~)]' notes.txt",
         "declare -a arr=('$(rm -rf ~)')",  # an element's value is not evaluated
@@ -110,6 +114,25 @@ def test_a_shell_in_an_evaluated_subscript_reads_the_commands_stdin(command: str
     # the builtin evaluates the name after its redirections are applied
     checks = [f.check for f in analyze(command, cwd="/w", home="/h").findings]
     assert "shell-stdin" in checks
+
+
+@pytest.mark.parametrize(
+    ("command", "asks"),
+    [
+        # a builtin evaluates the name once its own redirections are in place, which the
+        # analysis does not know when it reads the word: a shell there asks either way
+        ("read 'a[$(bash)]'", True),
+        # arithmetic and patterns are expanded with the other words, before redirections:
+        # like "echo $(bash)", they read the statement's stdin, here not redirected
+        ("(( '$(bash)' ))", False),
+        ("echo $(( '$(bash)' ))", False),
+        ("echo ${x#$(bash)}", False),
+        ("echo $(( '$(bash)' )) < evil.sh", False),
+    ],
+)
+def test_which_stdin_a_shell_in_evaluated_text_reads(command: str, asks: bool) -> None:
+    checks = [f.check for f in analyze(command, cwd="/w", home="/h").findings]
+    assert ("shell-stdin" in checks) is asks
 
 
 @pytest.mark.parametrize(
