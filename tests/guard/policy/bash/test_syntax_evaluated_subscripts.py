@@ -43,6 +43,11 @@ EVALUATED = [
     'read -r "arr[\\$(rm -rf ~)]" <<< x',
     "read -r arr\\[\\$\\(rm\\ -rf\\ ~\\)\\] <<< x",
     "read $'a[$(rm -rf ~)]' <<< x",
+    "read 'a[$(rm'' -rf ~)]' <<< x",  # one word in quoted pieces
+    "read a\\[\\$\\(rm' -rf ~)]' <<< x",
+    'read "a["\'$(rm -rf ~)\'"]" <<< x',
+    "unset 'a[$(rm'' -rf ~)]'",
+    "x='a[$(rm'' -rf ~)]'; echo $((x))",
     "builtin read 'a[$(rm -rf ~)]' <<< x",
     "command read 'a[$(rm -rf ~)]' <<< x",
     "printf -v 'arr[$(rm -rf ~)]' %s x",
