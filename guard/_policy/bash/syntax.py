@@ -328,6 +328,8 @@ class SyntaxWalker(ABC):
         runs ``cmd``); an assignment's value or a ``[[ … ]]`` operand may be evaluated as a
         name later, which runs its subscripts (:meth:`subscripts`).
         """
+        if not any(start in text for start in _SUBSTITUTION_STARTS):
+            return  # nothing to run (most words): skip the walk up the tree
         how = _evaluation(node)
         if how == "arithmetic":
             # expanded with the words around it, before the statement's redirections
