@@ -423,6 +423,25 @@ def test_crash_while_creating_the_log(
     assert verify_log(log_path, keys).decision == "intact"
 
 
+def test_a_head_of_another_log_swapped_in_while_open_is_refused_by_its_origin(
+    tmp_path: Path, log_path: Path, signer: FixedSigner
+) -> None:
+    # The same key signs both logs, and both have as many records: only the checkpoint's
+    # origin (the log id of record 0) tells the heads apart before any record is read.
+    other = tmp_path / "other" / "audit.jsonl"
+    _fill(other, signer, 3)
+    with AuditLog.open(log_path, signer, signer.keys) as log:
+        for i in range(3):
+            log.append("tool.executed", executed(f"call-{i}", f"cmd {i}"))
+        head = log_path.with_name("audit.jsonl.head")
+        head.write_bytes(other.with_name("audit.jsonl.head").read_bytes())
+        before = log_path.read_bytes()
+        with pytest.raises(LogIntegrityError) as err:
+            log.append("tool.executed", executed("call-3", "cmd 3"))
+    assert err.value.kind == "head-origin-mismatch"
+    assert log_path.read_bytes() == before
+
+
 def test_crash_before_the_first_head(
     log_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:

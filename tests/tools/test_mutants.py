@@ -7,8 +7,10 @@ makes from mutmut's results, and the list of equivalent mutants everyone reviews
 from __future__ import annotations
 
 import fnmatch
+import json
 import tomllib
 from collections import Counter
+from pathlib import Path
 
 from tools.mutants import (
     EQUIVALENT_FILE,
@@ -20,8 +22,11 @@ from tools.mutants import (
     load_equivalent,
     module_glob,
     pending,
+    recorded_seconds,
     report,
     summarize,
+    targets,
+    unchecked,
 )
 
 RESULTS = {
@@ -57,6 +62,49 @@ def test_a_module_never_run_is_run_whole_and_one_all_killed_not_at_all() -> None
     assert pending("audit/_log.py", RESULTS) is None
     killed = {k: v for k, v in RESULTS.items() if v in {"killed", "timeout"}}
     assert pending("guard/_sidecar/server.py", killed) == []
+
+
+def test_one_run_covers_every_module_a_new_one_whole_the_others_what_is_left() -> None:
+    modules = ["guard/_sidecar/server.py", "audit/_log.py", "guard/_sidecar/methods.py"]
+    assert targets(modules, RESULTS, {}, fresh=False) == [
+        "*guard._sidecar.server.x_answer_stream__mutmut_2",
+        "*guard._sidecar.server.x_answer_stream__mutmut_3",
+        "*guard._sidecar.server.x_answer_stream__mutmut_5",
+        "audit._log.*",
+        "*guard._sidecar.methods.x_serve__mutmut_1",
+    ]
+    assert targets(modules, RESULTS, {}, fresh=True) == [
+        "guard._sidecar.server.*",
+        "audit._log.*",
+        "guard._sidecar.methods.*",
+    ]
+    killed = {k: v for k, v in RESULTS.items() if v in {"killed", "timeout"}}
+    assert targets(["guard/_sidecar/server.py"], killed, {}, fresh=False) == []
+
+
+def test_after_a_run_only_mutants_still_unchecked_are_run_again() -> None:
+    # a survivor was just run; a mutant of a function that changed is new and "not checked"
+    after = {**RESULTS, "guard._sidecar.server.x_answer_stream__mutmut_7": "not checked"}
+    skip = frozenset({"guard._sidecar.server.x_answer_stream__mutmut_3"})
+    assert unchecked("guard/_sidecar/server.py", after, skip) == [
+        "guard._sidecar.server.x_answer_stream__mutmut_7"
+    ]
+    assert unchecked("guard/_sidecar/methods.py", after, frozenset()) == []
+
+
+def test_recorded_seconds_add_up_the_durations_of_a_modules_meta_files(tmp_path: Path) -> None:
+    def meta(path: str, durations: dict[str, float]) -> None:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(json.dumps({"durations_by_key": durations}))
+
+    meta("guard/_policy/bash/syntax.py.meta", {"a": 1.5, "b": 2.0})
+    meta("guard/_policy/bash/programs.py.meta", {"c": 0.5})
+    meta("guard/_policy/rules.py.meta", {"d": 100.0})
+    meta("audit/_log.py.meta", {})
+    assert recorded_seconds("guard/_policy/bash/*", tmp_path) == 4.0
+    assert recorded_seconds("guard/_policy/rules.py", tmp_path) == 100.0
+    assert recorded_seconds("audit/_log.py", tmp_path) == 0.0
+    assert recorded_seconds("audit/_chain.py", tmp_path) == 0.0  # never run: no meta file
 
 
 def test_an_equivalent_still_as_reviewed_is_not_run_again() -> None:
