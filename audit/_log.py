@@ -165,6 +165,18 @@ def _make_private_dirs(directory: Path) -> None:
             item.mkdir(mode=0o700)
 
 
+def _keys_of(source: PublicKeys) -> dict[str, Ed25519PublicKey]:
+    """The keyring ``source`` is or returns; :class:`UsageError` when it is not one."""
+    keys = source() if callable(source) else source
+    if not isinstance(keys, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, Ed25519PublicKey) for k, v in keys.items()
+    ):
+        raise UsageError(
+            "public_keys", "must map key ids to Ed25519 public keys", type(keys).__name__
+        )
+    return dict(keys)
+
+
 def _errors_of(exc: ValidationError) -> list[str]:
     out: list[str] = []
     for err in exc.errors(include_input=False, include_url=False):
@@ -251,10 +263,14 @@ class AuditLog:
             self._signer = signer
 
     def trust(self, public_keys: PublicKeys) -> None:
-        """Verify future heads against ``public_keys`` (after a key rotation)."""
+        """Verify future heads against ``public_keys`` (after a key rotation).
+
+        Raises :class:`audit.UsageError` for what is not a keyring (or a function returning
+        one), and then keeps the keys and the key source it had.
+        """
         with self._lock:
+            self._keys = _keys_of(public_keys)
             self._key_source = public_keys
-            self._load_keys()
 
     def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
         """Validate, append and anchor one record; return it once line and head are durable.
@@ -344,15 +360,7 @@ class AuditLog:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _load_keys(self) -> None:
-        source = self._key_source
-        keys = source() if callable(source) else source
-        if not isinstance(keys, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, Ed25519PublicKey) for k, v in keys.items()
-        ):
-            raise UsageError(
-                "public_keys", "must map key ids to Ed25519 public keys", type(keys).__name__
-            )
-        self._keys = dict(keys)
+        self._keys = _keys_of(self._key_source)
 
     def _sync(self, fd: int) -> _Tail:
         """Under the lock: verify the head and make sure the file ends exactly at its record."""

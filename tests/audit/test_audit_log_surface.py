@@ -77,6 +77,33 @@ def test_trust_shows_the_type_of_what_is_not_a_keyring(log_path: Path, signer: F
     assert str(err.value) == "public_keys: must map key ids to Ed25519 public keys (got list)"
 
 
+def test_a_refused_trust_keeps_the_key_source_the_log_had(
+    log_path: Path, signer: FixedSigner, other_signer: FixedSigner
+) -> None:
+    # The log asks its key source again when a head names a key it does not know; a
+    # refused trust() must not leave the refused value behind as that source.
+    source = _CountingKeys(keyring(signer), keyring(signer, other_signer))
+    with AuditLog.open(log_path, signer, source) as log:
+        for refused in ({signer.key_id: "not a key"}, [signer.public_key], lambda: None):
+            with pytest.raises(UsageError):
+                log.trust(refused)  # type: ignore[arg-type]
+        _rotate_elsewhere(log_path, signer, other_signer)
+        log.use_signer(other_signer)
+        log.append("tool.executed", executed("after"))
+    assert source.calls == 2
+    assert verify_log(log_path, keyring(signer, other_signer)).decision == "intact"
+
+
+def test_a_refused_trust_keeps_the_keys_the_log_had(
+    log_path: Path, signer: FixedSigner, other_signer: FixedSigner
+) -> None:
+    with AuditLog.open(log_path, signer, keyring(signer)) as log:
+        with pytest.raises(UsageError):
+            log.trust({signer.key_id: other_signer.public_key, "x": "not a key"})  # type: ignore[dict-item]
+        log.append("tool.executed", executed("still trusted"))
+    assert verify_log(log_path, keyring(signer)).decision == "intact"
+
+
 def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
