@@ -57,7 +57,9 @@ MODULES = (
 # mutmut's status names; only "killed" (and the type checker's "caught by type check") count.
 # A "timeout" mutant never finishes (an endless loop): mutmut stops it after
 # timeout_multiplier x the tests' own time; the suite would hang on it, so it is detected.
-KILLED = frozenset({"killed", "caught by type check", "timeout"})
+# "segfault" is mutmut's name for a test run killed by a signal (SIGSEGV or SIGKILL, e.g. an
+# endless loop that fills memory): the suite does not pass under it either.
+KILLED = frozenset({"killed", "caught by type check", "timeout", "segfault"})
 NOT_RUN = frozenset({"not checked", "skipped"})
 # A listed equivalent whose mutation is still the one reviewed is not run again: no test can
 # kill it (that is what the review says), so running it would only spend a survivor's time.

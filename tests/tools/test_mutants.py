@@ -188,6 +188,13 @@ def test_a_mutation_is_the_changed_lines_of_its_diff_stripped() -> None:
     assert changed_lines(diff) == ("-return None", "+return 0")
 
 
+def test_a_mutant_whose_tests_are_killed_by_a_signal_is_detected() -> None:
+    results = {"audit._chain.x_lines_backward__mutmut_14": "segfault"}
+    summary = summarize("audit/_chain.py", results, 0.0)
+    assert summary.survivors == ()
+    assert pending("audit/_chain.py", results) == []
+
+
 def test_an_empty_module_result_scores_nothing() -> None:
     text, unexplained = report([ModuleResult("audit/_log.py", Counter(), (), 0.0)], {}, {})
     assert unexplained == []
