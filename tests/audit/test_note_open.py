@@ -1,5 +1,5 @@
 """``open_checkpoint`` and ``parse_checkpoint``: which key signed, what comes back, and the
-words of each refusal (size, encoding, a bad signature).
+words of each refusal (size, encoding, a bad signature, where the signatures begin).
 
 A checkpoint may carry cosignatures (a witness signs the same text under its own name): the
 signer reported is always the log's own key, whatever order the signatures come in.
@@ -107,3 +107,26 @@ def test_a_note_signed_only_by_a_cosigner_is_not_trusted() -> None:
         "no-trusted-signature",
         "no signature by the log's key verifies",
     )
+
+
+def test_the_signatures_start_after_the_last_blank_line() -> None:
+    # C2SP signed-note: the text ends at the note's last blank line, so a blank line inside
+    # the text is the text's fault, not a signature line that lacks its em dash.
+    note = _note()
+    body, _, sigs = note.partition(b"\n\n")
+    origin, _, rest = body.partition(b"\n")
+    with pytest.raises(NoteError) as caught:
+        parse_checkpoint(origin + b"\n\n" + rest + b"\n\n" + sigs)
+    assert (caught.value.code, caught.value.detail) == (
+        "note-malformed",
+        "control characters or blank lines in the note",
+    )
+
+
+def test_a_note_whose_text_is_empty_is_not_a_checkpoint() -> None:
+    # The blank line is the note's first bytes: there is a split, and an empty text.
+    _, _, sigs = _note().partition(b"\n\n")
+    with pytest.raises(NoteError) as caught:
+        parse_checkpoint(b"\n\n" + sigs)
+    assert caught.value.code == "checkpoint-malformed"
+    assert caught.value.detail.startswith("a checkpoint is origin, size and root hash")
