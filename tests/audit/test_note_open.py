@@ -130,3 +130,156 @@ def test_a_note_whose_text_is_empty_is_not_a_checkpoint() -> None:
         parse_checkpoint(b"\n\n" + sigs)
     assert caught.value.code == "checkpoint-malformed"
     assert caught.value.detail.startswith("a checkpoint is origin, size and root hash")
+
+
+def _parts() -> tuple[bytes, bytes]:
+    """The note's text (with its last LF) and its signature line (with its LF)."""
+    text, _, sig = _note().partition(b"\n\n")
+    return text + b"\n", sig
+
+
+def _with_text(text: bytes) -> bytes:
+    return text + b"\n" + _parts()[1]
+
+
+_SIG = _parts()[1]
+_SIG_LINE = _SIG.rstrip(b"\n")
+_TEXT = _parts()[0]
+_ORIGIN, _SIZE, _ROOT = _TEXT.rstrip(b"\n").split(b"\n")
+
+
+@pytest.mark.parametrize(
+    ("note", "code", "detail"),
+    [
+        (_TEXT + _SIG, "note-malformed", "no blank line between the text and its signatures"),
+        (
+            _with_text(_ORIGIN + b"\t\n" + _SIZE + b"\n" + _ROOT + b"\n"),
+            "note-malformed",
+            "control characters or blank lines in the note",
+        ),
+        (
+            _TEXT + b"\n" + _SIG_LINE,
+            "note-malformed",
+            "the signature lines do not end with a line feed",
+        ),
+        (
+            _TEXT + b"\n" + _SIG_LINE[len("— ".encode()) :] + b"\n",
+            "note-malformed",
+            "a signature line does not start with an em dash",
+        ),
+        (
+            # an empty line after the last signature: the last blank line is now the note's
+            # end, so the real one falls inside the text
+            _TEXT + b"\n" + _SIG + b"\n",
+            "note-malformed",
+            "control characters or blank lines in the note",
+        ),
+        (
+            _TEXT + b"\n" + _SIG_LINE + b" extra\n",
+            "note-malformed",
+            "a signature line is not '— <name> <base64>'",
+        ),
+        (
+            _TEXT + b"\n" + "— a+b AAAAAAAA\n".encode(),
+            "note-malformed",
+            "a signature line is not '— <name> <base64>'",
+        ),
+        (
+            _TEXT + b"\n" + "— name AAAAAA==\n".encode(),
+            "note-malformed",
+            "a signature is too short",
+        ),
+        (
+            _TEXT + b"\n" + "— name AAAA*AAA\n".encode(),
+            "note-malformed",
+            "a signature is not standard base64",
+        ),
+        (
+            _TEXT + b"\n" + "— name AAAAAB==\n".encode(),
+            "note-malformed",
+            "a signature is not canonical base64",
+        ),
+        (
+            _TEXT + b"\n" + _SIG * 101,
+            "note-malformed",
+            "more than 100 signatures",
+        ),
+        (
+            _with_text(_ORIGIN + b"\n" + _SIZE + b"\n"),
+            "checkpoint-malformed",
+            "a checkpoint is origin, size and root hash (this log uses no extension lines)",
+        ),
+        (
+            _with_text(_TEXT + b"extension\n"),
+            "checkpoint-malformed",
+            "a checkpoint is origin, size and root hash (this log uses no extension lines)",
+        ),
+        (
+            _with_text(b" " + _TEXT),
+            "checkpoint-malformed",
+            "the origin line is empty or padded",
+        ),
+        (
+            _with_text(_ORIGIN + b"\n07\n" + _ROOT + b"\n"),
+            "checkpoint-malformed",
+            "the tree size is not a plain decimal number",
+        ),
+        (
+            _with_text(_ORIGIN + b"\n" + str(1 << 63).encode() + b"\n" + _ROOT + b"\n"),
+            "checkpoint-malformed",
+            "the tree size is not a plain decimal number",
+        ),
+        (
+            _with_text(_ORIGIN + b"\n" + _SIZE + b"\n" + base64.b64encode(bytes(31)) + b"\n"),
+            "checkpoint-malformed",
+            "the root hash is not 32 bytes",
+        ),
+        (
+            _with_text(_ORIGIN + b"\n" + _SIZE + b"\n" + _ROOT[:-1] + b"*\n"),
+            "note-malformed",  # the base64 check's code, before the checkpoint's own checks
+            "the root hash is not standard base64",
+        ),
+    ],
+    ids=lambda value: value[:40] if isinstance(value, str) else None,
+)
+def test_each_parse_refusal_has_its_code_and_its_words(note: bytes, code: str, detail: str) -> None:
+    with pytest.raises(NoteError) as caught:
+        parse_checkpoint(note)
+    assert (caught.value.code, caught.value.detail) == (code, detail)
+
+
+def test_a_note_with_the_most_signatures_allowed_is_read() -> None:
+    text, sig = _parts()
+    _, _, signatures = parse_checkpoint(text + b"\n" + sig * 100)
+    assert len(signatures) == 100
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda message: bytearray(LOG_KEY.sign(message)),  # right bytes, wrong type
+        lambda message: LOG_KEY.sign(message).hex()[:64],  # 64 long, not bytes
+        lambda message: LOG_KEY.sign(message) + b"\0",  # a valid signature and one byte more
+        lambda message: LOG_KEY.sign(message + b"x"),  # signs something else
+    ],
+    ids=["bytearray", "str", "65-bytes", "other-message"],
+)
+def test_a_signer_whose_answer_is_not_a_signature_of_the_text_is_refused(
+    answer: object,
+) -> None:
+    with pytest.raises(NoteError) as caught:
+        sign_checkpoint(CHECKPOINT, _raw(LOG_KEY), answer)  # type: ignore[arg-type]
+    assert (caught.value.code, caught.value.detail) == (
+        "signature-invalid",
+        "the signer's signature does not verify",
+    )
+
+
+def test_the_shortest_signature_blob_is_a_key_id_and_one_byte() -> None:
+    blob = base64.b64encode(b"\x01\x02\x03\x04\x05").decode()
+    _, _, (signature,) = parse_checkpoint(_TEXT + b"\n" + f"— name {blob}\n".encode())
+    assert (signature.name, signature.key_id, signature.signature) == (
+        "name",
+        b"\x01\x02\x03\x04",
+        b"\x05",
+    )
