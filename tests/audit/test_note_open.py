@@ -240,7 +240,26 @@ _ORIGIN, _SIZE, _ROOT = _TEXT.rstrip(b"\n").split(b"\n")
             "the root hash is not standard base64",
         ),
     ],
-    ids=lambda value: value[:40] if isinstance(value, str) else None,
+    ids=[
+        "no-blank-line",
+        "control-character",
+        "no-final-lf",
+        "no-em-dash",
+        "empty-line-after-signatures",
+        "three-fields",
+        "plus-in-name",
+        "short-blob",
+        "not-base64",
+        "not-canonical-base64",
+        "101-signatures",
+        "two-lines",
+        "extension-line",
+        "padded-origin",
+        "leading-zero-size",
+        "size-2-to-the-63",
+        "31-byte-root",
+        "root-not-base64",
+    ],
 )
 def test_each_parse_refusal_has_its_code_and_its_words(note: bytes, code: str, detail: str) -> None:
     with pytest.raises(NoteError) as caught:
