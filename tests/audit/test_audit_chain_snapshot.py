@@ -133,3 +133,21 @@ def test_a_first_record_that_is_not_log_created_is_refused_with_its_words(log: P
         "genesis-invalid",
         "record 0 is not a log.created event",
     )
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{}, {"logId": 7}, {"logId": "not a log id"}, {"logId": "x", "extra": True}],
+    ids=["empty", "number", "bad-id", "extra-field"],
+)
+def test_a_log_created_record_0_with_invalid_data_is_refused_with_its_words(
+    log: Path, data: dict[str, object]
+) -> None:
+    first = check_body(log.read_bytes().splitlines()[0])
+    with pytest.raises(LineFault) as err:
+        Chain().accept_parts(0, "log.created", data, first["prev"], first["hash"])
+    assert (err.value.kind, err.value.detail) == (
+        "genesis-invalid",
+        "record 0 has invalid log.created data",
+    )
+    Chain().accept_parts(0, "log.created", first["data"], first["prev"], first["hash"])

@@ -61,6 +61,19 @@ def test_trust_accepts_a_key_source_function(
     assert verify_log(log_path, keyring(signer, other_signer)).decision == "intact"
 
 
+def test_a_key_source_given_to_trust_is_asked_again_after_a_later_rotation(
+    log_path: Path, signer: FixedSigner, other_signer: FixedSigner
+) -> None:
+    with AuditLog.open(log_path, signer, signer.keys) as log:
+        source = _CountingKeys(keyring(signer), keyring(signer, other_signer))
+        log.trust(source)
+        _rotate_elsewhere(log_path, signer, other_signer)  # after trust(): a key it lacks
+        log.use_signer(other_signer)
+        log.append("tool.executed", executed("after"))
+    assert source.calls == 2
+    assert verify_log(log_path, keyring(signer, other_signer)).decision == "intact"
+
+
 def test_trust_refuses_what_is_not_a_keyring(log_path: Path, signer: FixedSigner) -> None:
     with AuditLog.open(log_path, signer, signer.keys) as log, pytest.raises(UsageError) as err:
         log.trust({signer.key_id: "not a key"})  # type: ignore[dict-item]
