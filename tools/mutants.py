@@ -220,6 +220,18 @@ def run_mutmut(targets: list[str], jobs: int, deadline: float) -> bool:
     return True
 
 
+def forget_test_map(state: Path = STATE_DIR) -> None:
+    """Make the next ``mutmut run`` trace every test again (about two minutes here).
+
+    mutmut keeps which tests reach which function in ``mutmut-stats.json`` and, on a later
+    run, traces only tests that are new. A function added since is then mapped to the new
+    tests alone, and its mutants survive the older tests that would kill them (a new key
+    check in ``audit/_log.py`` had 10 such survivors). Verdicts live in the ``.meta`` files
+    and are kept.
+    """
+    (state / "mutmut-stats.json").unlink(missing_ok=True)
+
+
 def targets(
     modules: list[str],
     results: dict[str, str],
@@ -375,6 +387,7 @@ def main(argv: list[str] | None = None) -> int:
     deadline = time.monotonic() + args.budget
     equivalent = load_equivalent()
     print(f"mutants: {', '.join(args.modules)}", flush=True)
+    forget_test_map()
     run_modules(args.modules, args.jobs, deadline, fresh=args.fresh, equivalent=equivalent)
     results = all_results()
     summaries = [

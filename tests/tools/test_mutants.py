@@ -20,6 +20,7 @@ from tools.mutants import (
     ModuleResult,
     changed_lines,
     fastest_first,
+    forget_test_map,
     load_equivalent,
     module_glob,
     pending,
@@ -201,6 +202,17 @@ def test_a_mutants_tests_run_fastest_first_and_unknown_ones_last() -> None:
     tests = ["t::slow_cli", "t::new", "t::medium", "t::b", "t::a"]
     assert fastest_first(tests, durations) == ["t::a", "t::b", "t::medium", "t::slow_cli", "t::new"]
     assert fastest_first([], durations) == []
+
+
+def test_each_run_forgets_the_test_map_and_keeps_the_verdicts(tmp_path: Path) -> None:
+    (tmp_path / "audit").mkdir()
+    verdicts = tmp_path / "audit" / "_log.py.meta"
+    verdicts.write_text('{"exit_code_by_key": {}}')
+    (tmp_path / "mutmut-stats.json").write_text("{}")
+    forget_test_map(tmp_path)
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["_log.py.meta"]
+    forget_test_map(tmp_path)  # nothing to forget: no error
+    assert verdicts.read_text() == '{"exit_code_by_key": {}}'
 
 
 def test_an_empty_module_result_scores_nothing() -> None:
