@@ -127,6 +127,8 @@ def test_the_footer_follows_the_sidecar_through_a_kill_and_a_restart(world: Worl
         pi.prompt("scenario:rm-b", lambda _request: True)
         pi.prompt("scenario:rm-c", lambda _request: True)
         (new,) = sidecar_pids(pi.proc.pid)
+        # the footer follows the new sidecar's health probe, which may answer after the prompt
+        pi.wait_for(lambda seen: len(statuses(seen)) >= 4)
     shown = statuses(pi.events)
     assert len(shown) == 4, shown
     on_old, down, restarting, on_new = shown

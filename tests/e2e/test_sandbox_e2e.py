@@ -322,8 +322,11 @@ def test_a_restarted_sidecar_plans_the_sandbox_again(world: World) -> None:
         pi.prompt("scenario:rm-b", yes)  # fails closed, starts a new sidecar
         events = pi.prompt("scenario:sandbox-pid-namespace", yes)
         (new,) = sidecar_pids(pi.proc.pid)
+        on = f"operator-guard on (sidecar pid {new}, sandboxed)"
+        # the footer follows the new sidecar's health probe, which may answer after the prompt
+        pi.wait_for(lambda seen: on in statuses(seen))
     assert result_text(tool_ends(events)[0]).strip() != HOST_PID_NS
-    assert statuses(pi.events)[-1] == f"operator-guard on (sidecar pid {new}, sandboxed)"
+    assert statuses(pi.events)[-1] == on
     first, again = session_started(world)
     assert (first["sidecarRestarted"], again["sidecarRestarted"]) == (False, True)
     assert again["sandbox"] == "sandboxed"

@@ -434,6 +434,17 @@ class PiRpc:
         self.events.append(event)
         return event
 
+    def wait_for(
+        self, seen: Callable[[list[dict[str, Any]]], bool], *, timeout: float = 30.0
+    ) -> None:
+        """Read events until ``seen(self.events)`` holds: for what pi sends on its own time,
+        like the footer the guard sets once a restarted sidecar answers its health probe."""
+        deadline = time.monotonic() + timeout
+        while not seen(self.events):
+            if time.monotonic() > deadline:
+                raise PiSetupError(f"pi did not send the awaited event within {timeout:g} s")
+            self.next_event(max(0.1, deadline - time.monotonic()))
+
     def prompt(
         self,
         text: str,
