@@ -151,3 +151,22 @@ def test_a_log_created_record_0_with_invalid_data_is_refused_with_its_words(
         "record 0 has invalid log.created data",
     )
     Chain().accept_parts(0, "log.created", first["data"], first["prev"], first["hash"])
+
+
+def test_record_0_that_does_not_chain_from_its_log_id_is_refused_with_its_words(
+    log: Path,
+) -> None:
+    first = check_body(log.read_bytes().splitlines()[0])
+    chain = Chain()
+    with pytest.raises(LineFault) as err:
+        chain.accept_parts(0, "log.created", first["data"], "0" * 64, first["hash"])
+    assert (err.value.kind, err.value.detail) == (
+        "prev-mismatch",
+        "record 0 does not chain from its log id",
+    )
+    chain.accept_parts(0, "log.created", first["data"], first["prev"], first["hash"])
+    assert (chain.log_id, chain.prev, chain.next_seq) == (
+        first["data"]["logId"],
+        first["hash"],
+        1,
+    )
