@@ -113,3 +113,33 @@ def test_domain_edges_take_the_exact_path_and_agree() -> None:
     for body in cases:
         assert _outcome(check_body, body) == _outcome(check_body_exact, body), body
     assert _outcome(check_body, cases[0])[0] == "ok"
+
+
+def _line_in_code_point_order(data: dict[str, Any]) -> bytes:
+    """A record line with its keys sorted by code point (Python's and msgspec's order), and
+    a hash over exactly those bytes."""
+    body = {
+        "seq": 1,
+        "ts": _TS,
+        "event": "tool.executed",
+        "data": data,
+        "prev": "sha256:" + "a" * 64,
+    }
+
+    def dump(value: Any) -> bytes:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+    return dump({**body, "hash": "sha256:" + hashlib.sha256(dump(body)).hexdigest()})
+
+
+def test_keys_in_code_point_order_are_not_canonical_where_utf16_order_differs() -> None:
+    # RFC 8785 section 3.2.3 sorts keys by UTF-16 code units: U+1F600 (D83D DE00) comes
+    # before U+FB01, while code point order puts it after. msgspec sorts by code point, so
+    # the fast path must leave every line with a character above U+FFFF to the exact path.
+    data = {"k\U0001f600": 1, "k\ufb01": 2}
+    body = _line_in_code_point_order(data)
+    assert body.index("k\ufb01".encode()) < body.index("k\U0001f600".encode())
+    assert _outcome(check_body_exact, body) == _outcome(check_body, body)
+    assert _outcome(check_body, body)[0] == "fault"
+    # Where the two orders agree, the same construction is canonical and accepted.
+    assert _outcome(check_body, _line_in_code_point_order({"a\U0001f600": 1, "b": 2}))[0] == "ok"
