@@ -143,3 +143,44 @@ def test_keys_in_code_point_order_are_not_canonical_where_utf16_order_differs() 
     assert _outcome(check_body, body)[0] == "fault"
     # Where the two orders agree, the same construction is canonical and accepted.
     assert _outcome(check_body, _line_in_code_point_order({"a\U0001f600": 1, "b": 2}))[0] == "ok"
+
+
+def _self_hashed(body: dict[str, Any], *, sort_keys: bool, separators: tuple[str, str]) -> bytes:
+    """A record line dumped as asked, with ``hash`` last and over exactly its other bytes."""
+
+    def dump(value: Any) -> bytes:
+        return json.dumps(
+            value, sort_keys=sort_keys, ensure_ascii=False, separators=separators
+        ).encode()
+
+    digest = "sha256:" + hashlib.sha256(dump(body)).hexdigest()
+    line = dump({**body, "hash": digest})
+    assert line.rfind(b',"hash":"') > 0  # the span the fast path hashes around
+    return line
+
+
+_BODY = {
+    "seq": 1,
+    "ts": _TS,
+    "event": "tool.executed",
+    "data": {"n": 1},
+    "prev": "sha256:" + "a" * 64,
+}
+
+
+def test_a_line_not_in_canonical_form_is_refused_though_its_hash_is_right() -> None:
+    for line in [
+        _self_hashed(_BODY, sort_keys=False, separators=(",", ":")),  # keys out of order
+        _self_hashed({**_BODY, "data": {"b": 1, "a": 2}}, sort_keys=False, separators=(",", ":")),
+    ]:
+        assert _outcome(check_body, line) == _outcome(check_body_exact, line)
+        assert _outcome(check_body, line)[0] == "fault", line
+
+
+def test_a_canonical_line_with_a_timestamp_not_in_milliseconds_is_refused() -> None:
+    for ts in ["2026-11-23T10:00:00Z", "2026-11-23T10:00:00.000000Z", "2026-11-23 10:00:00.000Z"]:
+        line = _self_hashed({**_BODY, "ts": ts}, sort_keys=True, separators=(",", ":"))
+        assert _outcome(check_body, line) == _outcome(check_body_exact, line)
+        assert _outcome(check_body, line)[0] == "fault", ts
+    line = _self_hashed(_BODY, sort_keys=True, separators=(",", ":"))
+    assert _outcome(check_body, line)[0] == "ok"  # the same line with its milliseconds
