@@ -145,7 +145,13 @@ def test_keys_in_code_point_order_are_not_canonical_where_utf16_order_differs() 
     assert _outcome(check_body, _line_in_code_point_order({"a\U0001f600": 1, "b": 2}))[0] == "ok"
 
 
-def _self_hashed(body: dict[str, Any], *, sort_keys: bool, separators: tuple[str, str]) -> bytes:
+def _self_hashed(
+    body: dict[str, Any],
+    *,
+    sort_keys: bool,
+    separators: tuple[str, str],
+    prefix: str = "sha256:",
+) -> bytes:
     """A record line dumped as asked, with ``hash`` last and over exactly its other bytes."""
 
     def dump(value: Any) -> bytes:
@@ -153,7 +159,7 @@ def _self_hashed(body: dict[str, Any], *, sort_keys: bool, separators: tuple[str
             value, sort_keys=sort_keys, ensure_ascii=False, separators=separators
         ).encode()
 
-    digest = "sha256:" + hashlib.sha256(dump(body)).hexdigest()
+    digest = prefix + hashlib.sha256(dump(body)).hexdigest()
     line = dump({**body, "hash": digest})
     assert line.rfind(b',"hash":"') > 0  # the span the fast path hashes around
     return line
@@ -184,3 +190,10 @@ def test_a_canonical_line_with_a_timestamp_not_in_milliseconds_is_refused() -> N
         assert _outcome(check_body, line)[0] == "fault", ts
     line = _self_hashed(_BODY, sort_keys=True, separators=(",", ":"))
     assert _outcome(check_body, line)[0] == "ok"  # the same line with its milliseconds
+
+
+def test_a_hash_with_the_right_digest_under_another_prefix_is_refused() -> None:
+    for prefix in ["SHA256:", "sha-256:", "sha512:", ""]:
+        line = _self_hashed(_BODY, sort_keys=True, separators=(",", ":"), prefix=prefix)
+        assert _outcome(check_body, line) == _outcome(check_body_exact, line)
+        assert _outcome(check_body, line)[0] == "fault", prefix
