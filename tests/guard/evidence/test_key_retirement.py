@@ -327,3 +327,29 @@ def test_auditor_keyring_is_a_trust_root(tmp_path: Path) -> None:
     argv = [sys.executable, "-m", "guard", "--home", str(home), "audit", "verify"]
     proc = subprocess.run([*argv, "--keyring", str(auditor)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_second_retirement_keeps_the_first_ones_time(tmp_path: Path) -> None:
+    home = tmp_path / "guard"
+    ids = []
+    for n in range(3):
+        with freeze_time(T0 + timedelta(minutes=n)), Guard.open(home) as g:
+            ids.append(g.key_id)
+        if n < 2:
+            (home / "signing.key").unlink()
+    with Guard.open(home) as g:
+        retired = {e.key_id: e.retired_at_iso for e in g.keyring().keys}
+    # each key retired when the guard found its key gone: the next open after it vanished
+    assert retired == {
+        ids[0]: "2026-11-22T01:01:00.000Z",
+        ids[1]: "2026-11-22T01:02:00.000Z",
+        ids[2]: None,
+    }
+
+
+def test_rotation_writes_the_keyring_world_readable_and_the_key_private(tmp_path: Path) -> None:
+    home = tmp_path / "guard"
+    with Guard.open(home) as g:
+        g.rotate_key()
+    assert (home / "keyring.json").stat().st_mode & 0o777 == 0o644
+    assert (home / "signing.key").stat().st_mode & 0o777 == 0o600
