@@ -353,3 +353,12 @@ def test_rotation_writes_the_keyring_world_readable_and_the_key_private(tmp_path
         g.rotate_key()
     assert (home / "keyring.json").stat().st_mode & 0o777 == 0o644
     assert (home / "signing.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_keyring_file_is_sorted_two_space_json_for_a_readable_diff(tmp_path: Path) -> None:
+    home = tmp_path / "guard"
+    with Guard.open(home) as g:
+        g.rotate_key()
+    raw = (home / "keyring.json").read_text(encoding="utf-8")
+    assert raw == json.dumps(json.loads(raw), indent=2, sort_keys=True) + "\n"
+    assert raw.startswith('{\n  "keys": [\n    {\n')
