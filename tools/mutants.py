@@ -389,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mutants: {', '.join(args.modules)}", flush=True)
     forget_test_map()
     run_modules(args.modules, args.jobs, deadline, fresh=args.fresh, equivalent=equivalent)
+    equivalent = load_equivalent()  # as it is now: survivors may have been reviewed meanwhile
     results = all_results()
     summaries = [
         summarize(m, results, recorded_seconds(m), reviewed(m, results, equivalent))
