@@ -24,6 +24,26 @@ def test_generated_key_is_private(tmp_path: Path) -> None:
     assert not created_again and again.key_id == signer.key_id
 
 
+def test_a_missing_key_file_is_named_in_the_error(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    with pytest.raises(KeyFileError) as err:
+        store.load_signer()
+    assert (err.value.path, err.value.problem) == (
+        str(store.key_path),
+        "not found (run `pi-guard keygen`)",
+    )
+
+
+def test_ensure_key_on_an_existing_key_retires_nothing(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    store.key_path.unlink()  # the key vanished: the next ensure_key retires it
+    _, created = store.ensure_key()
+    assert created and len(store.retired_on_create) == 1
+    _, created = store.ensure_key()  # the new key is there: nothing retired this time
+    assert not created and store.retired_on_create == ()
+
+
 @pytest.mark.parametrize("mode", [0o640, 0o604, 0o644, 0o666])
 def test_group_or_world_readable_key_is_refused(tmp_path: Path, mode: int) -> None:
     store = KeyStore.open(tmp_path / "home")
