@@ -34,6 +34,34 @@ def test_a_missing_key_file_is_named_in_the_error(tmp_path: Path) -> None:
     )
 
 
+def test_each_refused_key_file_is_named_with_its_problem(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    pem = store.key_path.read_bytes()
+
+    def refusal() -> tuple[str, str]:
+        with pytest.raises(KeyFileError) as err:
+            store.load_signer()
+        return err.value.path, err.value.problem
+
+    path = str(store.key_path)
+    store.key_path.chmod(0o640)
+    assert refusal() == (path, "mode 0640 lets others read it; chmod 600 it or rotate")
+    store.key_path.chmod(0o600)
+    if os.getuid() == 0:  # only root can give a file away (CI runs as root)
+        os.chown(store.key_path, 65534, 65534)
+        assert refusal() == (path, "is owned by another user")
+    store.key_path.unlink()
+    store.key_path.mkdir()
+    assert refusal() == (path, "is not a regular file")
+    store.key_path.rmdir()
+    elsewhere = tmp_path / "elsewhere.key"
+    elsewhere.write_bytes(pem)
+    elsewhere.chmod(0o600)
+    store.key_path.symlink_to(elsewhere)  # O_NOFOLLOW: a symlink is never followed
+    assert refusal() == (path, "cannot open: Too many levels of symbolic links")
+
+
 def test_ensure_key_on_an_existing_key_retires_nothing(tmp_path: Path) -> None:
     store = KeyStore.open(tmp_path / "home")
     store.ensure_key()
