@@ -88,7 +88,10 @@ def test_a_checkpoint_naming_the_right_size_with_another_root_is_a_root_mismatch
     head_path = log.with_name(log.name + ".head")
     head_path.write_bytes(checkpoint_head(log, SIGNER, root=b"\x07" * 32))
     result = verify_log(log, keyring(SIGNER))
-    assert (result.decision, result.fault) == ("tampered", "root-mismatch")
+    assert (result.decision, result.fault, result.line) == ("tampered", "root-mismatch", None)
+    assert result.detail == (
+        "the records hash to another Merkle root than the signed checkpoint names"
+    )
     head_path.write_bytes(checkpoint_head(log, SIGNER))
     assert verify_log(log, keyring(SIGNER)).decision == "intact"
 
