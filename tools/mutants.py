@@ -132,12 +132,12 @@ def mutations(names: list[str]) -> dict[str, tuple[str, ...]]:
 
 
 def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
-    """Run mutmut (each mutant's tests fastest first, :mod:`tools.mutmut_fastest_first`) in its
+    """Run mutmut (each mutant's tests in :mod:`tools.mutmut_ordered`'s order) in its
     own process group; on timeout the whole group (its workers) is killed."""
     env = {**os.environ, "HYPOTHESIS_PROFILE": "mutants"}
     env.pop("CI", None)
     with subprocess.Popen(
-        [sys.executable, "-m", "tools.mutmut_fastest_first", *args],
+        [sys.executable, "-m", "tools.mutmut_ordered", *args],
         cwd=REPO,
         env=env,
         text=True,
@@ -152,14 +152,6 @@ def mutmut(*args: str, timeout: float | None = None) -> subprocess.CompletedProc
             proc.communicate()
             raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
-def fastest_first(tests: list[str], durations: Mapping[str, float]) -> list[str]:
-    """``tests`` by recorded duration, unknown ones last, ties by name (a stable order).
-
-    The order :mod:`tools.mutmut_fastest_first` hands a mutant's tests to pytest in.
-    """
-    return sorted(tests, key=lambda test: (durations.get(test, float("inf")), test))
 
 
 def all_results() -> dict[str, str]:

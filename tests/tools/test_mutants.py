@@ -19,7 +19,6 @@ from tools.mutants import (
     Equivalent,
     ModuleResult,
     changed_lines,
-    fastest_first,
     forget_test_map,
     load_equivalent,
     module_glob,
@@ -195,13 +194,6 @@ def test_a_mutant_whose_tests_are_killed_by_a_signal_is_detected() -> None:
     summary = summarize("audit/_chain.py", results, 0.0)
     assert summary.survivors == ()
     assert pending("audit/_chain.py", results) == []
-
-
-def test_a_mutants_tests_run_fastest_first_and_unknown_ones_last() -> None:
-    durations = {"t::slow_cli": 20.0, "t::b": 0.01, "t::a": 0.01, "t::medium": 1.5}
-    tests = ["t::slow_cli", "t::new", "t::medium", "t::b", "t::a"]
-    assert fastest_first(tests, durations) == ["t::a", "t::b", "t::medium", "t::slow_cli", "t::new"]
-    assert fastest_first([], durations) == []
 
 
 def test_each_run_forgets_the_test_map_and_keeps_the_verdicts(tmp_path: Path) -> None:
