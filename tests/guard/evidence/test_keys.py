@@ -7,6 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec as ec_key
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from audit import b64url_decode, b64url_encode, utc_now
 from guard import KeyFileError, KeyringError, KeyStore
@@ -60,6 +62,49 @@ def test_each_refused_key_file_is_named_with_its_problem(tmp_path: Path) -> None
     elsewhere.chmod(0o600)
     store.key_path.symlink_to(elsewhere)  # O_NOFOLLOW: a symlink is never followed
     assert refusal() == (path, "cannot open: Too many levels of symbolic links")
+
+
+def _write_key_file(store: KeyStore, content: bytes) -> None:
+    store.key_path.unlink(missing_ok=True)
+    fd = os.open(store.key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, content)
+    os.close(fd)
+
+
+def test_a_key_file_that_is_no_ed25519_pem_is_named_with_its_problem(tmp_path: Path) -> None:
+    store = KeyStore.open(tmp_path / "home")
+
+    def refusal() -> tuple[str, str]:
+        with pytest.raises(KeyFileError) as err:
+            store.load_signer()
+        return err.value.path, err.value.problem
+
+    path = str(store.key_path)
+    _write_key_file(store, b"-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n")
+    assert refusal() == (path, "is not a PEM Ed25519 private key")
+    _write_key_file(store, b"")
+    assert refusal() == (path, "is not a PEM Ed25519 private key")
+    ec = ec_key.generate_private_key(ec_key.SECP256R1())
+    pem = ec.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+    _write_key_file(store, pem)
+    assert refusal() == (path, "is not an Ed25519 key")
+
+
+def test_a_key_file_is_read_up_to_64_kib(tmp_path: Path) -> None:
+    # OpenSSL skips text before the PEM block, so a key whose block ends exactly at 64 KiB
+    # loads, and 32 bytes more of text in front of it push its end line past what is read.
+    store = KeyStore.open(tmp_path / "home")
+    store.ensure_key()
+    pem = store.key_path.read_bytes()
+    key_id = store.load_signer().key_id
+    lead = b"x" * (64 * 1024 - len(pem) - 1) + b"\n"
+    _write_key_file(store, lead + pem)
+    assert store.key_path.stat().st_size == 64 * 1024
+    assert store.load_signer().key_id == key_id
+    _write_key_file(store, b"x" * 32 + lead + pem)
+    with pytest.raises(KeyFileError) as err:
+        store.load_signer()
+    assert err.value.problem == "is not a PEM Ed25519 private key"
 
 
 def test_ensure_key_on_an_existing_key_retires_nothing(tmp_path: Path) -> None:
