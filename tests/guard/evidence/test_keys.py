@@ -109,6 +109,7 @@ def test_a_key_file_is_read_up_to_64_kib(tmp_path: Path) -> None:
 
 def test_ensure_key_on_an_existing_key_retires_nothing(tmp_path: Path) -> None:
     store = KeyStore.open(tmp_path / "home")
+    assert store.retired_on_create == ()  # nothing created yet, so nothing retired
     store.ensure_key()
     store.key_path.unlink()  # the key vanished: the next ensure_key retires it
     _, created = store.ensure_key()
