@@ -26,6 +26,7 @@ from audit import (
     origin_for,
     read_tree_state,
 )
+from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._home import env
 
 __all__ = [
@@ -109,21 +110,42 @@ def _state_for(log: Path, size: int) -> TreeState:
 
 
 def _git_commit(root: Path, path: Path, size: int) -> tuple[bool, str | None]:
-    """Commit the new files when the anchor directory is a git work tree."""
+    """Commit the new files when the anchor directory is a git work tree.
+
+    Plumbing only (``hash-object``, ``update-index``, ``write-tree``, ``commit-tree``,
+    ``update-ref``): these never run hooks, filters or an editor (githooks(5) names only
+    porcelain commands), and :mod:`guard._hermetic` keeps every user and system
+    configuration, and every program on ``PATH``, out of it.
+    """
     if not (root / ".git").exists():
         return False, None
     names = [str(p.relative_to(root)) for p in (path, path.with_suffix(".tree")) if p.exists()]
-    who = ["-c", "user.name=pi-guard", "-c", "user.email=pi-guard@localhost"]
-    git = ["git", "-C", str(root), *who]
-    message = f"checkpoint {path.parent.name} {size}"
     try:
-        subprocess.run([*git, "add", "--", *names], check=True, capture_output=True, timeout=30)
-        subprocess.run(
-            [*git, "commit", "-q", "-m", message, "--", *names],
-            check=True,
-            capture_output=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
+        git = [system_program("git"), "-C", str(root), *GIT_SAFE_OPTIONS]
+        who = {
+            "GIT_AUTHOR_NAME": "pi-guard",
+            "GIT_AUTHOR_EMAIL": "pi-guard@localhost",
+            "GIT_COMMITTER_NAME": "pi-guard",
+            "GIT_COMMITTER_EMAIL": "pi-guard@localhost",
+        }
+        env = git_env(who)
+
+        def out(*args: str, stdin: bytes | None = None) -> str:
+            done = run([*git, *args], env=env, input_bytes=stdin)
+            if done.returncode != 0:
+                detail = done.stderr.decode(errors="replace").strip().splitlines()
+                raise ProgramNotFound("git", f"git {args[0]} failed: {detail[-1:] or ''}")
+            return done.stdout.decode().strip()
+
+        for name in names:
+            blob = out("hash-object", "-w", "--no-filters", "--", name)
+            out("update-index", "--add", "--cacheinfo", f"100644,{blob},{name}")
+        tree = out("write-tree")
+        parent = run([*git, "rev-parse", "-q", "--verify", "HEAD^{commit}"], env=env)
+        head = parent.stdout.decode().strip() if parent.returncode == 0 else None
+        message = f"checkpoint {path.parent.name} {size}\n".encode()
+        commit = out("commit-tree", tree, *(("-p", head) if head else ()), stdin=message)
+        out("update-ref", "-m", "pi-guard checkpoint", "HEAD", commit, *((head,) if head else ()))
+    except (OSError, subprocess.SubprocessError, ProgramNotFound) as exc:
         return False, str(exc)
     return True, None

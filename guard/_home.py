@@ -23,6 +23,7 @@ from guard._errors import BadInputError, HomeError
 __all__ = [
     "ENV_PREFIX",
     "OLD_ENV_PREFIX",
+    "PI_PACKAGES",
     "default_home",
     "ensure_private_dir",
     "env",
@@ -37,6 +38,8 @@ OLD_ENV_PREFIX = "PI_GUARD_"
 """The prefix of the deprecated alias of every variable (still read)."""
 _OLD_ENV_PREFIX = OLD_ENV_PREFIX
 _AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+PI_PACKAGES = ("@mariozechner/pi-coding-agent", "@earendil-works/pi-coding-agent")
+"""pi's npm package names: the legacy one (last release 0.73.1) and the current one."""
 
 
 def env(name: str) -> str | None:

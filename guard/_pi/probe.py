@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG
+from guard._home import PI_PACKAGES
 from guard._pi.trust import TRUST_INTRODUCED
 
 __all__ = [
@@ -31,8 +32,6 @@ __all__ = [
     "parse_version",
 ]
 
-# The legacy package name (last release 0.73.1) and the current one.
-PI_PACKAGES = ("@mariozechner/pi-coding-agent", "@earendil-works/pi-coding-agent")
 PROBE_TIMEOUT_SECONDS = 15.0
 _VERSION = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 

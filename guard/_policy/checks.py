@@ -115,6 +115,12 @@ CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
         "destructive",
         "recursive deletion or rewrite of /, the home directory or a top-level system directory",
     ),
+    "builtin.outside-workspace": (
+        "confirm",
+        "protected",
+        "writes outside the session's writable places (the workspace and the user policy's "
+        "[sandbox] writable paths)",
+    ),
     "builtin.invalid-input": (
         "confirm",
         "protected",

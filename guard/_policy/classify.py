@@ -19,6 +19,7 @@ from guard._policy.models import PolicyActionKind, Settings, Verdict
 from guard._policy.paths import Mention, command_mentions
 from guard._policy.realpath import realpath
 from guard._policy.rules import CompiledRule, first_subcommand_words, leading_positionals
+from guard._policy.writable import TOO_WIDE_HINT, WritableSet
 
 __all__ = ["Classifier", "pi_tool_path"]
 
@@ -76,7 +77,9 @@ class Classifier:
         exceptions: Sequence[CompiledRule],
         settings: Settings,
         problem_count: int,
+        writable: Sequence[str] = (),
     ) -> None:
+        self._writable = tuple(writable)
         self._rules = tuple(rules)
         self._exceptions = tuple(exceptions)
         self._problem_count = problem_count
@@ -156,10 +159,49 @@ class Classifier:
             else:
                 units.append(unit)
         matches.extend(self._match_units(tool_name, units, home))
+        if tool_name not in self._shell_tools:
+            matches.extend(self._outside_writable(units, cwd_text))
         for rule in self._tool_rules:
             if rule.tool_matches(tool_name):
                 matches.append(self._rule_match(rule, (), None))
         return self._verdict(tool_name, matches, units, path_out)
+
+    def _outside_writable(self, units: Sequence[_Unit], cwd: str) -> list[Match]:
+        """``builtin.outside-workspace`` for a file tool's write outside the writable set.
+
+        The path is checked as written and, unless the policy turned symlink resolution off,
+        as resolved: a link inside the workspace that points outside it is outside.
+        """
+        writes = [
+            (index, m.path)
+            for index, unit in enumerate(units)
+            for m in unit.mentions
+            if m.write and m.path is not None
+        ]
+        if not writes:
+            return []
+        allowed = WritableSet.of(cwd, self._writable)
+        out: list[Match] = []
+        for index, path in writes:
+            real = realpath(path) if self._resolve else path
+            if allowed.covers(path) and allowed.covers(real):
+                continue
+            where = path if real == path else f"{path} (really {real})"
+            why = f"; {allowed.narrowed}: {TOO_WIDE_HINT}" if allowed.narrowed else ""
+            base = check("outside-workspace")
+            out.append(
+                Match(
+                    base.rule_id,
+                    base.layer,
+                    base.verdict,
+                    base.kind,
+                    base.reason + why,
+                    (where,),
+                    index,
+                    (path, real),
+                )
+            )
+        return out
 
     def _normalize(self, text: str, cwd: str) -> str | None:
         try:

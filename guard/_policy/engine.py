@@ -52,11 +52,13 @@ class Policy:
         self._settings = merged.settings
         self._settings_from = merged.settings_from
         self._placeholders = merged.placeholders
+        self._placeholder_lists = merged.placeholder_lists
         self._classifier = Classifier(
             rules=self._rules,
             exceptions=self._exceptions,
             settings=merged.settings,
             problem_count=len(self._problems),
+            writable=merged.sandbox.writable,
         )
 
     @classmethod
@@ -102,6 +104,7 @@ class Policy:
             precedence=_PRECEDENCE,
             layers=self._layers,
             placeholders=dict(self._placeholders),
+            placeholder_lists=dict(self._placeholder_lists),
             settings=settings,
             settings_from={to_camel(k): v for k, v in self._settings_from.items()},
             rules=tuple(rules),

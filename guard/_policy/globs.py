@@ -17,15 +17,15 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from guard._errors import GlobError
 from guard._policy.patterns import Shape, shapes_intersect
 
-__all__ = ["PathMatcher", "compile_globs", "expand_placeholders", "is_under"]
+__all__ = ["PathMatcher", "compile_globs", "expand_lists", "expand_placeholders", "is_under"]
 
-_PLACEHOLDER = re.compile(r"\$\{([A-Z_]+)\}")
+_PLACEHOLDER = re.compile(r"\$\{([A-Z_0-9]+)\}")
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -46,6 +46,30 @@ def expand_placeholders(pattern: str, values: Mapping[str, str]) -> list[tuple[b
     if pos < len(pattern):
         pieces.append((False, pattern[pos:]))
     return pieces
+
+
+def expand_lists(
+    patterns: Iterable[str], lists: Mapping[str, Sequence[str]]
+) -> tuple[list[str], dict[str, str]]:
+    """Patterns naming a list placeholder, repeated once per value (none for an empty list).
+
+    Each value becomes a single placeholder of its own (``${NAME__0}``, …), so it stays a
+    literal path, as every placeholder value is. Returns the patterns and those values.
+    """
+    out: list[str] = []
+    values: dict[str, str] = {}
+    for pattern in patterns:
+        expanded = [pattern]
+        for found in set(_PLACEHOLDER.findall(pattern)) & set(lists):
+            token = "${" + found + "}"
+            expanded = [
+                text.replace(token, "${" + f"{found}__{index}" + "}")
+                for text in expanded
+                for index in range(len(lists[found]))
+            ]
+            values.update({f"{found}__{i}": v for i, v in enumerate(lists[found])})
+        out.extend(expanded)
+    return out, values
 
 
 def _glob_to_regex(text: str) -> str:

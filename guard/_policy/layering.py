@@ -25,6 +25,7 @@ from guard._policy.config import (
     builtin_layer,
     read_layer,
 )
+from guard._policy.globs import expand_lists
 from guard._policy.installation import installation_paths
 from guard._policy.models import (
     ConfigProblem,
@@ -36,6 +37,7 @@ from guard._policy.models import (
     Settings,
 )
 from guard._policy.rules import CompiledRule, compile_rule
+from guard._policy.surroundings import placeholder_lists
 
 __all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
 
@@ -54,6 +56,7 @@ class MergedLayers:
     settings: Settings = field(default_factory=Settings)
     settings_from: dict[str, LayerName] = field(default_factory=dict)
     placeholders: dict[str, str] = field(default_factory=dict)
+    placeholder_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sandbox_from: LayerName = "builtin"
 
@@ -83,12 +86,13 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         else None
     )
     files = [f for f in (builtin, user, project_layer) if f is not None]
-    loaded = MergedLayers(placeholders=placeholders)
+    lists = placeholder_lists()
+    loaded = MergedLayers(placeholders=placeholders, placeholder_lists=lists)
     for layer_file in files:
         loaded.problems.extend(layer_file.problems)
     loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
     _sandbox_settings(user, project_layer, loaded)
-    _accept_rules(files, loaded, loaded.settings, placeholders, project_dir)
+    _accept_rules(files, loaded, loaded.settings, placeholders, lists, project_dir)
     layers = tuple(
         DescribedLayer(
             layer=f.layer, file=f.file if f.layer != "builtin" else None, status=f.status
@@ -213,6 +217,7 @@ def _accept_rules(
     loaded: MergedLayers,
     settings: Settings,
     placeholders: Mapping[str, str],
+    lists: Mapping[str, tuple[str, ...]],
     project: str | None,
 ) -> None:
     home = os.path.expanduser("~")
@@ -287,11 +292,15 @@ def _accept_rules(
                         )
                         continue
                     rule = rule.model_copy(update={"relaxes": keep})
+            expanded, values = _with_lists(rule, placeholders, lists)
+            if expanded is None:
+                continue  # its only paths name an empty list: nothing to match here
+            rule = expanded
             try:
                 compiled = compile_rule(
                     rule,
                     layer,
-                    values=placeholders,
+                    values=values,
                     home=home,
                     anchor=project,
                     case_sensitive=bool(settings.case_sensitive_paths),
@@ -302,3 +311,21 @@ def _accept_rules(
                 problem(line, rule, f"ignored: {exc}")
                 continue
             (loaded.exceptions if rule.verdict == "allow" else loaded.rules).append(compiled)
+
+
+def _with_lists(
+    rule: Rule, placeholders: Mapping[str, str], lists: Mapping[str, tuple[str, ...]]
+) -> tuple[Rule | None, dict[str, str]]:
+    """``rule`` with its list placeholders expanded, and the placeholder values to use;
+    ``None`` when every path it names is an empty list."""
+    values = dict(placeholders)
+    update: dict[str, tuple[str, ...]] = {}
+    for name in ("paths", "exclude", "target_paths"):
+        patterns: tuple[str, ...] = getattr(rule, name)
+        expanded, more = expand_lists(patterns, lists)
+        if more or tuple(expanded) != patterns:
+            update[name] = tuple(expanded)
+            values.update(more)
+    if rule.paths and not update.get("paths", rule.paths):
+        return None, values
+    return (rule.model_copy(update=update) if update else rule), values

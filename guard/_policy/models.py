@@ -279,6 +279,7 @@ class PolicyDescription(BaseModel):
     precedence: str
     layers: tuple[DescribedLayer, ...]
     placeholders: dict[str, str]
+    placeholder_lists: dict[str, tuple[str, ...]]
     settings: dict[str, bool | list[str]]
     settings_from: dict[str, LayerName]
     rules: tuple[DescribedRule, ...]

@@ -33,7 +33,7 @@ def test_absolute_paths_and_escapes_outside_the_project(world: World) -> None:
     assert verdict_of(policy, world, "read", str(world.project / ".env")) == "confirm"
     assert verdict_of(policy, world, "read", "../home/.ssh/config") == "confirm"
     assert verdict_of(policy, world, "write", "../elsewhere/.env") == "confirm"
-    assert verdict_of(policy, world, "write", "~/.ssh/authorized_keys") == "confirm"
+    assert verdict_of(policy, world, "write", "~/.ssh/authorized_keys") == "block"
     assert verdict_of(policy, world, "read", "src/app.py") == "allow"
     assert verdict_of(policy, world, "read", "environment.md") == "allow"
 
@@ -59,7 +59,8 @@ def test_symlinks_are_followed_when_resolution_is_on(world: World) -> None:
     assert verdict.path == normalize_path("notes.txt", world.project)
     assert policy.classify("bash", {"command": "cat notes.txt"}, world.project).verdict == "confirm"
     # a file that does not exist yet, in a symlinked directory
-    assert verdict_of(policy, world, "write", "linkdir/.ssh/new_key") == "confirm"
+    assert verdict_of(policy, world, "write", "linkdir/.ssh/new_key") == "block"
+    assert verdict_of(policy, world, "write", "linkdir/notes.md") == "confirm"  # outside
     world.user_config("[settings]\nresolve_symlinks = false\n")
     lexical = world.policy()
     assert verdict_of(lexical, world, "read", "notes.txt") == "allow"

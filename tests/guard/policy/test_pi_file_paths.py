@@ -69,7 +69,7 @@ def test_at_prefix_reaches_home_and_absolute_paths(world: World) -> None:
     assert ssh.verdict == "confirm"
     assert ssh.path == normalize_path(str(world.home / ".ssh" / "id_rsa"), "/")
     system = policy.classify("write", {"path": "@/etc/hosts"}, world.project)
-    assert system.verdict == "confirm"
+    assert system.verdict == "block"  # the system runs what /etc holds
     assert system.path == "/etc/hosts"
 
 

@@ -82,8 +82,9 @@ def test_a_prefix_redirection_resolves_against_the_current_directory(
 ) -> None:
     assert bash(">out echo hi").verdict == "allow"
     verdict = bash("cd /etc && >passwd echo hi")
-    assert verdict.verdict == "confirm"
-    assert verdict.rule_ids == ("builtin.system-paths",)
+    assert verdict.verdict == "block"
+    assert verdict.rule_ids == ("builtin.runs-outside-sandbox",)
+    assert verdict.targets == ("/etc/passwd",)
 
 
 @pytest.mark.parametrize(
