@@ -192,6 +192,11 @@ class SandboxSettings(BaseModel):
 
     A project file's ``[sandbox]`` table is refused: the model can write the project, and
     every key here can widen what the agent reaches. Paths are absolute or start with ``~``.
+
+    ``home``: ``hidden`` (default) covers the user's home, showing only what tools need to
+    read (``readable`` adds more); ``read-only`` shows it all read-only except the credential
+    paths. ``unset_env`` adds variable names (or globs) removed from the agent's commands;
+    ``keep_env`` keeps one the built-in credential list would remove.
     """
 
     model_config = _WIRE
@@ -199,13 +204,25 @@ class SandboxSettings(BaseModel):
     mode: Literal["required", "off"] = "required"
     writable: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     hidden: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    home: Literal["hidden", "read-only"] = "hidden"
+    readable: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    unset_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+    keep_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     tmp: Literal["private", "host"] = "private"
     network: Literal["shared", "none"] = "shared"
     bwrap: str | None = Field(default=None, min_length=1, max_length=4096)
 
     @model_validator(mode="after")
     def _paths(self) -> SandboxSettings:
-        named = (*self.writable, *self.hidden, *((self.bwrap,) if self.bwrap else ()))
+        for name in (*self.unset_env, *self.keep_env):
+            if not re.fullmatch(r"[A-Za-z_*?][A-Za-z0-9_*?]*", name):
+                raise ValueError(f"variable names are letters, digits, _ and globs, got {name!r}")
+        named = (
+            *self.writable,
+            *self.hidden,
+            *self.readable,
+            *((self.bwrap,) if self.bwrap else ()),
+        )
         for path in named:
             if not path.startswith(("/", "~")) or "\0" in path or len(path) > 4096:
                 raise ValueError(f"paths must be absolute or start with '~', got {path!r}")

@@ -33,8 +33,17 @@ from functools import lru_cache
 from pathlib import Path
 
 from guard._home import PI_PACKAGES
+from guard._policy.config import builtin_layer
 
-__all__ = ["git_user_files", "path_dirs", "pi_installation", "placeholder_lists"]
+__all__ = [
+    "CREDENTIAL_RULES",
+    "credential_files",
+    "git_config_values",
+    "git_user_files",
+    "path_dirs",
+    "pi_installation",
+    "placeholder_lists",
+]
 
 _SYSTEM_PREFIXES = frozenset({"/", "/usr", "/usr/local", "/opt/homebrew"})
 # git keys whose value is, or starts with, a program or a directory of programs.
@@ -152,7 +161,7 @@ def _node_installation(env: Mapping[str, str], parent: int | None) -> tuple[str,
     return _unique(found)
 
 
-def _config_lines(path: Path) -> Iterator[tuple[str, str]]:
+def git_config_values(path: Path) -> Iterator[tuple[str, str]]:
     """``(section.key, value)`` of a git config file, keys lower-cased (git-config(1) SYNTAX).
 
     Good enough to find paths: subsections keep their case, values lose their quotes,
@@ -210,7 +219,7 @@ def git_user_files(env: Mapping[str, str]) -> tuple[str, ...]:
         if str(config) in seen:
             continue
         seen.add(str(config))
-        for key, value in _config_lines(config):
+        for key, value in git_config_values(config):
             if not _GIT_PROGRAM_KEYS.match(key):
                 continue
             if key.endswith(".path") and key.startswith("include"):
@@ -249,3 +258,30 @@ def _cached(key: tuple[str, ...], parent: int) -> tuple[tuple[str, tuple[str, ..
         "ZDOTDIR": _unique([home, *zdotdir]),
     }
     return tuple(sorted(lists.items()))
+
+
+CREDENTIAL_RULES = ("builtin.ssh", "builtin.cloud-credentials", "builtin.credentials")
+"""The built-in rules whose paths are credentials: file tools ask before reading them, and
+the sandbox hides each one even where the rest of its directory is shown."""
+
+
+def credential_files(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The literal paths of :data:`CREDENTIAL_RULES` under the home, for this environment."""
+    environ = dict(os.environ if env is None else env)
+    home = _home(environ)
+    lists = placeholder_lists(environ)
+    found: list[str] = []
+    for rule in builtin_layer().rules:
+        if rule.id not in CREDENTIAL_RULES:
+            continue
+        for pattern in rule.paths:
+            if any(ch in pattern for ch in "*?["):
+                continue
+            if pattern.startswith("~/"):
+                found.append(os.path.normpath(home + pattern[1:]))
+                continue
+            for name in ("CONFIG_HOME", "DATA_HOME"):
+                token = "${" + name + "}"
+                if pattern.startswith(token):
+                    found += [os.path.normpath(v + pattern[len(token) :]) for v in lists[name]]
+    return _unique(found)

@@ -17,7 +17,7 @@ from guard._sandbox.model import (
     SandboxState,
     SpawnContext,
 )
-from guard._sandbox.plan import effective_settings, filter_env, plan, spawn
+from guard._sandbox.plan import effective_settings, filter_env, plan, spawn, workspace_stamp
 from guard._sandbox.probe import probe
 
 __all__ = [
@@ -37,5 +37,6 @@ __all__ = [
     "shell_prefix",
     "shell_quote",
     "spawn",
+    "workspace_stamp",
     "wrap_command",
 ]

@@ -6,12 +6,15 @@ mount covers an earlier one:
 1. the whole root read-only, a minimal ``/dev``, a fresh ``/proc`` (its ``sys``,
    ``sysrq-trigger``, ``irq`` and ``bus`` read-only: a root-owned agent could otherwise
    write ``kernel.core_pattern``), ``/tmp`` private or the host's;
-2. every writable path (the workspace, the user's extra paths), parents first;
-3. every protected path that overlaps a writable one, re-bound read-only, parents first —
-   so a venv or ``.pi/extensions/operator-guard`` *inside* the workspace stays read-only,
-   and a workspace inside the guard's installation is read-only too;
-4. every hidden path covered last (an empty read-only tmpfs, or ``/dev/null`` for a file),
-   so the guard home is invisible even inside the workspace or ``/tmp``.
+2. the user's home covered by an empty tmpfs, and what tools need of it shown again
+   read-only (symlinks among them made again), parents first;
+3. every writable path (the workspace, the user's extra paths), parents first;
+4. every protected path that overlaps a writable one, re-bound read-only, parents first —
+   so a venv, ``.pi/extensions/operator-guard`` or ``.git/hooks`` *inside* the workspace
+   stays read-only, and a workspace inside the guard's installation is read-only too;
+5. every hidden path covered (an empty read-only tmpfs, or ``/dev/null`` for a file), so
+   the guard home is invisible even inside the workspace or ``/tmp``;
+6. the home's tmpfs remounted read-only, last, once every mount point in it exists.
 
 Namespaces: own PID namespace (the sidecar and pi cannot be seen, signalled or traced),
 IPC, UTS and cgroup namespaces, a user namespace with nested ones forbidden, every
@@ -23,8 +26,10 @@ policy says ``network = "none"``.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 
 from guard._errors import BadInputError
+from guard._policy.writable import within as is_within
 from guard._sandbox.model import MountPath, SandboxInput
 
 __all__ = [
@@ -49,13 +54,6 @@ NAMESPACE_FLAGS = (
     "--cap-drop",
     "ALL",
 )
-
-
-def is_within(path: str, root: str) -> bool:
-    """``path`` is ``root`` or lies beneath it (both absolute and normalized)."""
-    if root == "/":
-        return path.startswith("/")
-    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 def _depth_order(paths: list[MountPath]) -> list[MountPath]:
@@ -93,7 +91,16 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
     def hidden_away(path: str) -> bool:
         return any(is_within(path, h.path) for h in hidden)
 
-    writable = [inp.workspace] + [w for w in inp.writable if w.kind in ("dir", "file")]
+    home = inp.home if inp.home is not None and inp.home.kind == "dir" else None
+    if home is not None and home.path != "/":
+        argv += ("--tmpfs", home.path)
+        argv += _home_view(inp, home.path, hidden_away)
+    else:
+        home = None
+
+    writable = [w for w in inp.writable if w.kind in ("dir", "file")]
+    if inp.workspace_writable:
+        writable.insert(0, inp.workspace)
     writable = [w for w in _depth_order(writable) if not hidden_away(w.path)]
     for entry in writable:
         argv += ("--bind", entry.path, entry.path)
@@ -121,10 +128,32 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
         else:
             argv += ("--ro-bind", "/dev/null", entry.path)
 
+    if home is not None:
+        argv += ("--remount-ro", home.path)
     for name in inp.unset_env:
         argv += ("--unsetenv", name)
     argv += ("--chdir", inp.workspace.path, "--", inp.shell, "-c")
     return tuple(argv)
+
+
+def _home_view(inp: SandboxInput, home: str, hidden_away: Callable[[str], bool]) -> list[str]:
+    """The parts of the covered home shown again: links made, paths bound read-only."""
+    argv: list[str] = []
+    shown: list[str] = []
+    steps = [(p.path, "bind") for p in inp.exposed if p.kind in ("dir", "file")]
+    steps += [(link, "link") for link, _ in inp.links]
+    targets = dict(inp.links)
+    for path, step in sorted(set(steps), key=lambda s: (s[0].count("/"), s[0], s[1])):
+        if not is_within(path, home) or path == home or hidden_away(path):
+            continue
+        if any(is_within(path, parent) for parent in shown):
+            continue  # inside something already shown: there already
+        if step == "link":
+            argv += ("--symlink", targets[path], path)
+        else:
+            argv += ("--ro-bind", path, path)
+            shown.append(path)
+    return argv
 
 
 def shell_quote(text: str) -> str:

@@ -3,23 +3,36 @@
 Every path goes through ``os.path.realpath`` (a symlink is bound at its target, where bwrap
 will find it) and is classified as ``dir``, ``file``, ``other`` or ``missing``.
 
+Writable: the workspace and the user's ``writable`` paths; a workspace that is ``/``, the
+home or a parent of it is not (:mod:`guard._policy.writable`).
+
 Protected read-only: the guard's import packages (``guard``, ``audit``, ``planning``),
 ``sys.prefix``/``sys.exec_prefix``/``sys.base_prefix``, every site-packages directory and
 every other ``sys.path`` entry of this interpreter (except the workspace itself or a parent
 of it), pi's agent directory, both installed extension directories and their
 ``guard.json``, the project's whole ``.pi`` directory (pi loads extensions and settings from
-it; it is kept absent-and-read-only when missing), the bwrap binary and the shell.
+it; it is kept absent-and-read-only when missing), the git files of the workspace that name
+programs the operator's git runs later (``hooks``, ``config``, a ``core.hooksPath`` in the
+workspace, submodules' too: githooks(5), git-config(1)), the bwrap binary and the shell.
+
+The home: covered, with only :data:`HOME_TOOLS` (toolchains, package caches, git's
+identity), the ``PATH`` directories under it and the user's ``readable`` paths shown
+read-only (``home = "read-only"`` shows it all instead).
 
 Hidden: the guard home (keys, keyring, ledger, audit log, the user's policy), pi's
-``auth.json`` and ``models.json`` (API keys), the user's runtime directory
-(``/run/user/<uid>``: the D-Bus session bus would let ``systemd-run --user`` start a process
-outside the sandbox; ssh/gpg agents live there) and the user's ``hidden`` paths.
+``auth.json`` and ``models.json`` (API keys), the credential files of the built-in
+credential rules, the user's runtime directory (``/run/user/<uid>``: the D-Bus session bus
+would let ``systemd-run --user`` start a process outside the sandbox; ssh/gpg agents live
+there) and the user's ``hidden`` paths.
+
+Removed from the environment: the guard's variables and :data:`CREDENTIAL_ENV` (plus the
+user's ``unset_env``, minus ``keep_env``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
-import shutil
 import site
 import stat
 import sys
@@ -30,15 +43,22 @@ from guard._home import ENV_PREFIX, pi_agent_dir
 from guard._pi.install import CONFIG_FILE, EXTENSION_DIR_NAME
 from guard._policy.layering import CONFIG_FILE_NAME
 from guard._policy.models import SandboxSettings
+from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
+from guard._policy.writable import too_wide
 from guard._sandbox.argv import is_within
 from guard._sandbox.model import MountPath, SandboxInput
 
 __all__ = [
     "BWRAP_CANDIDATES",
+    "CREDENTIAL_ENV",
+    "HOME_TOOLS",
     "OUR_PACKAGES",
     "collect_input",
+    "credential_env_names",
     "find_bwrap",
+    "git_protected",
     "guard_env_names",
+    "home_view",
     "install_paths",
     "resolve",
 ]
@@ -64,13 +84,16 @@ def resolve(path: str | os.PathLike[str]) -> MountPath:
 
 
 def find_bwrap(configured: str | None = None) -> str:
-    """The bwrap to use: the user's ``bwrap`` setting, else a system location, else PATH."""
+    """The bwrap to use: the user's ``bwrap`` setting, else the first system location.
+
+    Never ``PATH``: a ``bwrap`` the agent could place earlier on it would be the sandbox.
+    """
     if configured:
         return os.path.expanduser(configured)
     for candidate in BWRAP_CANDIDATES:
         if os.access(candidate, os.X_OK):
             return candidate
-    return shutil.which("bwrap") or BWRAP_CANDIDATES[0]
+    return BWRAP_CANDIDATES[0]
 
 
 def guard_env_names(env: Mapping[str, str]) -> tuple[str, ...]:
@@ -92,6 +115,233 @@ def install_paths() -> list[str]:
     return found
 
 
+HOME_TOOLS: tuple[str, ...] = (
+    # git's identity and settings (git-config(1) FILES); credentials inside stay hidden
+    ".gitconfig",
+    ".config/git",
+    # toolchains and their installations
+    ".rustup",
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
+    ".nvm",
+    ".volta",
+    ".fnm",
+    ".pyenv",
+    ".rbenv",
+    ".asdf",
+    ".sdkman",
+    ".deno",
+    ".bun",
+    ".npm-global",
+    ".yarn",
+    "go",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/pipx",
+    ".local/pipx",
+    ".local/share/uv",
+    ".local/share/mise",
+    ".local/share/fnm",
+    ".local/share/pnpm",
+    # package caches (read-only: a cache the agent could write is one the operator reads)
+    ".npm",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+    ".cache/pip",
+    ".cache/uv",
+    ".cache/go-build",
+    ".cache/yarn",
+    ".cache/pnpm",
+    ".cache/node-gyp",
+    ".cache/pypoetry",
+    ".cache/pre-commit",
+    ".cache/ms-playwright",
+)
+"""What the sandbox shows of the covered home, relative to it (read-only, where it exists)."""
+
+CREDENTIAL_ENV: tuple[str, ...] = (
+    "PGPASSWORD",
+    "PGPASSFILE",
+    "PGSERVICEFILE",
+    "MYSQL_PWD",
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DATABASE_URL",
+    "KRB5CCNAME",
+    "DOCKER_AUTH_CONFIG",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "NETRC",
+    "AWS_*",
+    "AZURE_*",
+    "*_TOKEN",
+    "*_TOKENS",
+    "*_API_KEY",
+    "*_APIKEY",
+    "*_SECRET",
+    "*_SECRETS",
+    "*_SECRET_*",
+    "*_PASSWORD",
+    "*_PASSWD",
+    "*_PASSPHRASE",
+    "*_CREDENTIALS",
+    "*_PRIVATE_KEY",
+    "*_ACCESS_KEY",
+    "*_ACCESS_KEY_ID",
+    "*_DATABASE_URL",
+    "*_DSN",
+    "NPM_CONFIG__AUTH*",
+)
+"""Variables removed from the agent's commands (names or globs, any case): passwords,
+tokens, API keys, cloud credentials, agent sockets."""
+
+_GENERIC_PARENTS = (".local",)
+
+
+def credential_env_names(
+    names: Iterable[str], extra: Iterable[str] = (), keep: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """Which of ``names`` to remove: :data:`CREDENTIAL_ENV` and ``extra``, not ``keep``."""
+    patterns = [p.upper() for p in (*CREDENTIAL_ENV, *extra)]
+    kept = [p.upper() for p in keep]
+    out = []
+    for name in names:
+        upper = name.upper()
+        if any(fnmatch.fnmatchcase(upper, p) for p in kept):
+            continue
+        if any(fnmatch.fnmatchcase(upper, p) for p in patterns):
+            out.append(name)
+    return tuple(sorted(set(out)))
+
+
+def git_protected(workspace: str) -> list[tuple[str, bool]]:
+    """The workspace's git files that name programs, each with "keep it absent if missing".
+
+    ``.git`` (a directory, or a ``gitdir:`` file and its common directory): ``hooks``,
+    ``config``, ``config.worktree``; every submodule's under ``modules``; and a
+    ``core.hooksPath`` that lies in the workspace (githooks(5): relative to the work tree).
+    A missing ``hooks`` directory is kept absent (the agent cannot create one), a missing
+    file is not (git then reads nothing).
+    """
+    dot = os.path.join(workspace, ".git")
+    gitdirs: list[str] = []
+    if os.path.isdir(dot) and not os.path.islink(dot):
+        gitdirs.append(dot)
+    elif os.path.isfile(dot):
+        gitdirs += _gitfile_dirs(dot, workspace)
+    elif os.path.islink(dot):
+        gitdirs.append(os.path.realpath(dot))
+    out: list[tuple[str, bool]] = []
+    for gitdir in gitdirs:
+        out += _gitdir_files(gitdir)
+        for hooks_path in _hooks_paths(os.path.join(gitdir, "config"), workspace):
+            out.append((hooks_path, True))
+        modules = os.path.join(gitdir, "modules")
+        for root, dirs, files in os.walk(modules):
+            if root.count("/") - modules.count("/") > 6:
+                dirs[:] = []
+                continue
+            if "config" in files or "HEAD" in files:
+                out += _gitdir_files(root)
+    return list(dict.fromkeys(out))
+
+
+def _gitfile_dirs(dot: str, workspace: str) -> list[str]:
+    try:
+        with open(dot, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(4096)
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = os.path.join(workspace, text[len("gitdir:") :].strip())
+    found = [os.path.realpath(gitdir)]
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+            common = handle.read(4096).strip()
+        found.append(os.path.realpath(os.path.join(gitdir, common)))
+    except OSError:
+        pass
+    return found
+
+
+def _gitdir_files(gitdir: str) -> list[tuple[str, bool]]:
+    out = [(os.path.join(gitdir, "hooks"), True), (os.path.join(gitdir, "config"), False)]
+    worktree = os.path.join(gitdir, "config.worktree")
+    if os.path.lexists(worktree):
+        out.append((worktree, False))
+    return out
+
+
+def _hooks_paths(config: str, workspace: str) -> list[str]:
+    out = []
+    for key, value in git_config_values(Path(config)):
+        if key != "core.hookspath" or not value:
+            continue
+        path = os.path.expanduser(value)
+        out.append(os.path.normpath(os.path.join(workspace, path)))
+    return out
+
+
+def _links_to(path: str, home: str) -> tuple[list[tuple[str, str]], str]:
+    """The symlinks met on the way from ``home`` to ``path``, and where it really is."""
+    links: list[tuple[str, str]] = []
+    current = home
+    parts = [p for p in os.path.relpath(path, home).split("/") if p not in ("", ".")]
+    for index, part in enumerate(parts):
+        step = os.path.join(current, part)
+        if os.path.islink(step):
+            try:
+                links.append((step, os.readlink(step)))
+            except OSError:
+                break
+            current = os.path.realpath(step)
+            if not is_within(current, home):
+                return links, os.path.realpath(os.path.join(current, *parts[index + 1 :]))
+        else:
+            current = step
+    return links, os.path.realpath(current)
+
+
+def home_view(
+    home: str, env: Mapping[str, str], settings: SandboxSettings
+) -> tuple[list[MountPath], list[tuple[str, str]]]:
+    """What the covered ``home`` shows: the paths bound read-only, and the links among them.
+
+    :data:`HOME_TOOLS`, the ``PATH`` directories under the home (with the prefix a ``bin``
+    or ``shims`` directory belongs to, ``~/.cargo`` for ``~/.cargo/bin``), the files the
+    user's git config includes and the user's ``readable`` paths.
+    """
+    lists = placeholder_lists(env)
+    wanted = [os.path.join(home, p) for p in HOME_TOOLS]
+    wanted += [os.path.join(c, "git") for c in lists["CONFIG_HOME"]]
+    for entry in lists["PATH_DIRS"]:
+        if not is_within(entry, home) or entry == home:
+            continue
+        wanted.append(entry)
+        parent = os.path.dirname(entry)
+        generic = parent == home or os.path.relpath(parent, home) in _GENERIC_PARENTS
+        if os.path.basename(entry) in ("bin", "shims") and not generic:
+            wanted.append(parent)
+    wanted += lists["GIT_USER_FILES"]
+    wanted += [os.path.expanduser(p) for p in settings.readable]
+    exposed: dict[str, MountPath] = {}
+    links: dict[str, str] = {}
+    for path in wanted:
+        path = os.path.normpath(path)
+        if not is_within(path, home) or not os.path.lexists(path):
+            continue
+        met, real = _links_to(path, home)
+        links.update(met)
+        if is_within(real, home):
+            shown = resolve(real)
+            if shown.kind != "missing":
+                exposed.setdefault(shown.path, shown)
+    return list(exposed.values()), sorted(links.items())
+
+
 def _resolved(paths: Iterable[str | os.PathLike[str]]) -> list[MountPath]:
     out: dict[str, MountPath] = {}
     for path in paths:
@@ -110,10 +360,18 @@ def collect_input(
     shell: str = "/bin/bash",
     extra_read_only: Iterable[str] = (),
     agent_dir: str | os.PathLike[str] | None = None,
+    env_names: Iterable[str] = (),
 ) -> SandboxInput:
-    """The sandbox's input for an agent working in ``workspace`` with guard home ``home``."""
-    environ = os.environ if env is None else env
+    """The sandbox's input for an agent working in ``workspace`` with guard home ``home``.
+
+    ``env`` is the environment the agent's commands start from (default: this process's);
+    its ``HOME`` is the user's home. ``env_names`` are more variable names that environment
+    may hold (pi's own, as the shim saw them).
+    """
+    environ = dict(os.environ if env is None else env)
     ws = resolve(workspace)
+    user_home = resolve(environ.get("HOME") or os.path.expanduser("~"))
+    ws_writable = too_wide(ws.path, user_home.path) is None
     agent = Path(agent_dir) if agent_dir is not None else pi_agent_dir()
     project_pi = Path(ws.path) / ".pi"
 
@@ -123,6 +381,9 @@ def collect_input(
         # The sidecar's own working directory may be on sys.path; never the workspace itself.
         if entry.path != "/" and not is_within(ws.path, entry.path) and entry.kind != "missing"
     ]
+    keep_absent = {os.path.realpath(project_pi)}
+    git_files = git_protected(ws.path)
+    keep_absent.update(os.path.realpath(p) for p, absent in git_files if absent)
     protected: list[str | os.PathLike[str]] = [
         agent,
         agent / "extensions" / EXTENSION_DIR_NAME,
@@ -133,13 +394,15 @@ def collect_input(
         Path(home) / CONFIG_FILE_NAME,
         find_bwrap(bwrap or settings.bwrap),
         shell,
+        *(path for path, _ in git_files),
         *extra_read_only,
     ]
+    can_write = os.access(ws.path, os.W_OK) and ws_writable
     for entry in _resolved(protected):
-        # The project's .pi stays read-only even when missing (pi would load code from it).
-        # (bwrap creates its mount point, so only where the workspace can be written at all.)
-        missing_pi = entry.path == os.path.realpath(project_pi) and os.access(ws.path, os.W_OK)
-        if entry.kind != "missing" or missing_pi:
+        # A protected directory that is missing stays absent: an empty read-only directory
+        # (bwrap creates its mount point, so only where the workspace can be written at all).
+        missing_kept = entry.path in keep_absent and can_write and is_within(entry.path, ws.path)
+        if entry.kind != "missing" or missing_kept:
             read_only.append(entry)
 
     uid = os.getuid()
@@ -149,16 +412,41 @@ def collect_input(
         hidden_paths.append(runtime)
     hidden_paths += [agent / name for name in _SECRET_AGENT_FILES]
     hidden_paths += list(settings.hidden)
-    hidden = _resolved(hidden_paths)
+    hidden_paths += list(credential_files(environ))
+    hidden = [h for h in _resolved(hidden_paths) if h.kind != "missing"]
+
+    covered: MountPath | None = None
+    exposed: list[MountPath] = []
+    links: list[tuple[str, str]] = []
+    if settings.home == "hidden" and user_home.kind == "dir" and user_home.path != "/":
+        covered = user_home
+        exposed, links = home_view(user_home.path, environ, settings)
+        # Inside the covered home only what is shown again needs hiding.
+        shown = (
+            [e.path for e in exposed] + [ws.path] + [w.path for w in _resolved(settings.writable)]
+        )
+        hidden = [
+            h
+            for h in hidden
+            if not is_within(h.path, user_home.path) or any(is_within(h.path, p) for p in shown)
+        ]
+
+    names = set(environ) | set(env_names)
+    unset = set(guard_env_names(dict.fromkeys(names, "")))
+    unset |= set(credential_env_names(names, settings.unset_env, settings.keep_env))
 
     return SandboxInput(
         bwrap=os.path.realpath(find_bwrap(bwrap or settings.bwrap)),
         shell=shell,
         workspace=ws,
+        workspace_writable=ws_writable,
         writable=tuple(_resolved(settings.writable)),
         read_only=tuple(read_only),
+        home=covered,
+        exposed=tuple(exposed),
+        links=tuple(links),
         hidden=tuple(hidden),
         tmp=settings.tmp,
         network=settings.network,
-        unset_env=guard_env_names(environ),
+        unset_env=tuple(sorted(unset)),
     )

@@ -60,10 +60,17 @@ class SandboxInput(BaseModel):
     * ``workspace``: the agent's working directory, read-write (also ``--chdir``);
     * ``writable``: extra read-write paths, from the user's policy only;
     * ``read_only``: the guard's installation (packages, venv, site-packages), the installed
-      extension directories and ``guard.json`` files, the project's ``.pi`` directory, pi's
-      agent directory and the bwrap binary: re-bound read-only after every writable bind;
+      extension directories and ``guard.json`` files, the project's ``.pi`` directory, the
+      workspace's git hooks and config, pi's agent directory and the bwrap binary: re-bound
+      read-only after every writable bind (a missing one is kept absent);
+    * ``home``: the user's home, covered by an empty tmpfs (read-only once every mount in
+      it is made); ``exposed`` are shown in it read-only, and ``links`` are the symlinks
+      among them, made again (``(path, target)``) so they resolve as on the host;
+    * ``workspace_writable``: false for a workspace that is ``/``, the home or a parent of
+      it (it is then only what the rest of the plan shows, read-only);
     * ``hidden``: covered by an empty read-only tmpfs (a directory) or ``/dev/null`` (a
-      file) after everything else: the guard home, pi's credentials, the user's runtime dir;
+      file) after everything else: the guard home, pi's credentials, the user's runtime dir,
+      credential files inside what is shown;
     * ``tmp``: ``private`` mounts an empty tmpfs on ``/tmp``; ``host`` binds the host's;
     * ``network``: ``shared`` keeps the host network, ``none`` unshares it;
     * ``unshare_user``: use a user namespace (and forbid nested ones inside);
@@ -75,8 +82,12 @@ class SandboxInput(BaseModel):
     bwrap: str = Field(min_length=1)
     shell: str = Field(default="/bin/bash", min_length=1)
     workspace: MountPath
+    workspace_writable: bool = True
     writable: tuple[MountPath, ...] = ()
     read_only: tuple[MountPath, ...] = ()
+    home: MountPath | None = None
+    exposed: tuple[MountPath, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
     hidden: tuple[MountPath, ...] = ()
     tmp: Literal["private", "host"] = "private"
     network: Literal["shared", "none"] = "shared"
@@ -102,17 +113,23 @@ class SandboxPlan(BaseModel):
     The spawn hook builds every command as ``prefix + " " + shell_quote(command)`` (see
     :func:`guard._sandbox.argv.wrap_command`) and removes ``unset_env`` from the
     environment. ``argv`` is the same prefix as a list (without the command).
+    ``unset_globs`` and ``keep_env`` are the rule those names came from (the credential
+    list plus the user's additions, and the user's exceptions), for an environment whose
+    names were not known when planning.
     """
 
     model_config = WIRE_CONFIG
 
     state: SandboxState
     reason: ProbeStatus | Literal["opted-out", "workspace-hidden"] | None = None
+    workspace_writable: bool = True
     message: str
     cwd: str
     prefix: str | None = None
     argv: tuple[str, ...] | None = None
     unset_env: tuple[str, ...] = ()
+    unset_globs: tuple[str, ...] = ()
+    keep_env: tuple[str, ...] = ()
     settings_from: Literal["builtin", "user", "project"] = "builtin"
     notes: tuple[str, ...] = ()
 

@@ -18,12 +18,19 @@ from guard._errors import BadInputError, SandboxUnavailableError
 from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
 from guard._policy.layering import CONFIG_FILE_NAME, load_layers
 from guard._policy.models import ConfigProblem, LayerName, SandboxSettings
+from guard._policy.writable import TOO_WIDE_HINT, too_wide
 from guard._sandbox.argv import TMP, build_argv, is_within, shell_prefix, wrap_command
-from guard._sandbox.collect import collect_input, guard_env_names
+from guard._sandbox.collect import (
+    CREDENTIAL_ENV,
+    collect_input,
+    credential_env_names,
+    git_protected,
+    guard_env_names,
+)
 from guard._sandbox.model import ProbeResult, SandboxInput, SandboxPlan, SpawnContext
 from guard._sandbox.probe import probe
 
-__all__ = ["effective_settings", "filter_env", "plan", "spawn"]
+__all__ = ["effective_settings", "filter_env", "plan", "spawn", "workspace_stamp"]
 
 Prober = Callable[[str], ProbeResult]
 
@@ -37,9 +44,17 @@ def effective_settings(
     return merged.sandbox, merged.sandbox_from, problems
 
 
-def filter_env(env: Mapping[str, str], unset: Iterable[str] = ()) -> dict[str, str]:
-    """``env`` without the variables that point at the guard (and without ``unset``)."""
+def filter_env(
+    env: Mapping[str, str],
+    unset: Iterable[str] = (),
+    *,
+    globs: Iterable[str] = CREDENTIAL_ENV,
+    keep: Iterable[str] = (),
+) -> dict[str, str]:
+    """``env`` without the guard's variables, ``unset`` and the credentials ``globs`` name
+    (unless ``keep`` names them)."""
     drop = set(unset) | set(guard_env_names(env))
+    drop |= set(credential_env_names(env, tuple(globs), tuple(keep)))
     return {k: v for k, v in env.items() if k not in drop}
 
 
@@ -88,6 +103,7 @@ def plan(
     extra_read_only: Iterable[str] = (),
     agent_dir: str | os.PathLike[str] | None = None,
     prober: Prober = probe,
+    env_names: Iterable[str] = (),
 ) -> SandboxPlan:
     """The sandbox for an agent working in ``cwd``: sandboxed, opted out, or unavailable.
 
@@ -107,7 +123,14 @@ def plan(
         # must neither read nor rewrite them.
         hidden = os.path.abspath(os.path.expanduser(anchor))
         settings = settings.model_copy(update={"hidden": (*settings.hidden, hidden)})
-    unset = guard_env_names(environ)
+    names = set(environ) | set(env_names)
+    unset = tuple(
+        sorted(
+            set(guard_env_names(dict.fromkeys(names, "")))
+            | set(credential_env_names(names, settings.unset_env, settings.keep_env))
+        )
+    )
+    globs = (*CREDENTIAL_ENV, *settings.unset_env)
     user_file = home / CONFIG_FILE_NAME
     if settings.mode == "off":
         return SandboxPlan(
@@ -117,6 +140,8 @@ def plan(
             "the agent's commands run unsandboxed",
             cwd=workspace,
             unset_env=unset,
+            unset_globs=globs,
+            keep_env=settings.keep_env,
             settings_from=settings_from,
         )
     blocked = (
@@ -132,8 +157,11 @@ def plan(
         shell=shell,
         extra_read_only=extra_read_only,
         agent_dir=agent_dir,
+        env_names=env_names,
     )
-    writable_roots = [inp.workspace.path, *(w.path for w in inp.writable if w.kind != "missing")]
+    writable_roots = [w.path for w in inp.writable if w.kind != "missing"]
+    if inp.workspace_writable:
+        writable_roots.append(inp.workspace.path)
     if settings.tmp == "host":
         writable_roots.append(TMP)
     if any(is_within(inp.bwrap, root) for root in writable_roots):
@@ -144,6 +172,8 @@ def plan(
             "replaced" + blocked,
             cwd=workspace,
             unset_env=unset,
+            unset_globs=globs,
+            keep_env=settings.keep_env,
             settings_from=settings_from,
         )
     probed = prober(inp.bwrap)
@@ -154,6 +184,8 @@ def plan(
             message=probed.message + blocked,
             cwd=workspace,
             unset_env=unset,
+            unset_globs=globs,
+            keep_env=settings.keep_env,
             settings_from=settings_from,
         )
     try:
@@ -165,17 +197,38 @@ def plan(
             message=f"{exc}: the guard home or another hidden path contains it" + blocked,
             cwd=workspace,
             unset_env=unset,
+            unset_globs=globs,
+            keep_env=settings.keep_env,
             settings_from=settings_from,
         )
+    message = f"agent commands run in bubblewrap ({probed.version or inp.bwrap})"
+    if not inp.workspace_writable:
+        narrowed = too_wide(inp.workspace.path, environ.get("HOME")) or "the workspace is too wide"
+        message += f"; {narrowed}, so it is read-only: {TOO_WIDE_HINT}"
     return SandboxPlan(
         state="sandboxed",
-        message=f"agent commands run in bubblewrap ({probed.version or inp.bwrap})",
+        message=message,
         cwd=workspace,
+        workspace_writable=inp.workspace_writable,
         prefix=shell_prefix(argv),
         argv=argv,
         unset_env=unset,
+        unset_globs=globs,
+        keep_env=settings.keep_env,
         settings_from=settings_from,
         notes=_notes(inp, settings),
+    )
+
+
+def workspace_stamp(cwd: str | os.PathLike[str]) -> tuple[tuple[str, bool, bool], ...]:
+    """What of the workspace the plan depends on and may change under it: its git files.
+
+    A repository the agent creates (``git init``) or re-points (a ``.git`` file) changes
+    this; the sidecar then plans again, so the next command gets its hooks read-only.
+    """
+    workspace = os.path.realpath(os.fspath(cwd))
+    return tuple(
+        (path, keep_absent, os.path.lexists(path)) for path, keep_absent in git_protected(workspace)
     )
 
 
@@ -187,7 +240,9 @@ def spawn(session: SandboxPlan, context: SpawnContext) -> SpawnContext:
     :class:`SandboxUnavailableError` (the command must not run). A ``cwd`` other than the
     session's is refused: the prefix binds the session's workspace only.
     """
-    env = filter_env(context.env, session.unset_env)
+    env = filter_env(
+        context.env, session.unset_env, globs=session.unset_globs, keep=session.keep_env
+    )
     if session.state == "unavailable":
         raise SandboxUnavailableError(session.reason or "start-failed", session.message)
     if session.state == "unsandboxed" or session.prefix is None:

@@ -31,7 +31,7 @@ from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.cache import PolicyCache
-from guard._sandbox import SandboxPlan
+from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
@@ -170,6 +170,8 @@ class Sidecar(RpcServer):
         self._open_reason = "guard-open-failed"
         self._open_problem: tuple[str, str] | None = None
         self._sandbox: SandboxPlan | None = None
+        self._sandbox_params: SandboxPlanParams | None = None
+        self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -357,6 +359,10 @@ class Sidecar(RpcServer):
                 tool_input=p.input,
             )
             reply = EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
+        if p.tool_name == "bash" and reply.action != "block":
+            replanned = self._replanned()
+            if replanned is not None:
+                reply = reply.model_copy(update={"sandbox": replanned})
         return reply.model_dump(mode="json")
 
     def _record(self, p: RecordParams) -> dict[str, Any]:
@@ -530,10 +536,7 @@ class Sidecar(RpcServer):
         Without a usable home nothing can be audited and every call is blocked anyway, so
         the plan comes back without a notice (the home's problem is the one to tell).
         """
-        session = sandbox_plan(
-            p.cwd, self.home, shell=p.shell, extra_read_only=tuple(p.extra_read_only)
-        )
-        self._sandbox = session
+        session = self._plan_sandbox(p)
         if self._guard is not None:
             self._guard.session_started(
                 session.cwd,
@@ -544,14 +547,42 @@ class Sidecar(RpcServer):
                 sidecar_restarted=p.sidecar_restarted,
             )
         notice = sandbox_notice(session) if self._guard is not None else None
-        reply = SandboxPlanReply(
+        return self._sandbox_reply(session, notice).model_dump(mode="json")
+
+    def _plan_sandbox(self, p: SandboxPlanParams) -> SandboxPlan:
+        """Plan the session's sandbox and remember what it depends on in the workspace."""
+        session = sandbox_plan(
+            p.cwd,
+            self.home,
+            shell=p.shell,
+            extra_read_only=tuple(p.extra_read_only),
+            env_names=tuple(p.env_names),
+        )
+        self._sandbox = session
+        self._sandbox_params = p
+        self._sandbox_stamp = workspace_stamp(session.cwd)
+        return session
+
+    def _sandbox_reply(self, session: SandboxPlan, notice: str | None) -> SandboxPlanReply:
+        return SandboxPlanReply(
             **session.model_dump(),
             notice=notice,
             notice_level="error" if session.state == "unavailable" else "warning",
             block_reason=sandbox_block_reason(session),
             audited=self._guard is not None,
         )
-        return reply.model_dump(mode="json")
+
+    def _replanned(self) -> SandboxPlanReply | None:
+        """A new plan when the workspace's git files changed since the last one (the agent
+        created or re-pointed a repository); ``None`` when the plan still holds."""
+        params = self._sandbox_params
+        if params is None or self._sandbox is None or self._sandbox.state != "sandboxed":
+            return None
+        if workspace_stamp(self._sandbox.cwd) == self._sandbox_stamp:
+            return None
+        session = self._plan_sandbox(params)
+        _log.info("sandbox-replanned", cwd=session.cwd, state=session.state)
+        return self._sandbox_reply(session, None)
 
     def _verify(self, p: VerifyParams) -> dict[str, Any]:
         if self._guard is not None:

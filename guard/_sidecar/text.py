@@ -202,6 +202,11 @@ def sandbox_notice(plan: SandboxPlan) -> str | None:
             f"operator-guard: the agent's bash is blocked: the OS sandbox cannot start"
             f" ({_plan_text(plan.reason)}: {message}) [reason: sandbox-unavailable]"
         )
+    if not plan.workspace_writable:
+        return (
+            f"operator-guard: the agent's commands cannot write this folder ({message});"
+            " every file the agent writes asks first"
+        )
     return None
 
 

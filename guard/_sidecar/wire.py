@@ -197,6 +197,8 @@ class SandboxPlanParams(_Wire):
     ``extraReadOnly``: paths the shim adds to what the sandbox keeps read-only (its own
     directory, pi's package, the node running pi), so they stay read-only even when they lie
     in the workspace. ``sidecarRestarted``: a replacement sidecar takes over the session.
+    ``envNames``: the names (never the values) of pi's environment, so credentials in it
+    are removed from the agent's commands.
     """
 
     cwd: str = Field(min_length=1, max_length=4096)
@@ -204,6 +206,9 @@ class SandboxPlanParams(_Wire):
     extra_read_only: list[AbsolutePath] = Field(default_factory=list, max_length=16)
     pi_version: str | None = Field(default=None, min_length=1, max_length=64)
     sidecar_restarted: bool = False
+    env_names: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=4096
+    )
 
 
 class SandboxPlanReply(SandboxPlan):
@@ -251,6 +256,8 @@ class EvaluateReply(_Wire):
 
     ``action``: ``allow`` (let it run, ask nobody), ``confirm`` (show ``dialog``) or
     ``block`` (return ``blockReason`` to pi; already audited when ``audited``).
+    ``sandbox``: a new plan for the session's shell commands, when what it depends on in
+    the workspace changed (a repository the agent created): the shim uses it from now on.
     """
 
     evaluation: Evaluation
@@ -258,6 +265,7 @@ class EvaluateReply(_Wire):
     dialog: Dialog | None = None
     block_reason: str | None = None
     audited: bool = False
+    sandbox: SandboxPlanReply | None = None
 
 
 class DeclinedReply(_Wire):

@@ -32,7 +32,7 @@ type Kinds = { string: string; boolean: boolean; object: JsonObject; list: reado
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?" } as const;
 const DIALOG = { title: "string", message: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
 const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
@@ -370,7 +370,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	const piPkg = piPackage();
 	const planSandbox = async (sidecarRestarted = false) => {
 		const extraReadOnly = [HERE, process.execPath, ...(piPkg ? [piPkg.dir] : [])];
-		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted };
+		const envNames = Object.keys(process.env); // names only: credentials among them are removed from the agent's commands
+		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames };
 		const plan = expect("sandbox.plan", await sidecar!.call("sandbox.plan", params), SANDBOX);
 		return (sandbox = plan);
 	};
@@ -493,6 +494,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		} catch (err) {
 			return failClosed(ctx, call, err);
 		}
+		if (reply.sandbox) sandbox = expect("evaluate", reply.sandbox, SANDBOX); // the workspace changed under the plan
 		if (!replaying && existsSync(join(HERE, SPOOL))) replayLater();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
 		if (reply.action !== "allow" && reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));

@@ -163,4 +163,5 @@ def test_describe_lists_it_with_its_params(home: Path) -> None:
         "extraReadOnly",
         "piVersion",
         "sidecarRestarted",
+        "envNames",
     }
