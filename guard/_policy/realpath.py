@@ -22,7 +22,8 @@ def realpath(path: str) -> str:
     """``os.path.realpath`` in a few system calls where the OS can do it (Linux ``O_PATH``).
 
     For a path that does not exist yet the parent is resolved and the name appended,
-    so a new file in a symlinked directory still resolves.
+    so a new file in a symlinked directory still resolves; a dangling symlink resolves to
+    its target, which a write through it would create.
     """
     o_path = _O_PATH
     if o_path is None:
@@ -33,6 +34,10 @@ def realpath(path: str) -> str:
         try:
             fd = os.open(current, o_path)
         except FileNotFoundError:
+            if os.path.islink(current):
+                # A dangling link: writing through it creates its target, which is where
+                # the write really goes (os.path.realpath follows it without the target).
+                return _slow_realpath(path)
             parent, name = os.path.split(current)
             if not name or parent == current:
                 break

@@ -12,6 +12,7 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.globs import PathMatcher, compile_globs
 from guard._policy.models import LayerName, Rule
 from guard._policy.paths import Mention
+from guard._policy.surroundings import CREDENTIAL_RULES
 
 __all__ = [
     "GLOBAL_VALUE_OPTIONS",
@@ -153,8 +154,11 @@ class CompiledRule:
         if self.paths.match(path):
             return True
         # Deleting, moving or copying a directory that holds a blocked path (the guard
-        # home) is as bad as touching the path itself.
-        return recursive and self.rule.verdict == "block" and self.paths.protects_beneath(path)
+        # home) is as bad as touching the path itself; reading one recursively (grep -r,
+        # tar, cp -r of the home) reads the credentials in it.
+        if not recursive or not self.paths.protects_beneath(path):
+            return False
+        return self.rule.verdict == "block" or (read and self.rule.id in CREDENTIAL_RULES)
 
     def pattern_hit(self, mention: Mention, pattern: str) -> bool:
         """Whether a glob could name a path this rule covers.

@@ -118,11 +118,16 @@ def _parent_argv(pid: int) -> tuple[str | None, list[str]]:
     return exe, [a.decode(errors="replace") for a in argv if a]
 
 
+def _is_node(exe: str, argv: list[str]) -> bool:
+    names = [os.path.basename(exe), *(os.path.basename(a) for a in argv[:1])]
+    return any(name.startswith("node") for name in names)
+
+
 def pi_installation(env: Mapping[str, str], parent: int | None = None) -> tuple[str, ...]:
     """pi's package directories and their ``node_modules`` (see the module docstring)."""
     scripts: list[str] = []
     exe, argv = _parent_argv(os.getppid() if parent is None else parent)
-    if exe is not None and os.path.basename(exe).startswith("node") and len(argv) > 1:
+    if exe is not None and _is_node(exe, argv) and len(argv) > 1:
         scripts.append(os.path.realpath(argv[1]))
     on_path = shutil.which("pi", path=env.get("PATH", ""))
     if on_path is not None:
@@ -142,8 +147,8 @@ def pi_installation(env: Mapping[str, str], parent: int | None = None) -> tuple[
 
 def _node_installation(env: Mapping[str, str], parent: int | None) -> tuple[str, ...]:
     binaries: list[str] = []
-    exe, _ = _parent_argv(os.getppid() if parent is None else parent)
-    if exe is not None and os.path.basename(exe).startswith("node"):
+    exe, argv = _parent_argv(os.getppid() if parent is None else parent)
+    if exe is not None and _is_node(exe, argv):
         binaries.append(exe)
     on_path = shutil.which("node", path=env.get("PATH", ""))
     if on_path is not None:
@@ -260,9 +265,15 @@ def _cached(key: tuple[str, ...], parent: int) -> tuple[tuple[str, tuple[str, ..
     return tuple(sorted(lists.items()))
 
 
-CREDENTIAL_RULES = ("builtin.ssh", "builtin.cloud-credentials", "builtin.credentials")
-"""The built-in rules whose paths are credentials: file tools ask before reading them, and
-the sandbox hides each one even where the rest of its directory is shown."""
+CREDENTIAL_RULES = (
+    "builtin.ssh",
+    "builtin.cloud-credentials",
+    "builtin.credentials",
+    "builtin.pi-auth",
+)
+"""The built-in rules whose paths are credentials: reading one, or a directory holding one
+recursively, asks; the sandbox hides each one even where the rest of its directory is
+shown."""
 
 
 def credential_files(env: Mapping[str, str] | None = None) -> tuple[str, ...]:

@@ -198,6 +198,7 @@ CREDENTIAL_ENV: tuple[str, ...] = (
 tokens, API keys, cloud credentials, agent sockets."""
 
 _GENERIC_PARENTS = (".local",)
+_MAX_NESTED_SCAN = 4096
 
 
 def credential_env_names(
@@ -219,24 +220,52 @@ def credential_env_names(
 def git_protected(workspace: str) -> list[tuple[str, bool]]:
     """The workspace's git files that name programs, each with "keep it absent if missing".
 
-    ``.git`` (a directory, or a ``gitdir:`` file and its common directory): ``hooks``,
-    ``config``, ``config.worktree``; every submodule's under ``modules``; and a
-    ``core.hooksPath`` that lies in the workspace (githooks(5): relative to the work tree).
-    A missing ``hooks`` directory is kept absent (the agent cannot create one), a missing
-    file is not (git then reads nothing).
+    For the workspace and each directory directly in it that holds a repository (a clone
+    the agent made): ``.git`` (a directory, or a ``gitdir:`` file and its common
+    directory): ``hooks``, ``config``, ``config.worktree``; every submodule's under
+    ``modules``; and a ``core.hooksPath`` that lies in the work tree (githooks(5): relative
+    to the work tree). A missing ``hooks`` directory is kept absent (the agent cannot create
+    one), a missing file is not (git then reads nothing). Repositories deeper down are the
+    effects review's (docs/operator-confirmation.md, "What runs outside the sandbox").
     """
-    dot = os.path.join(workspace, ".git")
+    out: list[tuple[str, bool]] = []
+    for worktree in [workspace, *_nested_worktrees(workspace)]:
+        out += _worktree_git_files(worktree)
+    return list(dict.fromkeys(out))
+
+
+def _nested_worktrees(workspace: str) -> list[str]:
+    found: list[str] = []
+    try:
+        entries = list(os.scandir(workspace))
+    except OSError:
+        return found
+    for entry in entries[:_MAX_NESTED_SCAN]:
+        if entry.name in (".git", "node_modules"):
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False) and os.path.lexists(
+                os.path.join(entry.path, ".git")
+            ):
+                found.append(entry.path)
+        except OSError:
+            continue
+    return found
+
+
+def _worktree_git_files(worktree: str) -> list[tuple[str, bool]]:
+    dot = os.path.join(worktree, ".git")
     gitdirs: list[str] = []
     if os.path.isdir(dot) and not os.path.islink(dot):
         gitdirs.append(dot)
     elif os.path.isfile(dot):
-        gitdirs += _gitfile_dirs(dot, workspace)
+        gitdirs += _gitfile_dirs(dot, worktree)
     elif os.path.islink(dot):
         gitdirs.append(os.path.realpath(dot))
     out: list[tuple[str, bool]] = []
     for gitdir in gitdirs:
         out += _gitdir_files(gitdir)
-        for hooks_path in _hooks_paths(os.path.join(gitdir, "config"), workspace):
+        for hooks_path in _hooks_paths(os.path.join(gitdir, "config"), worktree):
             out.append((hooks_path, True))
         modules = os.path.join(gitdir, "modules")
         for root, dirs, files in os.walk(modules):
@@ -245,7 +274,7 @@ def git_protected(workspace: str) -> list[tuple[str, bool]]:
                 continue
             if "config" in files or "HEAD" in files:
                 out += _gitdir_files(root)
-    return list(dict.fromkeys(out))
+    return out
 
 
 def _gitfile_dirs(dot: str, workspace: str) -> list[str]:
