@@ -107,6 +107,21 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
 
     # A protected path needs re-binding where it overlaps something writable (or /tmp,
     # where a private tmpfs would otherwise hide it and a host /tmp would expose it).
+    # Each directory that holds a protected or hidden path inside a writable one is bound
+    # onto itself (still writable), so it is a mount point: it cannot be renamed away and
+    # made again with other contents (mv .git .g && mkdir -p .git/hooks), and the mount
+    # below it stays where the operator's tools look.
+    protected_paths = [r.path for r in inp.read_only]
+    for entry in _depth_order(list(inp.pinned)):
+        if entry.kind != "dir" or hidden_away(entry.path):
+            continue
+        if any(is_within(entry.path, p) for p in protected_paths):
+            continue  # read-only (re-bound below) already
+        if any(entry.path == w.path for w in writable):
+            continue
+        if any(is_within(entry.path, w.path) for w in writable):
+            argv += ("--bind", entry.path, entry.path)
+
     roots = [w.path for w in writable] + [TMP]
     bound: list[str] = []
     for entry in _depth_order(list(inp.read_only)):

@@ -256,13 +256,14 @@ def _nested_worktrees(workspace: str) -> list[str]:
 def _worktree_git_files(worktree: str) -> list[tuple[str, bool]]:
     dot = os.path.join(worktree, ".git")
     gitdirs: list[str] = []
+    out: list[tuple[str, bool]] = []
     if os.path.isdir(dot) and not os.path.islink(dot):
         gitdirs.append(dot)
     elif os.path.isfile(dot):
+        out.append((dot, False))  # its "gitdir:" line picks the hooks the operator's git runs
         gitdirs += _gitfile_dirs(dot, worktree)
     elif os.path.islink(dot):
         gitdirs.append(os.path.realpath(dot))
-    out: list[tuple[str, bool]] = []
     for gitdir in gitdirs:
         out += _gitdir_files(gitdir)
         for hooks_path in _hooks_paths(os.path.join(gitdir, "config"), worktree):
@@ -371,6 +372,21 @@ def home_view(
     return list(exposed.values()), sorted(links.items())
 
 
+def _ancestors_within(paths: Iterable[str], roots: Iterable[str]) -> list[MountPath]:
+    """The existing directories strictly between a root and each path inside it."""
+    found: dict[str, MountPath] = {}
+    for path in paths:
+        for root in roots:
+            if path == root or not is_within(path, root):
+                continue
+            parent = os.path.dirname(path)
+            while parent != root and is_within(parent, root):
+                if parent not in found and os.path.isdir(parent) and not os.path.islink(parent):
+                    found[parent] = MountPath(path=parent, kind="dir")
+                parent = os.path.dirname(parent)
+    return list(found.values())
+
+
 def _resolved(paths: Iterable[str | os.PathLike[str]]) -> list[MountPath]:
     out: dict[str, MountPath] = {}
     for path in paths:
@@ -464,13 +480,18 @@ def collect_input(
     unset = set(guard_env_names(dict.fromkeys(names, "")))
     unset |= set(credential_env_names(names, settings.unset_env, settings.keep_env))
 
+    writable = _resolved(settings.writable)
+    roots = [w.path for w in writable if w.kind == "dir"] + ([ws.path] if ws_writable else [])
+    pinned = _ancestors_within([e.path for e in (*read_only, *hidden)], roots)
+
     return SandboxInput(
         bwrap=os.path.realpath(find_bwrap(bwrap or settings.bwrap)),
         shell=shell,
         workspace=ws,
         workspace_writable=ws_writable,
-        writable=tuple(_resolved(settings.writable)),
+        writable=tuple(writable),
         read_only=tuple(read_only),
+        pinned=tuple(pinned),
         home=covered,
         exposed=tuple(exposed),
         links=tuple(links),

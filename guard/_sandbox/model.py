@@ -71,6 +71,8 @@ class SandboxInput(BaseModel):
     * ``hidden``: covered by an empty read-only tmpfs (a directory) or ``/dev/null`` (a
       file) after everything else: the guard home, pi's credentials, the user's runtime dir,
       credential files inside what is shown;
+    * ``pinned``: the directories between a writable root and a protected or hidden path in
+      it, bound onto themselves so they cannot be renamed away (``.git`` above its hooks);
     * ``tmp``: ``private`` mounts an empty tmpfs on ``/tmp``; ``host`` binds the host's;
     * ``network``: ``shared`` keeps the host network, ``none`` unshares it;
     * ``unshare_user``: use a user namespace (and forbid nested ones inside);
@@ -89,6 +91,7 @@ class SandboxInput(BaseModel):
     exposed: tuple[MountPath, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
     hidden: tuple[MountPath, ...] = ()
+    pinned: tuple[MountPath, ...] = ()
     tmp: Literal["private", "host"] = "private"
     network: Literal["shared", "none"] = "shared"
     unshare_user: bool = True
