@@ -92,11 +92,14 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
         return any(is_within(path, h.path) for h in hidden)
 
     home = inp.home if inp.home is not None and inp.home.kind == "dir" else None
-    if home is not None and home.path != "/":
+    if home is None or home.path == "/":
+        home = None
+    elif inp.home_mode == "read-only":
+        argv += ("--ro-bind", home.path, home.path)  # visible even where / is not (/tmp)
+        home = None
+    else:
         argv += ("--tmpfs", home.path)
         argv += _home_view(inp, home.path, hidden_away)
-    else:
-        home = None
 
     writable = [w for w in inp.writable if w.kind in ("dir", "file")]
     if inp.workspace_writable:

@@ -315,6 +315,11 @@ def _hooks_paths(config: str, workspace: str) -> list[str]:
     return out
 
 
+def _expand(path: str, home: str) -> str:
+    """``~`` at the start of ``path`` is ``home`` (the environment's, not this process's)."""
+    return home + path[1:] if path == "~" or path.startswith("~/") else path
+
+
 def _links_to(path: str, home: str) -> tuple[list[tuple[str, str]], str]:
     """The symlinks met on the way from ``home`` to ``path``, and where it really is."""
     links: list[tuple[str, str]] = []
@@ -356,7 +361,7 @@ def home_view(
         if os.path.basename(entry) in ("bin", "shims") and not generic:
             wanted.append(parent)
     wanted += lists["GIT_USER_FILES"]
-    wanted += [os.path.expanduser(p) for p in settings.readable]
+    wanted += [_expand(p, home) for p in settings.readable]
     exposed: dict[str, MountPath] = {}
     links: dict[str, str] = {}
     for path in wanted:
@@ -463,7 +468,9 @@ def collect_input(
     covered: MountPath | None = None
     exposed: list[MountPath] = []
     links: list[tuple[str, str]] = []
-    if settings.home == "hidden" and user_home.kind == "dir" and user_home.path != "/":
+    if settings.home == "read-only" and user_home.kind == "dir":
+        covered = user_home
+    elif user_home.kind == "dir" and user_home.path != "/":
         covered = user_home
         exposed, links = home_view(user_home.path, environ, settings)
         # Inside the covered home only what is shown again needs hiding.
@@ -493,6 +500,7 @@ def collect_input(
         read_only=tuple(read_only),
         pinned=tuple(pinned),
         home=covered,
+        home_mode=settings.home,
         exposed=tuple(exposed),
         links=tuple(links),
         hidden=tuple(hidden),

@@ -63,9 +63,10 @@ class SandboxInput(BaseModel):
       extension directories and ``guard.json`` files, the project's ``.pi`` directory, the
       workspace's git hooks and config, pi's agent directory and the bwrap binary: re-bound
       read-only after every writable bind (a missing one is kept absent);
-    * ``home``: the user's home, covered by an empty tmpfs (read-only once every mount in
-      it is made); ``exposed`` are shown in it read-only, and ``links`` are the symlinks
-      among them, made again (``(path, target)``) so they resolve as on the host;
+    * ``home``: the user's home; ``home_mode`` ``hidden`` covers it by an empty tmpfs
+      (read-only once every mount in it is made), ``exposed`` are shown in it read-only,
+      and ``links`` are the symlinks among them, made again (``(path, target)``) so they
+      resolve as on the host; ``read-only`` binds it whole, read-only;
     * ``workspace_writable``: false for a workspace that is ``/``, the home or a parent of
       it (it is then only what the rest of the plan shows, read-only);
     * ``hidden``: covered by an empty read-only tmpfs (a directory) or ``/dev/null`` (a
@@ -88,6 +89,7 @@ class SandboxInput(BaseModel):
     writable: tuple[MountPath, ...] = ()
     read_only: tuple[MountPath, ...] = ()
     home: MountPath | None = None
+    home_mode: Literal["hidden", "read-only"] = "hidden"
     exposed: tuple[MountPath, ...] = ()
     links: tuple[tuple[str, str], ...] = ()
     hidden: tuple[MountPath, ...] = ()

@@ -116,7 +116,7 @@ def hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     (user_home / ".gitconfig").write_text(
         f"[core]\n\thooksPath = {evil_hooks}\n\tfsmonitor = {fsmonitor}\n"
         f"[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = {fsmonitor}\n"
-        f"[filter \"evil\"]\n\tclean = {fsmonitor}\n"
+        f'[filter "evil"]\n\tclean = {fsmonitor}\n'
     )
     xdg = user_home / ".config" / "git"
     xdg.mkdir(parents=True)
@@ -171,9 +171,7 @@ def test_a_second_anchor_is_a_second_commit_on_the_first(hostile: dict[str, Path
         assert directory is not None
         first = anchor_checkpoint(directory, guard.audit.path, keys)
         guard.evaluate("bash", {"command": "rm -rf build"}, str(hostile["home"]))
-        guard.record(
-            "bash", {"command": "rm -rf x"}, str(hostile["home"]), confirmed=False
-        )
+        guard.record("bash", {"command": "rm -rf x"}, str(hostile["home"]), confirmed=False)
         second = anchor_checkpoint(directory, guard.audit.path, keys)
     assert (first.committed, second.committed) == (True, True)
     assert (first.git_problem, second.git_problem) == (None, None)

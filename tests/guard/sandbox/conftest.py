@@ -74,6 +74,24 @@ class Layout:
         )
 
 
+HOST_PID_NS = os.readlink("/proc/self/ns/pid")
+RAN = "SANDBOXED-COMMAND-RAN"
+
+
+def run_proved(layout: Layout, command: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    """``layout.run(command)`` after proving the command starts inside the sandbox: it first
+    prints a marker with its PID namespace, which must be there and not the host's. An
+    attack test that asserts a secret is absent passes for nothing if the command never ran.
+    """
+    proof = f"printf '{RAN} %s\\n' \"$(readlink /proc/self/ns/pid)\"; "
+    result = layout.run(proof + command, **kwargs)  # type: ignore[arg-type]
+    lines = [ln for ln in result.stdout.splitlines() if ln.startswith(RAN)]
+    assert lines, (command, result)
+    namespace = lines[0].split(" ", 1)[1]
+    assert namespace.startswith("pid:[") and namespace != HOST_PID_NS, (command, lines)
+    return result
+
+
 def make_layout(root: Path, *, home: Path | None = None) -> Layout:
     home = home or root / "guard-home"
     agent = root / "agent"

@@ -22,7 +22,14 @@ from pathlib import Path
 import pytest
 
 import guard
-from tests.guard.sandbox.conftest import AUTH_SECRET, SECRET, Layout, make_layout, needs_bwrap
+from tests.guard.sandbox.conftest import (
+    AUTH_SECRET,
+    SECRET,
+    Layout,
+    make_layout,
+    needs_bwrap,
+    run_proved,
+)
 
 pytestmark = needs_bwrap
 
@@ -80,14 +87,14 @@ def assert_no_secret(result: subprocess.CompletedProcess[str], secret: str = SEC
 @pytest.mark.parametrize("index", range(len(key_read_attacks(Path("/h/k"), Path("/w")))))
 def test_signing_key_cannot_be_read(layout: Layout, index: int) -> None:
     attack = key_read_attacks(layout.key, layout.workspace)[index]
-    assert_no_secret(layout.run(attack))
+    assert_no_secret(run_proved(layout, attack))
     assert layout.key.read_text().startswith(SECRET)  # nothing moved on the host
 
 
 def test_home_inside_the_workspace_is_hidden_too(tmp_path: Path) -> None:
     world = make_layout(tmp_path, home=tmp_path / "workspace" / ".guard")
     for attack in key_read_attacks(world.key, world.workspace):
-        assert_no_secret(world.run(attack))
+        assert_no_secret(run_proved(world, attack))
     listing = world.run(f"ls -A {world.home}; echo > {world.home}/planted; ls -A {world.home}")
     assert listing.stdout.strip() == ""
     assert sorted(p.name for p in world.home.iterdir()) == [
@@ -103,11 +110,11 @@ def test_home_reached_through_a_symlink_is_hidden(tmp_path: Path) -> None:
     link = world.workspace / "home-link"
     link.symlink_to(real)
     world.home = link  # the guard was told the symlink; the sandbox hides its target
-    assert_no_secret(world.run(f"cat {link}/signing.key; cat {real}/signing.key"))
+    assert_no_secret(run_proved(world, f"cat {link}/signing.key; cat {real}/signing.key"))
 
 
 def test_pi_credentials_are_hidden_and_agent_dir_read_only(layout: Layout) -> None:
-    result = layout.run(f"cat {layout.agent}/auth.json; ls {layout.agent}")
+    result = run_proved(layout, f"cat {layout.agent}/auth.json; ls {layout.agent}")
     assert_no_secret(result, AUTH_SECRET)
     assert "settings.json" in result.stdout  # the rest of the agent dir is readable
     layout.run(f'echo \'{{"packages":["evil"]}}\' > {layout.agent}/settings.json')
@@ -329,35 +336,58 @@ def test_killing_the_wrapper_kills_the_sandbox(layout: Layout) -> None:
     assert pgrep(f"sleep {tag}") == []
 
 
-def test_no_tiocsti_into_the_operators_terminal(layout: Layout) -> None:
-    from guard._sandbox import SpawnContext, spawn
+TIOCSTI_CODE = (
+    "import fcntl, sys, termios\n"
+    "try:\n"
+    "    fcntl.ioctl(0, termios.TIOCSTI, b'x')\n"
+    "    print('INJECTED')\n"
+    "except OSError as e:\n"
+    "    print('refused', e.errno)\n"
+)
 
-    code = (
-        "import fcntl, sys, termios\n"
-        "try:\n"
-        "    fcntl.ioctl(0, termios.TIOCSTI, b'x')\n"
-        "    print('INJECTED')\n"
-        "except OSError as e:\n"
-        "    print('refused', e.errno)\n"
-    )
-    context = spawn(
-        layout.plan(),
-        SpawnContext(command=f'{PY} -c "{code}"', cwd=str(layout.workspace), env=dict(os.environ)),
-    )
+
+def _in_a_terminal_session(command: str) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` as the operator's shell would be: in a session whose controlling
+    terminal is a pty, with that pty as stdin (TIOCSTI needs it to be the controlling one)."""
     master, slave = pty.openpty()
+
+    def take_terminal() -> None:
+        os.setsid()
+        import fcntl
+        import termios
+
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
     try:
-        done = subprocess.run(
-            ["/bin/bash", "-c", context.command],
+        return subprocess.run(
+            ["/bin/bash", "-c", command],
             stdin=slave,
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
-            start_new_session=False,
+            preexec_fn=take_terminal,
         )
     finally:
         os.close(slave)
         os.close(master)
+
+
+def test_no_tiocsti_into_the_operators_terminal(layout: Layout) -> None:
+    from guard._sandbox import SpawnContext, spawn
+
+    command = f'{PY} -c "{TIOCSTI_CODE}"'
+    # The control: outside the sandbox the same command can type into the terminal, so this
+    # test would see an injection if the sandbox let one through (Linux allows TIOCSTI on
+    # the controlling terminal; dev.tty.legacy_tiocsti=0 limits it to CAP_SYS_ADMIN).
+    legacy = Path("/proc/sys/dev/tty/legacy_tiocsti")
+    if os.geteuid() == 0 or not legacy.exists() or legacy.read_text().strip() == "1":
+        assert "INJECTED" in _in_a_terminal_session(command).stdout
+    context = spawn(
+        layout.plan(),
+        SpawnContext(command=command, cwd=str(layout.workspace), env=dict(os.environ)),
+    )
+    done = _in_a_terminal_session(context.command)
     assert "refused" in done.stdout, done
     assert "INJECTED" not in done.stdout
 
