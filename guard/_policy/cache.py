@@ -3,7 +3,8 @@
 The policy of a workspace is the built-in rules, the user's
 ``<home>/operator-guard.toml`` and the project's ``<cwd>/.pi/operator-guard.toml``.
 Loading costs milliseconds, so loaded policies are cached per workspace and
-reloaded as soon as either config file changes (size, mtime or existence).
+reloaded as soon as either config file changes (size, mtime or existence), or the pi
+extension reports where pi runs from.
 Record, consume and the verify-only monitor all classify through here, so a
 confirmation and its consumption see the same rules.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
 from guard._policy import Policy, Verdict
+from guard._policy.surroundings import runtime_stamp
 
 __all__ = ["PolicyCache"]
 
@@ -24,7 +26,7 @@ _USER_CONFIG = "operator-guard.toml"
 _PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
 _MAX_CACHED = 64
 
-Stamp = tuple[tuple[int, int] | None, tuple[int, int] | None]
+Stamp = tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[tuple[str, ...], ...]]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -44,7 +46,11 @@ class PolicyCache:
 
     def policy_for(self, cwd: str | os.PathLike[str]) -> Policy:
         workspace = Path(cwd)
-        stamp = (_stat(self.home / _USER_CONFIG), _stat(workspace / _PROJECT_CONFIG))
+        stamp = (
+            _stat(self.home / _USER_CONFIG),
+            _stat(workspace / _PROJECT_CONFIG),
+            runtime_stamp(),
+        )
         key = os.fspath(workspace)
         cached = self._cache.get(key)
         if cached is not None and cached[0] == stamp:

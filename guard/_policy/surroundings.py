@@ -8,8 +8,9 @@ repeated for each value; an empty list drops it). Where each comes from:
   Debian's ``/etc/skel/.profile`` (and systemd's file-hierarchy(7) for ``~/.local/bin``)
   put on ``PATH`` at the next login as soon as they exist;
 * ``PI_INSTALLATION``: pi's package directory and the ``node_modules`` it lies in (its
-  dependencies), found from the process that started this one (the sidecar's parent is pi)
-  and from the ``pi`` on ``PATH``, plus ``$PI_PACKAGE_DIR``;
+  dependencies), as the pi extension reports it (:func:`note_pi_runtime`), found from the
+  process that started this one where its script can be read, and from the ``pi`` on
+  ``PATH``, plus ``$PI_PACKAGE_DIR``;
 * ``NODE_INSTALLATION``: the Node.js that runs pi and the ``node`` on ``PATH``: the whole
   installation prefix, or for a system prefix (``/usr``) the binary and its global
   ``lib/node_modules``;
@@ -40,9 +41,11 @@ __all__ = [
     "credential_files",
     "git_config_values",
     "git_user_files",
+    "note_pi_runtime",
     "path_dirs",
     "pi_installation",
     "placeholder_lists",
+    "runtime_stamp",
 ]
 
 _SYSTEM_PREFIXES = frozenset({"/", "/usr", "/usr/local", "/opt/homebrew"})
@@ -153,6 +156,12 @@ def _node_installation(env: Mapping[str, str], parent: int | None) -> tuple[str,
     on_path = shutil.which("node", path=env.get("PATH", ""))
     if on_path is not None:
         binaries += [os.path.normpath(os.path.abspath(on_path)), os.path.realpath(on_path)]
+    return _node_prefixes(binaries)
+
+
+def _node_prefixes(binaries: Iterable[str]) -> tuple[str, ...]:
+    """Each node binary, and its installation prefix (for a system prefix: its global
+    ``lib/node_modules``)."""
     found: list[str] = []
     for binary in binaries:
         found.append(binary)
@@ -239,11 +248,42 @@ def git_user_files(env: Mapping[str, str]) -> tuple[str, ...]:
     return _unique(found)
 
 
+_RUNTIME: dict[str, tuple[str, ...]] = {"PI_INSTALLATION": (), "NODE_INSTALLATION": ()}
+
+
+def note_pi_runtime(pi_dir: str | None, node: str | None) -> bool:
+    """Record where the pi this process serves is installed, and its Node.js.
+
+    pi renames its process (``process.title``), so its script cannot be read from
+    ``/proc``: the pi extension tells the sidecar at session start. Returns whether this
+    changed anything (policies loaded before must then be loaded again).
+    """
+    installation: list[str] = []
+    if pi_dir and pi_dir.startswith("/"):
+        installation.append(os.path.normpath(pi_dir))
+        modules = _node_modules_of(pi_dir)
+        if modules is not None:
+            installation.append(modules)
+    nodes = _node_prefixes([node]) if node and node.startswith("/") else ()
+    before = dict(_RUNTIME)
+    _RUNTIME["PI_INSTALLATION"] = _unique(installation)
+    _RUNTIME["NODE_INSTALLATION"] = nodes
+    return before != _RUNTIME
+
+
+def runtime_stamp() -> tuple[tuple[str, ...], ...]:
+    """What :func:`note_pi_runtime` recorded (a policy cache keys on it)."""
+    return tuple(_RUNTIME.values())
+
+
 def placeholder_lists(env: Mapping[str, str] | None = None) -> dict[str, tuple[str, ...]]:
     """The list placeholders for ``env`` (default: this process's environment)."""
     environ = dict(os.environ if env is None else env)
     key = tuple(environ.get(name, "") for name in _ENV_KEYS)
-    return dict(_cached(key, os.getppid()))
+    lists = dict(_cached(key, os.getppid()))
+    for name, noted in _RUNTIME.items():
+        lists[name] = _unique([*noted, *lists[name]])
+    return lists
 
 
 @lru_cache(maxsize=8)

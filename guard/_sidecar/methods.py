@@ -31,6 +31,7 @@ from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.cache import PolicyCache
+from guard._policy.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
 from guard._sidecar.framing import (
@@ -551,6 +552,7 @@ class Sidecar(RpcServer):
 
     def _plan_sandbox(self, p: SandboxPlanParams) -> SandboxPlan:
         """Plan the session's sandbox and remember what it depends on in the workspace."""
+        note_pi_runtime(p.pi_dir, p.node_path)
         session = sandbox_plan(
             p.cwd,
             self.home,

@@ -198,7 +198,8 @@ class SandboxPlanParams(_Wire):
     directory, pi's package, the node running pi), so they stay read-only even when they lie
     in the workspace. ``sidecarRestarted``: a replacement sidecar takes over the session.
     ``envNames``: the names (never the values) of pi's environment, so credentials in it
-    are removed from the agent's commands.
+    are removed from the agent's commands. ``piDir``, ``nodePath``: pi's package and the
+    node running it, which the agent's file tools may never write.
     """
 
     cwd: str = Field(min_length=1, max_length=4096)
@@ -209,6 +210,8 @@ class SandboxPlanParams(_Wire):
     env_names: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
         default_factory=list, max_length=4096
     )
+    pi_dir: AbsolutePath | None = None
+    node_path: AbsolutePath | None = None
 
 
 class SandboxPlanReply(SandboxPlan):

@@ -20,6 +20,8 @@ from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import SCENARIOS, World
 
+SSH_KEY_TEXT = "-----BEGIN OPENSSH PRIVATE KEY-----\nE2E-SSH-KEY-MATERIAL-2c9d\n"
+
 
 @pytest.fixture(scope="session")
 def sidecar_command(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
@@ -64,6 +66,13 @@ def world(
     (project / "README.md").write_text("# e2e project\n")
     (project / ".env").write_text("TOKEN=original\n")
     agent_dir = write_agent_dir(tmp_path / "agent", model_server.base_url)
+    # The operator's own home, so no test reads or risks the machine's (pi, the sidecar and
+    # the sandbox all take HOME from here).
+    user_home = tmp_path / "user"
+    (user_home / ".ssh").mkdir(parents=True)
+    (user_home / ".ssh" / "id_ed25519").write_text(SSH_KEY_TEXT)
+    (user_home / ".bashrc").write_text("# the operator's bashrc\n")
+    (user_home / ".gitconfig").write_text("[user]\n\tname = E2E Operator\n\temail = op@e2e\n")
     world = World(
         tmp=tmp_path,
         project=project,
@@ -71,6 +80,7 @@ def world(
         home=agent_dir / "operator-guard",
         sessions=tmp_path / "sessions",
         pi=pinned_pi,
+        user_home=user_home,
     )
     world.install()
     return world

@@ -92,6 +92,10 @@ class World:
     sessions: Path
     pi: PinnedPi
     install_mode: InstallWhere = "global"
+    user_home: Path | None = None
+    """The operator's home for this world (``HOME`` of pi, the sidecar and the sandbox)."""
+    path_first: tuple[Path, ...] = ()
+    """Directories put before the machine's ``PATH`` (the operator's ``~/.local/bin``)."""
 
     def install(self, where: InstallWhere | None = None, **options: Any) -> None:
         options.setdefault("force", True)
@@ -126,17 +130,28 @@ class World:
             check=False,
         )
 
+    def user_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """What this world's operator has in their environment: ``HOME`` and ``PATH``."""
+        env: dict[str, str] = {}
+        if self.user_home is not None:
+            env["HOME"] = str(self.user_home)
+        if self.path_first:
+            rest = os.environ.get("PATH", os.defpath)
+            env["PATH"] = os.pathsep.join([*map(str, self.path_first), rest])
+        return {**env, **(extra or {})}
+
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of an offline pi run in this world, with the right node on PATH."""
-        return self.pi.env(offline_env(self.agent_dir, extra))
+        return self.pi.env(offline_env(self.agent_dir, self.user_env(extra)))
 
-    def rpc(self, *extra_args: str) -> PiRpc:
+    def rpc(self, *extra_args: str, env: Mapping[str, str] | None = None) -> PiRpc:
         return PiRpc(
             self.pi,
             self.project,
             self.agent_dir,
             session_dir=self.sessions,
             extra_args=extra_args,
+            env=self.user_env(env),
             stderr_path=self.tmp / f"pi-stderr-{time.monotonic_ns()}.log",
         )
 

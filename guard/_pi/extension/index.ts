@@ -371,7 +371,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	const planSandbox = async (sidecarRestarted = false) => {
 		const extraReadOnly = [HERE, process.execPath, ...(piPkg ? [piPkg.dir] : [])];
 		const envNames = Object.keys(process.env); // names only: credentials among them are removed from the agent's commands
-		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames };
+		const runtime = { piDir: piPkg?.dir, nodePath: process.execPath }; // pi renames its process: /proc cannot tell
+		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames, ...runtime };
 		const plan = expect("sandbox.plan", await sidecar!.call("sandbox.plan", params), SANDBOX);
 		return (sandbox = plan);
 	};

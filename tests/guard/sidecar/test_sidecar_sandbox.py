@@ -164,4 +164,80 @@ def test_describe_lists_it_with_its_params(home: Path) -> None:
         "piVersion",
         "sidecarRestarted",
         "envNames",
+        "piDir",
+        "nodePath",
     }
+
+
+def write_call(project: Path, path: Path) -> dict[str, Any]:
+    return {
+        "toolName": "write",
+        "input": {"path": str(path), "content": "planted"},
+        "cwd": str(project),
+        "toolCallId": "w1",
+        "hasUi": True,
+    }
+
+
+@needs_bwrap
+def test_pis_installation_as_the_extension_reports_it_is_never_written(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    """pi renames its process, so the sidecar learns where pi runs from the extension; a
+    policy loaded before that (an earlier evaluate) is loaded again."""
+    pi_dir = tmp_path / "lib" / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    (pi_dir / "dist").mkdir(parents=True)
+    sibling_dependency = tmp_path / "lib" / "node_modules" / "chalk" / "index.js"
+    node = tmp_path / "node-prefix" / "bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_text("")
+    targets = [pi_dir / "dist" / "cli.js", sibling_dependency, node]
+    before, plan, *after = run(
+        home,
+        rpc("evaluate", write_call(project, targets[0]), 1),
+        rpc("sandbox.plan", {"cwd": str(project), "piDir": str(pi_dir), "nodePath": str(node)}, 2),
+        *(rpc("evaluate", write_call(project, t), n) for n, t in enumerate(targets, start=3)),
+    )
+    assert before["result"]["action"] == "confirm"  # outside the workspace: asked
+    assert plan["result"]["state"] == "sandboxed"
+    for reply, target in zip(after, targets, strict=True):
+        assert reply["result"]["action"] == "block", target
+        assert "builtin.runs-outside-sandbox" in reply["result"]["evaluation"]["ruleIds"]
+
+
+@needs_bwrap
+def test_a_repository_made_after_the_plan_gets_a_new_plan_with_the_next_bash_call(
+    home: Path, project: Path
+) -> None:
+    from guard._hermetic import git_env, system_program
+    from guard._sidecar.methods import Sidecar
+
+    sidecar = Sidecar(home)
+
+    def call(method: str, params: dict[str, Any]) -> Any:
+        reply = sidecar.handle_message(
+            {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+        )
+        assert reply is not None and "error" not in reply, reply
+        return reply["result"]
+
+    bash = {"toolName": "bash", "input": {"command": "ls"}, "cwd": str(project), "hasUi": True}
+    try:
+        plan = call("sandbox.plan", {"cwd": str(project)})
+        assert ".git/hooks" not in plan["prefix"]
+        assert call("evaluate", bash)["sandbox"] is None  # nothing changed: no new plan
+        subprocess.run(
+            [system_program("git"), "init", "-q", str(project)], env=git_env(), check=True
+        )
+        fresh = call("evaluate", bash)["sandbox"]
+        assert fresh is not None and fresh["state"] == "sandboxed"
+        assert f"--ro-bind {project}/.git/hooks" in fresh["prefix"]
+        assert call("evaluate", bash)["sandbox"] is None  # current again
+        (project / "sub").mkdir()
+        subprocess.run(
+            [system_program("git"), "init", "-q", str(project / "sub")], env=git_env(), check=True
+        )
+        nested = call("evaluate", bash)["sandbox"]
+        assert nested is not None and f"{project}/sub/.git/hooks" in nested["prefix"]
+    finally:
+        sidecar.close()
