@@ -35,6 +35,7 @@ from guard._anchors import anchor_dir, latest_anchor
 from guard._errors import GuardError, KeyFileError, KeyringError, PiFileError
 from guard._evidence.keys import KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
+from guard._hermetic import minimal_env
 from guard._home import resolve_home
 from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation, find_installs
@@ -338,6 +339,8 @@ def check_python(location: InstallLocation, config: ExtensionConfig) -> Check:
             timeout=PYTHON_TIMEOUT_SECONDS,
             check=False,
             stdin=subprocess.DEVNULL,
+            env=minimal_env(),
+            cwd=minimal_env()["HOME"],
         )
     except subprocess.TimeoutExpired:
         return Check(

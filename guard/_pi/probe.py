@@ -19,6 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG
+from guard._hermetic import SYSTEM_PATH, minimal_env
 from guard._home import PI_PACKAGES
 from guard._pi.trust import TRUST_INTRODUCED
 
@@ -93,15 +94,25 @@ def node_satisfies(node_version: str, requirement: str) -> bool | None:
     return True
 
 
-def _run(argv: list[str]) -> str | None:
+def _run(argv: list[str], *, keep_home: bool = False) -> str | None:
+    """Run a program of the user's (``pi``, ``node``, ``npm``: the ones pi would use) to read
+    its version: by absolute path, with a minimal environment (guard/_hermetic.py), so
+    ``NODE_OPTIONS`` and the like set for it cannot run anything; its own directory first on
+    ``PATH`` (``#!/usr/bin/env node``). ``keep_home``: ``npm`` reads its prefix from
+    ``~/.npmrc``."""
+    extra = {"PATH": os.pathsep.join([os.path.dirname(argv[0]), SYSTEM_PATH])}
+    if keep_home:
+        extra["HOME"] = os.path.expanduser("~")
     try:
         done = subprocess.run(
-            argv,
+            [os.path.abspath(argv[0]), *argv[1:]],
             capture_output=True,
             text=True,
             timeout=PROBE_TIMEOUT_SECONDS,
             check=False,
             stdin=subprocess.DEVNULL,
+            env=minimal_env(extra),
+            cwd=os.path.expanduser("~") if keep_home else None,
         )
     except (OSError, subprocess.SubprocessError):
         return None
@@ -160,7 +171,7 @@ def _probe_executable(executable: Path) -> PiFound:
 
 def _global_packages() -> list[Path]:
     npm = shutil.which("npm")
-    root = _run([npm, "root", "-g"]) if npm is not None else None
+    root = _run([npm, "root", "-g"], keep_home=True) if npm is not None else None
     if root is None:
         return []
     found = []

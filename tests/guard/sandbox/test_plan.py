@@ -263,3 +263,20 @@ def test_home_mode_is_untouched_by_planning(layout: Layout) -> None:
     before = stat.S_IMODE(layout.home.stat().st_mode)
     layout.plan()
     assert stat.S_IMODE(layout.home.stat().st_mode) == before
+
+
+def test_the_guides_sandbox_table_is_a_valid_user_setting() -> None:
+    """The ``[sandbox]`` example in docs/operator-confirmation.md parses, key by key."""
+    import re
+
+    from guard._policy.config import parse_layer
+
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "operator-confirmation.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)
+    (example,) = [b for b in blocks if b.startswith("[sandbox]\n")]
+    layer = parse_layer(example, "<guide>", "user")
+    assert layer.problems == ()
+    assert layer.sandbox is not None
+    assert layer.sandbox.home == "hidden"
+    assert layer.sandbox.keep_env == ("GITHUB_TOKEN",)
+    assert layer.sandbox.readable == ("~/.config/pip",)
