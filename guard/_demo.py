@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 from audit import build_report, read_records, render_report
 from guard._guard import Guard
+from guard._hermetic import system_program
 
 __all__ = ["run_demo"]
 
@@ -53,7 +54,8 @@ def run_demo(out: TextIO) -> int:
             first = guard.consume(envelope, "bash", call, project)
             _line(out, f"4. monitor consumes     -> {first.decision} ({first.match.decision})")
             ok &= first.decision == "consumed"
-            done = subprocess.run(["bash", "-c", call["command"]], cwd=project, check=False)
+            shell = system_program("bash")  # never a bash the PATH offers (guard/_hermetic.py)
+            done = subprocess.run([shell, "-c", call["command"]], cwd=project, check=False)
             guard.tool_executed(
                 "call_demo_1", "bash", call, project, done.returncode != 0, rec.evidence_id
             )

@@ -21,7 +21,7 @@ from guard._policy.realpath import realpath
 from guard._policy.rules import CompiledRule, first_subcommand_words, leading_positionals
 from guard._policy.writable import TOO_WIDE_HINT, WritableSet
 
-__all__ = ["Classifier", "pi_tool_path"]
+__all__ = ["Classifier", "pi_file_target", "pi_tool_path"]
 
 _READ_TOOLS = frozenset({"read", "grep", "find", "ls"})
 _WRITE_TOOLS = frozenset({"write", "edit"})
@@ -42,6 +42,28 @@ def pi_tool_path(raw: str) -> str:
     ``resolveToCwd`` resolves what is left against the cwd, so nothing left is the cwd.
     """
     return _UNICODE_SPACES.sub(" ", _strip_at(raw)) or "."
+
+
+_OPENING_TOOLS = frozenset({"read", "write", "edit"})
+
+
+def pi_file_target(
+    tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+) -> tuple[str, str] | None:
+    """For pi's ``read``, ``write`` and ``edit``: the absolute path pi will open and the real
+    file that is now (``None`` for other tools or an unusable path).
+
+    The shim opens the file itself and compares what it opened with this real path, so a
+    link swapped in after the guard decided (by a parallel call) is refused, not followed.
+    """
+    raw = tool_input.get("path") if isinstance(tool_input, Mapping) else None
+    if tool_name not in _OPENING_TOOLS or not isinstance(raw, str) or not raw:
+        return None
+    try:
+        path = normalize_path(pi_tool_path(raw), os.fspath(cwd))
+    except BadInputError:
+        return None
+    return path, realpath(path)
 
 
 @dataclass(slots=True)

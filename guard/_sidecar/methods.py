@@ -31,6 +31,7 @@ from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.cache import PolicyCache
+from guard._policy.classify import pi_file_target
 from guard._policy.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
@@ -64,6 +65,7 @@ from guard._sidecar.wire import (
     DeclinedReply,
     EvaluateParams,
     EvaluateReply,
+    JudgedFile,
     NoParams,
     PlanParams,
     RecordParams,
@@ -364,6 +366,9 @@ class Sidecar(RpcServer):
             replanned = self._replanned()
             if replanned is not None:
                 reply = reply.model_copy(update={"sandbox": replanned})
+        target = pi_file_target(p.tool_name, p.input, p.cwd) if reply.action != "block" else None
+        if target is not None:
+            reply = reply.model_copy(update={"file": JudgedFile(path=target[0], real=target[1])})
         return reply.model_dump(mode="json")
 
     def _record(self, p: RecordParams) -> dict[str, Any]:

@@ -254,6 +254,15 @@ class Dialog(_Wire):
     reason_placeholder: str
 
 
+class JudgedFile(_Wire):
+    """The file a ``read``/``write``/``edit`` call opens: ``path`` as pi resolves it, and the
+    ``real`` file it led to when the guard decided. The shim refuses to read or write
+    through ``path`` when the file it opens is another (``path-changed-after-decision``)."""
+
+    path: str
+    real: str
+
+
 class EvaluateReply(_Wire):
     """``evaluate`` for the shim: the evaluation plus what to do with the call.
 
@@ -261,6 +270,7 @@ class EvaluateReply(_Wire):
     ``block`` (return ``blockReason`` to pi; already audited when ``audited``).
     ``sandbox``: a new plan for the session's shell commands, when what it depends on in
     the workspace changed (a repository the agent created): the shim uses it from now on.
+    ``file``: for pi's ``read``, ``write`` and ``edit``, the file this decision is about.
     """
 
     evaluation: Evaluation
@@ -269,6 +279,7 @@ class EvaluateReply(_Wire):
     block_reason: str | None = None
     audited: bool = False
     sandbox: SandboxPlanReply | None = None
+    file: JudgedFile | None = None
 
 
 class DeclinedReply(_Wire):

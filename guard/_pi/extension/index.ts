@@ -11,17 +11,19 @@
  * The agent's `bash` tool is replaced by pi's own (`createBashToolDefinition`) with a spawn hook
  * that runs every command in the OS sandbox the sidecar planned for the session (`sandbox.plan`:
  * the shim only prepends the prefix it got); no plan, or a sandbox that cannot start, and bash
- * fails closed. The operator's own `!` commands are not the agent's and stay unsandboxed. That
- * one function is the shim's only value import from pi; everything else from pi is a type.
+ * fails closed. The operator's own `!` commands are not the agent's and stay unsandboxed. pi's
+ * `read`, `write` and `edit` are replaced the same way by pi's own, whose file operations open only the file the
+ * guard judged for that call (a link swapped in by a parallel call is refused). Those four functions are the
+ * shim's only value imports from pi; everything else from pi is a type.
  * Nothing is lost: an audit event no sidecar took is spooled here (read-only in the sandbox) for
  * the next sidecar, in this pi or a later one (`audit.replay`). A Yes never recorded: blocked, kept.
  */
 import type { BashSpawnContext, ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
-import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";
+import { createBashToolDefinition, createEditToolDefinition, createReadToolDefinition, createWriteToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string };
@@ -32,7 +34,8 @@ type Kinds = { string: string; boolean: boolean; object: JsonObject; list: reado
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?" } as const;
+const JUDGED = { path: "string", real: "string" } as const;
 const DIALOG = { title: "string", message: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
 const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
@@ -158,6 +161,59 @@ const posixQuote = (text: string): string => {
 };
 const noSandbox = (why: string) =>
 	`operator-guard blocked this bash call: the OS sandbox of this session is unknown (${why}). Nothing was run. [reason: sandbox-unavailable]`;
+
+/** Open `path` as pi's read/write/edit would, but only if it is the file the guard judged (`real`): a link a
+ * parallel call swapped in after the decision is refused, never followed. The check is on the open descriptor
+ * (Linux `/proc/self/fd`), so nothing can change between the check and the read or write. A new file is made
+ * through the already checked directory's descriptor, O_EXCL: never in another place, never through a link. */
+const fdPath = (fd: number): string => (existsSync(`/proc/self/fd/${fd}`) ? readlinkSync(`/proc/self/fd/${fd}`) : "");
+function refused(path: string, opened: string, real: string, write: boolean): Error {
+	return new Error(
+		`operator-guard refused this file access: ${path} now leads to ${opened || "another file"}, not to ${real} as when the guard decided. Nothing was ${write ? "written" : "read"}. [reason: path-changed-after-decision]`,
+	);
+}
+function openJudged(path: string, real: string | undefined, write: boolean): number {
+	if (real === undefined) throw new Error(`operator-guard refused this file access: ${path} was not judged by the guard. Nothing was done. [reason: not-judged]`);
+	let fd: number;
+	try {
+		fd = openSync(path, write ? constants.O_WRONLY : constants.O_RDONLY);
+	} catch (err) {
+		if (!write || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+		const dir = openSync(dirname(real), constants.O_RDONLY | constants.O_DIRECTORY);
+		try {
+			const where = fdPath(dir);
+			if (where !== dirname(real)) throw refused(path, where, real, write);
+			fd = openSync(`/proc/self/fd/${dir}/${basename(real)}`, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
+		} finally {
+			closeSync(dir);
+		}
+	}
+	const opened = fdPath(fd) || realpathSync(path); // no /proc (not Linux): the path again, a weaker check
+	if (opened !== real || !fstatSync(fd).isFile()) {
+		closeSync(fd);
+		throw refused(path, opened, real, write);
+	}
+	return fd;
+}
+const judgedRead = (path: string, real: string | undefined): Buffer => {
+	const fd = openJudged(path, real, false);
+	try {
+		const chunks: Buffer[] = [];
+		for (let chunk = Buffer.alloc(1 << 16), n = readSync(fd, chunk); n > 0; chunk = Buffer.alloc(1 << 16), n = readSync(fd, chunk)) chunks.push(chunk.subarray(0, n));
+		return Buffer.concat(chunks);
+	} finally {
+		closeSync(fd);
+	}
+};
+const judgedWrite = (path: string, real: string | undefined, content: string): void => {
+	const fd = openJudged(path, real, true);
+	try {
+		ftruncateSync(fd, 0);
+		writeSync(fd, content, 0, "utf8");
+	} finally {
+		closeSync(fd);
+	}
+};
 
 /** Claim this pi process for this copy; returns the copy that already holds it, if another one does. */
 function elect(): { path: string; version: string } | undefined {
@@ -386,6 +442,16 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		return { command, cwd: spawned.cwd, env };
 	};
 	const evidenceByCall = new Map<string, string | null | undefined>();
+	// The files pi's read/write/edit may open, as the guard judged them: path -> real file (set in tool_call).
+	const judged = new Map<string, string>();
+	const judgedByCall = new Map<string, string>();
+	const realOf = (path: string) => judged.get(path);
+	const fileOps = {
+		readFile: async (path: string) => judgedRead(path, realOf(path)),
+		writeFile: async (path: string, content: string) => judgedWrite(path, realOf(path), content),
+		access: async (path: string) => void closeSync(openJudged(path, realOf(path), false)),
+		mkdir: async (dir: string) => void mkdirSync(dir, { recursive: true }),
+	};
 
 	/** Hand every spooled event to the sidecar (`audit.replay`); a spool is removed only after a reply.
 	 * One replay at a time; a sidecar that cannot take them leaves them for the next start. */
@@ -462,6 +528,10 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		sessionCwd = ctx.cwd;
 		sandbox = undefined;
 		pi.registerTool(createBashToolDefinition(ctx.cwd, { spawnHook })); // pi's own bash, commands sandboxed
+		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox)
+		pi.registerTool(createReadToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, access: fileOps.access } }));
+		pi.registerTool(createWriteToolDefinition(ctx.cwd, { operations: { writeFile: fileOps.writeFile, mkdir: fileOps.mkdir } }));
+		pi.registerTool(createEditToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, writeFile: fileOps.writeFile, access: fileOps.access } }));
 		const broken = (why: string) => {
 			status(`operator-guard down (${why})`);
 			say(ctx, `operator-guard: ${why}; risky tool calls will be blocked`, "error");
@@ -496,6 +566,10 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			return failClosed(ctx, call, err);
 		}
 		if (reply.sandbox) sandbox = expect("evaluate", reply.sandbox, SANDBOX); // the workspace changed under the plan
+		if (reply.file) {
+			const file = expect("evaluate", reply.file, JUDGED);
+			judged.set(file.path, file.real), judgedByCall.set(event.toolCallId, file.path);
+		}
 		if (!replaying && existsSync(join(HERE, SPOOL))) replayLater();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
 		if (reply.action !== "allow" && reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
@@ -542,6 +616,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	pi.on("tool_result", async (event, ctx) => {
 		const evidenceId = evidenceByCall.get(event.toolCallId);
 		evidenceByCall.delete(event.toolCallId);
+		const file = judgedByCall.get(event.toolCallId);
+		judgedByCall.delete(event.toolCallId);
+		if (file !== undefined && ![...judgedByCall.values()].includes(file)) judged.delete(file);
 		// event.input is the input as executed: a later extension may have changed it.
 		// Not awaited: auditing (an fsync) must not slow the tool loop; stop() drains it.
 		const call = { toolCallId: event.toolCallId, toolName: event.toolName, input: event.input, cwd: ctx.cwd };

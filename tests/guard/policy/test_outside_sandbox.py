@@ -369,3 +369,20 @@ def test_a_read_only_file_mode_is_no_way_around(world: World) -> None:
     assert write(world.policy(), world, "~/.bashrc")[0] == "block"
     target.unlink()
     assert write(world.policy(), world, "~/.bashrc")[0] == "block"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'rm -rf --no-preserve-root "$D"',
+        "rm -r --no-preserve-root build",
+        "D=/; rm -rf --no-preserve-root $D",
+        "command rm -fr --no-preserve-root -- x",
+    ],
+)
+def test_no_preserve_root_is_blocked_whatever_the_operand(world: World, command: str) -> None:
+    """The flag itself says "/ may go": blocked even where the operand is unknown (which
+    alone would only ask)."""
+    verdict = world.policy().classify("bash", {"command": command}, world.project)
+    assert verdict.verdict == "block", verdict.rule_ids
+    assert verdict.rule_ids[0] == "builtin.catastrophic-target"
