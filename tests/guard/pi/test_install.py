@@ -52,13 +52,17 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
     assert "--uninstall" in text
 
 
-def test_shim_is_small_and_imports_only_types_from_pi_but_its_bash_tool() -> None:
+def test_shim_is_small_and_imports_only_types_from_pi_but_its_own_tools() -> None:
     source = shim_source().decode()
-    assert source.count("\n") < 600  # the spool (nothing lost) took it past 500
+    assert source.count("\n") < 680  # the spool (nothing lost), then the judged file opens
     pi_imports = [line for line in source.splitlines() if "@mariozechner/pi-coding-agent" in line]
     values = [line for line in pi_imports if not line.startswith("import type ")]
-    # The one value import: pi's own bash tool, re-created with the sandbox's spawn hook.
-    assert values == ['import { createBashToolDefinition } from "@mariozechner/pi-coding-agent";']
+    # The value imports: pi's own bash (with the sandbox's spawn hook) and file tools (which
+    # open only the file the guard judged).
+    assert values == [
+        "import { createBashToolDefinition, createEditToolDefinition, createReadToolDefinition,"
+        ' createWriteToolDefinition } from "@mariozechner/pi-coding-agent";'
+    ]
     assert len(pi_imports) == 2
     assert source.count("export default function") == 1
 

@@ -102,6 +102,18 @@ RUNS_CODE: tuple[tuple[str, str], ...] = (
     ("/etc/cron.d/evil", "cron(8)"),
     # Python start-up: site(3) runs .pth files of the user site
     ("~/.local/lib/python3.11/site-packages/evil.pth", "site(3)"),
+    # toolchains: what PATH's shims and links lead to
+    ("~/.cargo/bin/cargo", "rustup: proxies in ~/.cargo/bin"),
+    ("~/.pyenv/shims/python", "pyenv: shims"),
+    ("~/.nvm/versions/node/v22.0.0/bin/node", "nvm"),
+    ("$DATA/pipx/venvs/black/bin/black", "pipx: ~/.local/bin links into its venvs"),
+    # git files of the workspace's repositories, which the operator's git runs
+    (".git/hooks/pre-commit", "githooks(5)"),
+    (".git/config", "git-config(1) FILES ($GIT_DIR/config)"),
+    ("vendor/lib/.git/hooks/post-checkout", "githooks(5), a nested repository"),
+    (".git/modules/sub/config", "gitsubmodules(7)"),
+    # the kernel
+    ("/proc/sys/kernel/core_pattern", "core(5): a program run as root on every crash"),
     # the system
     ("/etc/ld.so.preload", "ld.so(8) FILES"),
     ("/etc/profile.d/evil.sh", "bash(1) INVOCATION (/etc/profile)"),

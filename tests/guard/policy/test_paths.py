@@ -126,14 +126,18 @@ def test_pi_auth_file_follows_the_agent_dir(world: World, monkeypatch: pytest.Mo
 def test_git_internals_protected_for_writes_only(world: World) -> None:
     policy = world.policy()
     assert verdict_of(policy, world, "read", ".git/config") == "allow"
-    assert verdict_of(policy, world, "write", ".git/hooks/pre-commit") == "confirm"
-    assert verdict_of(policy, world, "edit", "vendor/lib/.git/config") == "confirm"
+    assert verdict_of(policy, world, "write", ".git/info/exclude") == "confirm"
+    assert verdict_of(policy, world, "write", "vendor/lib/.git/HEAD") == "confirm"
+    # what the operator's git runs later is never written by the agent
+    assert verdict_of(policy, world, "write", ".git/hooks/pre-commit") == "block"
+    assert verdict_of(policy, world, "edit", "vendor/lib/.git/config") == "block"
     assert verdict_of(policy, world, "write", ".gitignore") == "allow"
 
 
 def test_custom_tools_with_a_path_count_as_read_and_write(world: World) -> None:
     policy = world.policy()
-    assert verdict_of(policy, world, "my_uploader", ".git/config") == "confirm"
+    assert verdict_of(policy, world, "my_uploader", ".git/HEAD") == "confirm"
+    assert verdict_of(policy, world, "my_uploader", ".git/config") == "block"
     assert verdict_of(policy, world, "my_uploader", "README.md") == "allow"
 
 

@@ -21,7 +21,12 @@ const FAKE_PI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent");
 mkdirSync(FAKE_PI, { recursive: true });
 writeFileSync(join(ROOT, "package.json"), JSON.stringify({ type: "module" }));
 writeFileSync(join(FAKE_PI, "package.json"), JSON.stringify({ name: "@mariozechner/pi-coding-agent", type: "module", main: "index.js" }));
-writeFileSync(join(FAKE_PI, "index.js"), "export const createBashToolDefinition = (cwd, options) => ({ name: 'bash', cwd, ...options });\n");
+writeFileSync(
+	join(FAKE_PI, "index.js"),
+	["bash", "read", "write", "edit"]
+		.map((tool) => `export const create${tool[0].toUpperCase()}${tool.slice(1)}ToolDefinition = (cwd, options) => ({ name: '${tool}', cwd, ...options });\n`)
+		.join(""),
+);
 
 const lines = (path) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
