@@ -8,6 +8,8 @@ Layout of a home directory (mode 0700)::
                        or ``$PI_OPERATOR_GUARD_LEDGER`` names a shared PostgreSQL ledger
     audit.jsonl        hash-chained audit log, and audit.jsonl.head (signed head)
     operator-guard.toml  the user's policy layer (optional)
+    layers/            each agent command's copy-on-write layer of the workspace, until the
+                       guard has applied or discarded what it did (guard/_effects)
 
 Every file name of the home and every environment variable of ours is named here.
 """
@@ -22,6 +24,7 @@ from guard._errors import BadInputError, HomeError
 
 __all__ = [
     "ENV_PREFIX",
+    "LAYERS_DIR",
     "OLD_ENV_PREFIX",
     "PI_PACKAGES",
     "default_home",
@@ -33,6 +36,8 @@ __all__ = [
 ]
 
 ENV_PREFIX = "PI_OPERATOR_GUARD_"
+LAYERS_DIR = "layers"
+"""The home's directory of command layers (``<home>/layers/<id>/{upper,work}``)."""
 # Deprecated spelling of the prefix, still read when the new name is not set.
 OLD_ENV_PREFIX = "PI_GUARD_"
 """The prefix of the deprecated alias of every variable (still read)."""

@@ -210,6 +210,7 @@ class SandboxSettings(BaseModel):
     keep_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     tmp: Literal["private", "host"] = "private"
     network: Literal["shared", "none"] = "shared"
+    effects: Literal["review", "off"] = "review"
     bwrap: str | None = Field(default=None, min_length=1, max_length=4096)
 
     @model_validator(mode="after")

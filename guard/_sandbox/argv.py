@@ -30,13 +30,15 @@ from collections.abc import Callable
 
 from guard._errors import BadInputError
 from guard._policy.writable import within as is_within
-from guard._sandbox.model import MountPath, SandboxInput
+from guard._sandbox.model import LAYER_ENV, MountPath, SandboxInput
 
 __all__ = [
     "NAMESPACE_FLAGS",
+    "OVERLAY_SCRIPT",
     "TMP",
     "build_argv",
     "is_within",
+    "overlay_wrapper",
     "shell_prefix",
     "shell_quote",
     "wrap_command",
@@ -148,6 +150,10 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
 
     if home is not None:
         argv += ("--remount-ro", home.path)
+    if inp.overlay is not None:
+        # The user's own ids inside (the namespace of the overlay maps them to root).
+        argv += ("--uid", str(inp.overlay.uid), "--gid", str(inp.overlay.gid))
+        argv += ("--unsetenv", LAYER_ENV)
     for name in inp.unset_env:
         argv += ("--unsetenv", name)
     argv += ("--chdir", inp.workspace.path, "--", inp.shell, "-c")
@@ -174,6 +180,49 @@ def _home_view(inp: SandboxInput, home: str, hidden_away: Callable[[str], bool])
     return argv
 
 
+# Runs as root of a new user namespace, in a new mount namespace (unshare): makes the
+# command's layer and mounts the overlay on the workspace there, then runs bwrap, which binds
+# the workspace (now the overlay) as usual. userxattr: the only overlay an unprivileged user
+# may mount (Linux >= 5.11). $1 layers, $2 workspace, $3 the layer id, $4 mount, then bwrap.
+OVERLAY_SCRIPT = (
+    "set -e; "
+    'case "$3" in ""|*[!A-Za-z0-9_-]*) '
+    'echo "operator-guard: this command has no layer; nothing was run" >&2; exit 125;; esac; '
+    'L="$1/$3"; mkdir -m 700 "$L"; mkdir "$L/upper" "$L/work"; '
+    '"$4" -t overlay overlay -o "lowerdir=$2,upperdir=$L/upper,workdir=$L/work,userxattr" "$2"; '
+    'shift 4; exec "$@"'
+)
+
+
+def overlay_wrapper(inp: SandboxInput) -> tuple[str, ...]:
+    """The argv before bwrap's that mounts the command's layer (empty without one).
+
+    The layer id is not part of it: the shell expands ``$PI_OPERATOR_GUARD_LAYER`` there
+    (see :func:`shell_prefix`).
+    """
+    overlay = inp.overlay
+    if overlay is None:
+        return ()
+    for path in (overlay.layers, inp.workspace.path):
+        if any(ch in path for ch in ",:\\"):
+            raise BadInputError("path", "overlay options cannot name a path with , : or \\", path)
+    return (
+        overlay.unshare,
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "/bin/sh",
+        "-c",
+        OVERLAY_SCRIPT,
+        "sh",
+        overlay.layers,
+        inp.workspace.path,
+    )
+
+
 def shell_quote(text: str) -> str:
     """POSIX single-quoting (``shlex.quote``); a NUL cannot be in an argv and is refused."""
     if "\0" in text:
@@ -181,9 +230,18 @@ def shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def shell_prefix(argv: tuple[str, ...]) -> str:
-    """``exec bwrap … -c``: the POSIX shell text that every wrapped command starts with."""
-    return "exec " + " ".join(shell_quote(part) for part in argv)
+def shell_prefix(argv: tuple[str, ...], wrapper: tuple[str, ...] = (), mount: str = "") -> str:
+    """``exec bwrap … -c``: the POSIX shell text that every wrapped command starts with.
+
+    With an overlay ``wrapper`` (and its ``mount`` program) it is ``exec unshare … sh -c
+    SCRIPT sh LAYERS WORKSPACE "${PI_OPERATOR_GUARD_LAYER-}" MOUNT bwrap … -c``: the layer id
+    is the one thing the shell expands, from the environment the shim set for this command.
+    """
+    quoted = " ".join(shell_quote(part) for part in argv)
+    if not wrapper:
+        return "exec " + quoted
+    head = " ".join(shell_quote(part) for part in wrapper)
+    return f'exec {head} "${{{LAYER_ENV}-}}" {shell_quote(mount)} {quoted}'
 
 
 def wrap_command(prefix: str, command: str) -> str:

@@ -39,14 +39,15 @@ import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from guard._home import ENV_PREFIX, pi_agent_dir
+from guard._hermetic import ProgramNotFound, system_program
+from guard._home import ENV_PREFIX, LAYERS_DIR, pi_agent_dir
 from guard._pi.install import CONFIG_FILE, EXTENSION_DIR_NAME
 from guard._policy.layering import CONFIG_FILE_NAME
 from guard._policy.models import SandboxSettings
 from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
 from guard._policy.writable import too_wide
 from guard._sandbox.argv import is_within
-from guard._sandbox.model import MountPath, SandboxInput
+from guard._sandbox.model import MountPath, OverlayInput, SandboxInput
 
 __all__ = [
     "BWRAP_CANDIDATES",
@@ -491,6 +492,19 @@ def collect_input(
     roots = [w.path for w in writable if w.kind == "dir"] + ([ws.path] if ws_writable else [])
     pinned = _ancestors_within([e.path for e in (*read_only, *hidden)], roots)
 
+    overlay = None
+    if settings.effects == "review" and ws_writable:
+        try:
+            overlay = OverlayInput(
+                layers=os.path.join(os.path.realpath(home), LAYERS_DIR),
+                unshare=system_program("unshare"),
+                mount=system_program("mount"),
+                uid=os.getuid(),
+                gid=os.getgid(),
+            )
+        except ProgramNotFound:
+            overlay = None  # plan() says why the effects review is off
+
     return SandboxInput(
         bwrap=os.path.realpath(find_bwrap(bwrap or settings.bwrap)),
         shell=shell,
@@ -507,4 +521,5 @@ def collect_input(
         tmp=settings.tmp,
         network=settings.network,
         unset_env=tuple(sorted(unset)),
+        overlay=overlay,
     )

@@ -14,7 +14,9 @@ from pydantic import BaseModel, Field
 from audit import WIRE_CONFIG
 
 __all__ = [
+    "LAYER_ENV",
     "MountPath",
+    "OverlayInput",
     "PathKind",
     "ProbeResult",
     "ProbeStatus",
@@ -52,6 +54,28 @@ class MountPath(BaseModel):
 
     path: str = Field(min_length=1)
     kind: PathKind
+
+
+class OverlayInput(BaseModel):
+    """The copy-on-write layer every command writes the workspace through.
+
+    ``layers``: the directory each command's layer is made in (``<layers>/<id>``, the id
+    from :data:`LAYER_ENV`, set per command by the shim); ``unshare`` and ``mount``: the
+    system programs that make the user and mount namespace and mount the overlay;
+    ``uid``/``gid``: who the command runs as inside (the user's own ids).
+    """
+
+    model_config = WIRE_CONFIG
+
+    layers: str = Field(min_length=1)
+    unshare: str = Field(min_length=1)
+    mount: str = Field(min_length=1)
+    uid: int
+    gid: int
+
+
+LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"
+"""The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
 
 
 class SandboxInput(BaseModel):
@@ -98,6 +122,7 @@ class SandboxInput(BaseModel):
     network: Literal["shared", "none"] = "shared"
     unshare_user: bool = True
     unset_env: tuple[str, ...] = ()
+    overlay: OverlayInput | None = None
 
 
 class ProbeResult(BaseModel):
@@ -120,7 +145,11 @@ class SandboxPlan(BaseModel):
     environment. ``argv`` is the same prefix as a list (without the command).
     ``unset_globs`` and ``keep_env`` are the rule those names came from (the credential
     list plus the user's additions, and the user's exceptions), for an environment whose
-    names were not known when planning.
+    names were not known when planning. ``effects``: ``review`` when every command writes
+    the workspace through a layer in ``layers`` (the environment must then name one in
+    :data:`LAYER_ENV`), ``off`` when it writes the workspace directly. ``mount_points``:
+    directories the plan itself makes (to keep a protected path absent), which are no
+    effect of a command.
     """
 
     model_config = WIRE_CONFIG
@@ -133,6 +162,9 @@ class SandboxPlan(BaseModel):
     prefix: str | None = None
     argv: tuple[str, ...] | None = None
     unset_env: tuple[str, ...] = ()
+    effects: Literal["review", "off"] = "off"
+    layers: str | None = None
+    mount_points: tuple[str, ...] = ()
     unset_globs: tuple[str, ...] = ()
     keep_env: tuple[str, ...] = ()
     settings_from: Literal["builtin", "user", "project"] = "builtin"

@@ -9,17 +9,28 @@ the same two functions.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from guard._anchors import ANCHOR_ENV
 from guard._errors import BadInputError, SandboxUnavailableError
+from guard._hermetic import minimal_env, run
 from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
 from guard._policy.layering import CONFIG_FILE_NAME, load_layers
 from guard._policy.models import ConfigProblem, LayerName, SandboxSettings
 from guard._policy.writable import TOO_WIDE_HINT, too_wide
-from guard._sandbox.argv import TMP, build_argv, is_within, shell_prefix, wrap_command
+from guard._sandbox.argv import (
+    TMP,
+    build_argv,
+    is_within,
+    overlay_wrapper,
+    shell_prefix,
+    wrap_command,
+)
 from guard._sandbox.collect import (
     CREDENTIAL_ENV,
     collect_input,
@@ -27,10 +38,10 @@ from guard._sandbox.collect import (
     git_protected,
     guard_env_names,
 )
-from guard._sandbox.model import ProbeResult, SandboxInput, SandboxPlan, SpawnContext
+from guard._sandbox.model import MountPath, ProbeResult, SandboxInput, SandboxPlan, SpawnContext
 from guard._sandbox.probe import probe
 
-__all__ = ["effective_settings", "filter_env", "plan", "spawn", "workspace_stamp"]
+__all__ = ["effective_settings", "filter_env", "overlay_probe", "plan", "spawn", "workspace_stamp"]
 
 Prober = Callable[[str], ProbeResult]
 
@@ -188,8 +199,16 @@ def plan(
             keep_env=settings.keep_env,
             settings_from=settings_from,
         )
+    effects_note = None
+    if inp.overlay is not None:
+        effects_note = overlay_probe(inp)
+        if effects_note is not None:
+            inp = inp.model_copy(update={"overlay": None})
+    elif settings.effects == "review" and inp.workspace_writable:
+        effects_note = "unshare or mount not found in the system directories"
     try:
         argv = build_argv(inp)
+        wrapper = overlay_wrapper(inp)
     except BadInputError as exc:
         return SandboxPlan(
             state="unavailable",
@@ -205,19 +224,64 @@ def plan(
     if not inp.workspace_writable:
         narrowed = too_wide(inp.workspace.path, environ.get("HOME")) or "the workspace is too wide"
         message += f"; {narrowed}, so it is read-only: {TOO_WIDE_HINT}"
+    notes = _notes(inp, settings)
+    if effects_note is not None:
+        notes += (
+            f"the effects review is off: {effects_note}; commands write the workspace "
+            "directly and only the analysis before a call asks",
+        )
+    overlay = inp.overlay
     return SandboxPlan(
         state="sandboxed",
         message=message,
         cwd=workspace,
         workspace_writable=inp.workspace_writable,
-        prefix=shell_prefix(argv),
-        argv=argv,
+        prefix=shell_prefix(argv, wrapper, overlay.mount if overlay else ""),
+        argv=(*wrapper, *argv) if wrapper else argv,
         unset_env=unset,
+        effects="review" if overlay else "off",
+        layers=overlay.layers if overlay else None,
+        mount_points=tuple(e.path for e in inp.read_only if e.kind == "missing"),
         unset_globs=globs,
         keep_env=settings.keep_env,
         settings_from=settings_from,
-        notes=_notes(inp, settings),
+        notes=notes,
     )
+
+
+def overlay_probe(inp: SandboxInput) -> str | None:
+    """Why a copy-on-write layer cannot be mounted here (``None``: it can).
+
+    Makes the layers directory (private to the user) and mounts one overlay over a scratch
+    directory in it, as every command will: a user namespace, a mount namespace, overlayfs
+    with ``userxattr`` (Linux >= 5.11).
+    """
+    overlay = inp.overlay
+    if overlay is None:
+        return "no overlay planned"
+    try:
+        os.makedirs(overlay.layers, mode=0o700, exist_ok=True)
+        scratch = tempfile.mkdtemp(prefix="probe-", dir=overlay.layers)
+    except OSError as exc:
+        return f"cannot make {overlay.layers}: {exc.strerror or exc}"
+    try:
+        lower = os.path.join(scratch, "lower")
+        os.mkdir(lower)
+        probe_input = inp.model_copy(update={"workspace": MountPath(path=lower, kind="dir")})
+        wrapper = overlay_wrapper(probe_input)
+        script = 'test -e "$1/.probe" || exit 3'
+        argv = [*wrapper, "probe", overlay.mount, "/bin/sh", "-c", script, "sh", lower]
+        with open(os.path.join(lower, ".probe"), "w"):
+            pass
+        done = run(argv, env=minimal_env(), timeout=10)
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip().splitlines()
+            return f"an overlay cannot be mounted here ({(detail or ['no output'])[-1][:200]})"
+        return None
+    except (OSError, subprocess.SubprocessError, BadInputError) as exc:
+        return f"an overlay cannot be mounted here ({exc})"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def workspace_stamp(cwd: str | os.PathLike[str]) -> tuple[tuple[str, bool, bool], ...]:
