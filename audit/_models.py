@@ -38,8 +38,11 @@ __all__ = [
     "ConfirmationDeclinedData",
     "ConfirmationRecordedData",
     "ConfirmationRequestedData",
+    "EffectsResolvedData",
+    "EffectsReviewedData",
     "EvidenceConsumedData",
     "EvidenceRejectedData",
+    "HeldEffectData",
     "KeyGeneratedData",
     "KeyRetiredData",
     "KeyRotatedData",
@@ -335,12 +338,68 @@ class SessionStartedData(_Wire):
     sidecar_restarted: bool = False
 
 
+LayerId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")]
+EffectCounts = Annotated[dict[str, Annotated[int, Field(ge=0)]], Field(max_length=8)]
+
+
+class HeldEffectData(_Wire):
+    """One effect held for the operator: a path relative to the scope, what happened to it
+    and why it waits (``untracked``, ``uncommitted``, ``not-in-git``, ``repository``,
+    ``protected``, ``beyond-approval``)."""
+
+    path: PathText
+    kind: Literal["created", "modified", "deleted", "replaced", "mode-changed"]
+    reason: Literal[
+        "untracked",
+        "uncommitted",
+        "not-in-git",
+        "repository",
+        "protected",
+        "beyond-approval",
+        "conflict",
+    ]
+    files: int = Field(ge=0)
+    bytes: int = Field(ge=0)
+
+
+class EffectsReviewedData(_Wire):
+    """What one agent command did to the workspace, read from its copy-on-write layer.
+
+    ``applied``: every effect is in the workspace; ``held``: what loses work waits for the
+    operator (``held``; at most 64 listed, ``heldTotal`` counts them all), the rest is
+    applied; ``empty``: the command changed nothing. ``digest`` is over the whole effect list.
+    """
+
+    layer: LayerId
+    scope: PathText
+    tool_call_id: ToolCallId | None = None
+    decision: Literal["empty", "applied", "held"]
+    digest: Sha256 | None = None
+    counts: EffectCounts = Field(default_factory=dict)
+    held: Annotated[list[HeldEffectData], Field(max_length=64)] = Field(default_factory=list)
+    held_total: int = Field(default=0, ge=0)
+
+
+class EffectsResolvedData(_Wire):
+    """The operator's answer about held effects: ``applied`` (with the evidence minted for
+    it) or ``discarded`` (``reason``: declined, timeout, no-ui, sidecar-restart)."""
+
+    layer: LayerId
+    decision: Literal["applied", "discarded"]
+    digest: Sha256
+    tool_call_id: ToolCallId | None = None
+    evidence_id: EvidenceId | None = None
+    reason: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+
+
 EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
     {
         "confirmation.declined": ConfirmationDeclinedData,
         "confirmation.recorded": ConfirmationRecordedData,
         "confirmation.requested": ConfirmationRequestedData,
         "evidence.consumed": EvidenceConsumedData,
+        "effects.resolved": EffectsResolvedData,
+        "effects.reviewed": EffectsReviewedData,
         "evidence.rejected": EvidenceRejectedData,
         "key.generated": KeyGeneratedData,
         "key.retired": KeyRetiredData,

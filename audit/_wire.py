@@ -214,7 +214,7 @@ WIRE_CONFIG = ConfigDict(
 
 ActionKind = Literal["destructive", "protected"]
 """What a confirmation is about (a local-safe call needs none)."""
-Origin = Literal["runtime-ui-confirm", "operator-contract-review"]
+Origin = Literal["runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"]
 """Where the operator's answer came from."""
 Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 KeyId = Annotated[str, Field(pattern=r"^ed25519:[0-9a-f]{64}$")]

@@ -24,6 +24,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from guard._effects.layer import link_above
 from guard._effects.model import Effect
 
 __all__ = ["JOURNAL", "apply_effects", "recover", "remove_path"]
@@ -112,6 +113,8 @@ def _run(
         for index, step in enumerate(steps):
             path = str(step["path"])
             target = os.path.join(ws, path)
+            if link_above(str(ws), path):
+                continue  # the workspace changed since the review: never write through a link
             if step["op"] == "remove":
                 if index in done:
                     continue

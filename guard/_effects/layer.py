@@ -23,7 +23,7 @@ from pathlib import Path
 
 from guard._effects.model import Effect
 
-__all__ = ["OPAQUE_XATTR", "is_whiteout", "read_effects", "tree_size"]
+__all__ = ["OPAQUE_XATTR", "is_whiteout", "layer_paths", "link_above", "read_effects", "tree_size"]
 
 OPAQUE_XATTR = "user.overlay.opaque"
 _CHUNK = 1 << 16
@@ -203,3 +203,17 @@ def layer_paths(root: Path, layer_id: str) -> tuple[Path, Path, Path]:
     """The layer directory, its upper and its work directory."""
     layer = root / layer_id
     return layer, layer / "upper", layer / "work"
+
+
+def link_above(workspace: str, rel: str) -> bool:
+    """Whether a directory between ``workspace`` and ``rel`` is a symlink now.
+
+    A layer holds real paths, so one that is there means the workspace changed under the
+    command; reviewing or applying through it would reach somewhere else.
+    """
+    current = workspace
+    for part in rel.split("/")[:-1]:
+        current = os.path.join(current, part)
+        if os.path.islink(current):
+            return True
+    return False

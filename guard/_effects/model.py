@@ -36,6 +36,8 @@ HoldReason = Literal[
     "uncommitted",  # deleted or overwritten, tracked but with changes git does not have
     "not-in-git",  # deleted or overwritten where no git repository can bring it back
     "repository",  # the repository itself (.git, its objects or refs) deleted
+    "beyond-approval",  # after a yes: lost or overwritten beyond the targets the dialog named
+    "conflict",  # the workspace changed under the command (a link appeared above the path)
     "protected",  # any change to a protected path (.env*, .pi/, the user's protected globs)
 ]
 

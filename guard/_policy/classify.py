@@ -144,6 +144,13 @@ class Classifier:
             else None
         )
 
+    def may_protect(self, path: str) -> bool:
+        """A cheap first look: could any path rule cover ``path`` (as it is, or resolved)?"""
+        union = self._path_union
+        if union is None:
+            return False
+        return union.match(path) is not None or union.match(realpath(path)) is not None
+
     def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
         """The verdict for one pending tool call (strictest matching rule wins)."""
         if not isinstance(tool_input, Mapping):

@@ -78,6 +78,13 @@ class Policy:
         """The verdict for one pending tool call (strictest matching rule wins)."""
         return self._classifier.classify(tool_name, tool_input, cwd)
 
+    def protects_write(self, path: str, cwd: Path, *, ignore: frozenset[str] = frozenset()) -> bool:
+        """Whether writing ``path`` (absolute) is asked or blocked by a rule not in ``ignore``."""
+        if not self._classifier.may_protect(path):
+            return False
+        verdict = self.classify("write", {"path": path, "content": ""}, cwd)
+        return verdict.verdict != "allow" and bool(set(verdict.rule_ids) - ignore)
+
     def describe(self) -> dict[str, Any]:
         """The effective merged policy with the layer of every rule, for ``policy show``."""
         rules = [

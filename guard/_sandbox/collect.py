@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
-from guard._home import ENV_PREFIX, LAYERS_DIR, pi_agent_dir
+from guard._home import ENV_PREFIX, pi_agent_dir
 from guard._pi.install import CONFIG_FILE, EXTENSION_DIR_NAME
 from guard._policy.layering import CONFIG_FILE_NAME
 from guard._policy.models import SandboxSettings
@@ -412,12 +412,14 @@ def collect_input(
     extra_read_only: Iterable[str] = (),
     agent_dir: str | os.PathLike[str] | None = None,
     env_names: Iterable[str] = (),
+    layers: str | None = None,
 ) -> SandboxInput:
     """The sandbox's input for an agent working in ``workspace`` with guard home ``home``.
 
     ``env`` is the environment the agent's commands start from (default: this process's);
     its ``HOME`` is the user's home. ``env_names`` are more variable names that environment
-    may hold (pi's own, as the shim saw them).
+    may hold (pi's own, as the shim saw them). ``layers``: where each command's layer goes
+    (the effects review); without it commands write the workspace directly.
     """
     environ = dict(os.environ if env is None else env)
     ws = resolve(workspace)
@@ -493,10 +495,10 @@ def collect_input(
     pinned = _ancestors_within([e.path for e in (*read_only, *hidden)], roots)
 
     overlay = None
-    if settings.effects == "review" and ws_writable:
+    if settings.effects == "review" and ws_writable and layers is not None:
         try:
             overlay = OverlayInput(
-                layers=os.path.join(os.path.realpath(home), LAYERS_DIR),
+                layers=layers,
                 unshare=system_program("unshare"),
                 mount=system_program("mount"),
                 uid=os.getuid(),

@@ -115,6 +115,7 @@ def plan(
     agent_dir: str | os.PathLike[str] | None = None,
     prober: Prober = probe,
     env_names: Iterable[str] = (),
+    layers: str | None = None,
 ) -> SandboxPlan:
     """The sandbox for an agent working in ``cwd``: sandboxed, opted out, or unavailable.
 
@@ -169,6 +170,7 @@ def plan(
         extra_read_only=extra_read_only,
         agent_dir=agent_dir,
         env_names=env_names,
+        layers=layers,
     )
     writable_roots = [w.path for w in inp.writable if w.kind != "missing"]
     if inp.workspace_writable:
@@ -204,7 +206,7 @@ def plan(
         effects_note = overlay_probe(inp)
         if effects_note is not None:
             inp = inp.model_copy(update={"overlay": None})
-    elif settings.effects == "review" and inp.workspace_writable:
+    elif settings.effects == "review" and inp.workspace_writable and layers is not None:
         effects_note = "unshare or mount not found in the system directories"
     try:
         argv = build_argv(inp)

@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shutil
 import time
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import structlog
 from pydantic import TypeAdapter, ValidationError
 
 from audit import AuditError, LogIntegrityError, parse_iso, utc_now
 from guard._anchors import anchor_checkpoint, anchor_dir
+from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.models import ConsumeResult
 from guard._guard import Guard, operator_reason_text
-from guard._home import resolve_home
+from guard._home import LAYERS_DIR, resolve_home
 from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
@@ -51,6 +54,8 @@ from guard._sidecar.text import (
     PLANNER_TOOL_NAME,
     block_reason_for,
     dialog_for,
+    effects_dialog,
+    effects_note,
     planner_tools,
     runtime_note,
     sandbox_block_reason,
@@ -63,6 +68,10 @@ from guard._sidecar.wire import (
     ConsumeParams,
     DeclinedParams,
     DeclinedReply,
+    EffectsResolveParams,
+    EffectsResolveReply,
+    EffectsReviewParams,
+    EffectsReviewReply,
     EvaluateParams,
     EvaluateReply,
     JudgedFile,
@@ -173,6 +182,11 @@ class Sidecar(RpcServer):
         self._open_reason = "guard-open-failed"
         self._open_problem: tuple[str, str] | None = None
         self._sandbox: SandboxPlan | None = None
+        # This sidecar's command layers (guard/_effects), and the targets each call's yes
+        # named, resolved when the operator answered.
+        self._layers = self.home / LAYERS_DIR / f"s{os.getpid()}-{secrets.token_hex(4)}"
+        self._reviewer = Reviewer(self._layers)
+        self._approved: dict[str, tuple[str, ...]] = {}
         self._sandbox_params: SandboxPlanParams | None = None
         self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
         try:
@@ -181,6 +195,7 @@ class Sidecar(RpcServer):
             else:
                 self._guard = Guard.open(self.home)
                 self._anchor("session-start")
+                self._settle_old_layers()
         except (GuardError, AuditError, OSError) as exc:
             # Keep serving: every call then gets a clear error and the shim fails closed.
             self._open_error = f"{type(exc).__name__}: {exc}"
@@ -204,8 +219,31 @@ class Sidecar(RpcServer):
             "audit.replay": Method(ReplayParams, self._replay, False),
             "audit.verify": Method(VerifyParams, self._verify, True),
             "sandbox.plan": Method(SandboxPlanParams, self._sandbox_plan, False),
+            "effects.review": Method(EffectsReviewParams, self._effects_review, False),
+            "effects.resolve": Method(EffectsResolveParams, self._effects_resolve, False),
         }
         super().__init__(methods, verify_only=verify_only)
+
+    def _settle_old_layers(self) -> None:
+        """Finish what a crash left half applied, in every sidecar's layers; what a sidecar
+        that is gone still held is discarded (a restart never applies anything), audited."""
+        root = self.home / LAYERS_DIR
+        if not root.is_dir() or self._guard is None:
+            return
+        for session in sorted(p for p in root.iterdir() if p.is_dir()):
+            reviewer = Reviewer(session)
+            reviewer.recover()
+            if _alive(session.name):
+                continue
+            for layer in reviewer.held():
+                try:
+                    held = reviewer.resolve(layer, apply=False)
+                except GuardError:
+                    continue
+                self._guard.record_effects(
+                    held, layer, "/", "", confirmed=False, reason="sidecar-restart"
+                )
+            shutil.rmtree(session, ignore_errors=True)
 
     def _anchor(self, when: str) -> None:
         """Keep the current checkpoint in the anchor directory, if one is configured.
@@ -373,6 +411,11 @@ class Sidecar(RpcServer):
 
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
+        if p.confirmed and p.tool_call_id is not None:
+            # What the operator said yes to, resolved now: the effects review holds what the
+            # command does beyond it (a link swapped in by a parallel call, say).
+            targets = guard.evaluate(p.tool_name, p.input, p.cwd).targets
+            self._approved[p.tool_call_id] = tuple(os.path.realpath(t) for t in targets)
         result = guard.record(
             p.tool_name,
             p.input,
@@ -564,6 +607,7 @@ class Sidecar(RpcServer):
             shell=p.shell,
             extra_read_only=tuple(p.extra_read_only),
             env_names=tuple(p.env_names),
+            layers=str(self._layers) if self._guard is not None else None,
         )
         self._sandbox = session
         self._sandbox_params = p
@@ -590,6 +634,77 @@ class Sidecar(RpcServer):
         session = self._plan_sandbox(params)
         _log.info("sandbox-replanned", cwd=session.cwd, state=session.state)
         return self._sandbox_reply(session, None)
+
+    def _effects_review(self, p: EffectsReviewParams) -> dict[str, Any]:
+        """What an agent command did: applied, or held for the operator (see ``_effects``)."""
+        guard = self._need_guard()
+        plan = self._sandbox
+        if plan is None or plan.effects != "review":
+            raise RpcFault(RpcCode.BAD_INPUT, "no effects review in this session", "no-review")
+        workspace = plan.cwd
+        policy = guard.classifier.policy_for(workspace)
+        ignore = frozenset({"builtin.git-internals", "builtin.outside-workspace"})
+        approved = self._approved.pop(p.tool_call_id, ()) if p.tool_call_id else ()
+        review = self._reviewer.review(
+            p.layer,
+            workspace,
+            protected=lambda path: policy.protects_write(path, Path(workspace), ignore=ignore),
+            approved=approved,
+            mount_points=plan.mount_points,
+        )
+        guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
+        if review.decision != "held":
+            return EffectsReviewReply(decision=review.decision, summary=review.summary).model_dump(
+                mode="json"
+            )
+        if not p.has_ui:
+            resolved = self._resolve(p.layer, p.tool_call_id, workspace, p.command, False, "no-ui")
+            return EffectsReviewReply(
+                decision="discarded", summary=review.summary, note=resolved.note
+            ).model_dump(mode="json")
+        reply = EffectsReviewReply(
+            decision="held",
+            summary=review.summary,
+            dialog=effects_dialog(review.held, p.command, p.output_tail),
+        )
+        return reply.model_dump(mode="json")
+
+    def _effects_resolve(self, p: EffectsResolveParams) -> dict[str, Any]:
+        plan = self._sandbox
+        workspace = plan.cwd if plan is not None else p.cwd
+        resolved = self._resolve(p.layer, p.tool_call_id, workspace, p.command, p.apply, p.reason)
+        return resolved.model_dump(mode="json")
+
+    def _resolve(
+        self,
+        layer: str,
+        tool_call_id: str | None,
+        workspace: str,
+        command: str,
+        apply: bool,
+        reason: str | None,
+    ) -> EffectsResolveReply:
+        guard = self._need_guard()
+        held = self._reviewer.pending(layer)
+        # The answer is durable in the audit log (with its evidence) before the workspace
+        # changes; a crash in between leaves the layer's journal to finish.
+        record = guard.record_effects(
+            held,
+            layer,
+            workspace,
+            command,
+            confirmed=apply,
+            tool_call_id=tool_call_id,
+            reason=reason,
+        )
+        done = self._reviewer.resolve(layer, apply=apply)
+        decision: Literal["applied", "discarded"] = "applied" if apply else "discarded"
+        return EffectsResolveReply(
+            decision=decision,
+            note=effects_note(decision, done.held, reason),
+            evidence_id=record.evidence_id,
+            envelope=record.envelope.model_dump(mode="json") if record.envelope else None,
+        )
 
     def _verify(self, p: VerifyParams) -> dict[str, Any]:
         if self._guard is not None:
@@ -629,3 +744,18 @@ def serve(
         restore()
         _log.info("sidecar-stopped", requests=sidecar.requests)
     return 0
+
+
+def _alive(session: str) -> bool:
+    """Whether the sidecar that made ``session`` (``s<pid>-<random>``) still runs."""
+    try:
+        pid = int(session[1:].split("-", 1)[0])
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

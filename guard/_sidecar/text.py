@@ -5,14 +5,16 @@ The shim shows these verbatim; no wording is decided in TypeScript.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from guard._effects.model import Hold
+from guard._effects.review import summary_line
 from guard._evidence.models import Evaluation
 from guard._guard import DeclineReason
 from guard._sandbox.model import SandboxPlan
 from guard._sidecar.escape import command_line, listing, one_line
-from guard._sidecar.wire import Dialog, DialogChoices, PlannerTool
+from guard._sidecar.wire import Dialog, DialogChoices, EffectsDialog, PlannerTool
 
 __all__ = [
     "PLANNER_TOOL_NAME",
@@ -295,3 +297,53 @@ def planner_tools() -> list[PlannerTool]:
             parameters=_inline_refs(planner.input_model.model_json_schema()),
         )
     ]
+
+
+def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> EffectsDialog:
+    """What the operator sees when a command's changes are held: the command, what would
+    be lost (each path with why, sizes, counts), the end of its output."""
+    lines = [f"Command:  {command_line(command)}", f"Held:     {one_line(summary_line(held))}"]
+    why = {
+        "untracked": "not in git",
+        "uncommitted": "uncommitted changes",
+        "not-in-git": "no repository can restore it",
+        "repository": "the repository itself",
+        "protected": "a protected path",
+        "beyond-approval": "beyond what you said yes to",
+    }
+    for hold in held[:12]:
+        effect = hold.effect
+        size = f", {hold.files} files" if hold.files > 1 else ""
+        lines.append(
+            f"  {one_line(effect.kind)} {one_line(effect.path, VALUE_LIMIT)}"
+            f" ({why[hold.reason]}{size})"
+        )
+    if len(held) > 12:
+        lines.append(f"  … and {len(held) - 12} more")
+    tail = [one_line(line, VALUE_LIMIT) for line in output_tail.splitlines()[-5:] if line.strip()]
+    if tail:
+        lines.append("Output:   " + tail[0])
+        lines += [f"          {line}" for line in tail[1:]]
+    lines.append(
+        "The command has ended; the rest of what it did is applied. Discard is preselected:"
+        " Enter alone keeps the workspace as it was for these."
+    )
+    return EffectsDialog(
+        title="operator-guard: the agent's command wants to delete or overwrite work",
+        message="\n".join(lines),
+        discard="Discard these changes",
+        apply="Apply them (records signed, report-only evidence)",
+    )
+
+
+def effects_note(decision: str, held: Sequence[Hold], reason: str | None = None) -> str:
+    """The one line the command's output gets (the model reads it)."""
+    what = one_line(summary_line(held))
+    if decision == "applied":
+        return f"operator-guard: the operator applied what this command held back ({what})."
+    why = {"timeout": "no answer in time", "no-ui": "nobody could be asked"}.get(reason or "", "")
+    because = f" ({why})" if why else ""
+    return (
+        f"operator-guard: this command's {what} were discarded{because}: those files are as"
+        " they were. [reason: effects-discarded]"
+    )

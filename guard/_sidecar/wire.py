@@ -254,6 +254,61 @@ class Dialog(_Wire):
     reason_placeholder: str
 
 
+LayerText = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")]
+
+
+class EffectsReviewParams(_Wire):
+    """``effects.review``: a command of the agent ended; read what it did from its layer.
+
+    ``command``: the agent's command as it asked for it (what the dialog shows and the
+    evidence binds); ``outputTail``: the end of its output so far, for the dialog.
+    """
+
+    layer: LayerText
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    cwd: str = Field(min_length=1, max_length=4096)
+    command: str = Field(max_length=1 << 19)
+    output_tail: str = Field(default="", max_length=8192)
+    has_ui: bool = True
+
+
+class EffectsDialog(_Wire):
+    """The held effects, for ``ctx.ui.select``: ``discard`` first (preselected)."""
+
+    title: str
+    message: str
+    discard: str
+    apply: str
+
+
+class EffectsReviewReply(_Wire):
+    """``applied``/``empty``: nothing to ask; ``held``: show ``dialog``, then
+    ``effects.resolve``. ``note``: one line for the command's output (the model reads it)."""
+
+    decision: Literal["empty", "applied", "held", "discarded"]
+    summary: str
+    note: str | None = None
+    dialog: EffectsDialog | None = None
+
+
+class EffectsResolveParams(_Wire):
+    """``effects.resolve``: the operator's answer about a layer's held effects."""
+
+    layer: LayerText
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    cwd: str = Field(min_length=1, max_length=4096)
+    command: str = Field(max_length=1 << 19)
+    apply: bool
+    reason: Literal["declined", "timeout", "no-ui"] | None = None
+
+
+class EffectsResolveReply(_Wire):
+    decision: Literal["applied", "discarded"]
+    note: str
+    evidence_id: str | None = None
+    envelope: dict[str, Any] | None = None
+
+
 class JudgedFile(_Wire):
     """The file a ``read``/``write``/``edit`` call opens: ``path`` as pi resolves it, and the
     ``real`` file it led to when the guard decided. The shim refuses to read or write

@@ -18,6 +18,7 @@ from tools.pi.harness import (
     PinnedPi,
     PiRpc,
     install_guard,
+    is_effects_dialog,
     is_guard_dialog,
     offline_env,
     read_session_entries,
@@ -208,6 +209,17 @@ def confirms(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         if e.get("type") == "extension_ui_request"
         and e.get("method") == "select"
         and is_guard_dialog(e)
+    ]
+
+
+def effects_dialogs(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The guard's dialogs about held effects; ``message`` is the text under the title."""
+    return [
+        {**e, "message": e["title"].partition("\n")[2]}
+        for e in events
+        if e.get("type") == "extension_ui_request"
+        and e.get("method") == "select"
+        and is_effects_dialog(e)
     ]
 
 

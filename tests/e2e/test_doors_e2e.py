@@ -146,7 +146,10 @@ def test_a_hook_planted_from_bash_fails(world: World, model_server: ScriptedMode
     hooks = world.project / ".git" / "hooks"
     before = sorted(p.name for p in hooks.iterdir())
     commands = [
-        "printf '#!/bin/sh\\necho HOOKED\\n' > .git/hooks/pre-commit; echo rc=$?",
+        # named only at run time, so the analysis asks (Yes) and the sandbox must stop it
+        "printf '#!/bin/sh\\necho HOOKED\\n' > \"$(echo LmdpdC9ob29rcw== | base64 -d)/pre-commit\"; "
+        "echo rc=$?",
+        "printf '#!/bin/sh\\necho HOOKED\\n' > .git/hooks/pre-commit",  # named: blocked
         "node --eval=\"require('fs').writeFileSync('.git/hooks/post-checkout', 'x')\"",
         "git config core.hooksPath .evil; echo rc=$?",
         "mv .git .g && mkdir -p .git/hooks && echo x > .git/hooks/pre-commit; echo rc=$?",
@@ -157,6 +160,7 @@ def test_a_hook_planted_from_bash_fails(world: World, model_server: ScriptedMode
         events = pi.prompt(prompt, yes)
     ends = ends_by_path(events)
     assert "Read-only file system" in result_text(ends[commands[0]])
+    assert "[reason: blocked-by-policy]" in result_text(ends[commands[1]])
     assert sorted(p.name for p in hooks.iterdir()) == before
     assert b"hooksPath" not in (world.project / ".git" / "config").read_bytes()
     assert not (world.project / ".g").exists()

@@ -168,6 +168,12 @@ def vectors() -> list[Vector]:
             NOW,
             match(),
         ),
+        (
+            "valid-runtime-effects-confirm",
+            text(envelope(signed(origin="runtime-effects-confirm"))),
+            NOW,
+            match(),
+        ),
         ("valid-protected", text(envelope(signed(actionKind="protected"))), NOW, match()),
         (
             "valid-ttl-600",

@@ -48,6 +48,7 @@ __all__ = [
     "ensure_pi",
     "find_repo_root",
     "install_guard",
+    "is_effects_dialog",
     "is_guard_dialog",
     "minimum_node",
     "node_version",
@@ -88,6 +89,11 @@ Answer = Callable[[Mapping[str, Any]], bool | str | None]
 def is_guard_dialog(event: Mapping[str, Any]) -> bool:
     """The guard's dialog: a ``select`` whose title starts ``operator-guard: allow``."""
     return str(event.get("title", "")).startswith("operator-guard: allow ")
+
+
+def is_effects_dialog(event: Mapping[str, Any]) -> bool:
+    """The guard's dialog about a command's held effects (``[discard, apply]``)."""
+    return str(event.get("title", "")).startswith("operator-guard: the agent's command ")
 
 
 class PiSetupError(GuardError):
@@ -488,6 +494,13 @@ class PiRpc:
                 reasons.append(said)
             choice = with_reason if isinstance(said, str) else yes if said else no
             self.send({"type": "extension_ui_response", "id": event["id"], "value": choice})
+        elif method == "select" and is_effects_dialog(event):
+            said = answer(event)
+            if said is None:
+                return
+            discard, apply = event["options"]
+            self.send({"type": "extension_ui_response", "id": event["id"],
+                       "value": apply if said is True else discard})  # fmt: skip
         elif method == "input" and reasons:
             value = reasons.pop(0)
             self.send({"type": "extension_ui_response", "id": event["id"], "value": value})

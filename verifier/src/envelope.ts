@@ -27,7 +27,7 @@ export const EVIDENCE_CUSTOM_TYPE = "operator-confirmation-evidence";
 export const MAX_ENVELOPE_BYTES = 16 * 1024;
 export const MAX_TTL_SECONDS = 600;
 export const DEFAULT_SKEW_SECONDS = 5;
-export const TRUSTED_ORIGINS: readonly string[] = ["runtime-ui-confirm", "operator-contract-review"];
+export const TRUSTED_ORIGINS: readonly string[] = ["runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"];
 const DOMAIN = new TextEncoder().encode("pi-operator-guard/evidence/v1\n");
 
 export type EnvelopeDecision = "match" | "missing" | "malformed" | "untrusted" | "expired" | "not-yet-valid";
@@ -105,7 +105,7 @@ interface Field {
 const DETAILS: Record<string, Field> = {
   schema: { check: literal(EVIDENCE_SCHEMA), required: true },
   evidenceId: { check: str(0, Infinity, /^oce_[A-Za-z0-9_-]{22,64}$/), required: true },
-  origin: { check: literal("runtime-ui-confirm", "operator-contract-review"), required: true },
+  origin: { check: literal("runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"), required: true },
   trusted: { check: literal(true), required: true },
   actionKind: { check: literal("destructive", "protected"), required: true },
   toolName: { check: str(1, 256), required: true },

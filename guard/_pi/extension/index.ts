@@ -18,8 +18,14 @@
  * Nothing is lost: an audit event no sidecar took is spooled here (read-only in the sandbox) for
  * the next sidecar, in this pi or a later one (`audit.replay`). A Yes never recorded: blocked, kept.
  */
-import type { BashSpawnContext, ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
-import { createBashToolDefinition, createEditToolDefinition, createReadToolDefinition, createWriteToolDefinition } from "@mariozechner/pi-coding-agent";
+import type { BashOperations, BashSpawnContext, ExtensionAPI, ExtensionContext, ExtensionUIContext, ToolCallEventResult } from "@mariozechner/pi-coding-agent";
+import {
+	createBashToolDefinition,
+	createEditToolDefinition,
+	createLocalBashOperations,
+	createReadToolDefinition,
+	createWriteToolDefinition,
+} from "@mariozechner/pi-coding-agent";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
@@ -41,7 +47,11 @@ const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
-const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?" } as const;
+const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string?" } as const;
+const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?" } as const;
+const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string" } as const;
+const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
+const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
 
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
@@ -433,13 +443,65 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		return (sandbox = plan);
 	};
 	const runnable = (plan: Of<typeof SANDBOX> | undefined) => plan?.state === "unsandboxed" || (plan?.state === "sandboxed" && !!plan.prefix);
+	let executing: string | undefined; // the bash call whose spawn hook runs now (set synchronously around it)
+	const layers = new Map<string, { callId?: string; command: string }>();
 	const spawnHook = (spawned: BashSpawnContext): BashSpawnContext => {
 		const plan = sandbox;
 		if (!plan || !runnable(plan)) throw new Error(plan?.blockReason ?? noSandbox("the guard sidecar has not planned it"));
 		const env = { ...spawned.env };
 		for (const name of plan.unsetEnv) delete env[String(name)];
 		const command = plan.state === "sandboxed" ? `${plan.prefix} ${posixQuote(spawned.command)}` : spawned.command;
+		if (plan.state === "sandboxed" && plan.effects === "review") {
+			// The command writes the workspace through its own layer; reviewedExec hands it to the sidecar after.
+			const layer = randomBytes(12).toString("base64url");
+			env[LAYER_ENV] = layer;
+			layers.set(layer, { callId: executing, command: spawned.command });
+		}
 		return { command, cwd: spawned.cwd, env };
+	};
+	let hasUi = false; // the latest tool call's context: can the operator be asked?
+	/** After a command: the sidecar applies what it did, or holds what loses work and the operator decides.
+	 * Returns the line the command's output gets (the model reads it); never throws. */
+	const reviewEffects = async (layer: string, call: { callId?: string; command: string } | undefined, cwd: string, tail: string) => {
+		const about = { layer, toolCallId: call?.callId, cwd, command: call?.command ?? "" };
+		try {
+			const params = { ...about, outputTail: tail, hasUi };
+			const reply = expect("effects.review", await sidecar!.call("effects.review", params), EFFECTS_REVIEW);
+			if (reply.decision !== "held" || !reply.dialog) return reply.note ?? undefined;
+			const dialog = expect("effects.review", reply.dialog, EFFECTS_DIALOG);
+			const timeout = cfg?.confirmTimeoutMs ?? 60_000;
+			const asked = Date.now();
+			const choice = ui ? await ui.select(`${dialog.title}\n${dialog.message}`, [dialog.discard, dialog.apply], { timeout }) : undefined;
+			const apply = choice === dialog.apply;
+			const reason = apply ? undefined : choice === undefined && Date.now() - asked >= timeout - 20 ? "timeout" : "declined";
+			const resolved = await sidecar!.call("effects.resolve", { ...about, apply, reason });
+			return expect("effects.resolve", resolved, EFFECTS_RESOLVE).note;
+		} catch (err) {
+			return `operator-guard: what this command did could not be reviewed (${message(err)}); what it held back was not applied. [reason: effects-unreviewed]`;
+		}
+	};
+	const localBash = createLocalBashOperations();
+	const reviewedExec: BashOperations["exec"] = async (command, cwd, options) => {
+		const layer = options.env?.[LAYER_ENV];
+		if (!layer) return localBash.exec(command, cwd, options);
+		const call = layers.get(layer);
+		layers.delete(layer);
+		let tail = "";
+		const onData = (data: Buffer) => {
+			tail = (tail + data.toString("utf8")).slice(-4096);
+			options.onData(data);
+		};
+		let result: Awaited<ReturnType<BashOperations["exec"]>> | undefined;
+		let failure: unknown;
+		try {
+			result = await localBash.exec(command, cwd, { ...options, onData });
+		} catch (err) {
+			failure = err; // aborted or timed out: what it did so far is still reviewed
+		}
+		const note = await reviewEffects(layer, call, cwd, tail);
+		if (note) options.onData(Buffer.from(`\n${note}\n`));
+		if (failure !== undefined) throw failure;
+		return result!;
 	};
 	const evidenceByCall = new Map<string, string | null | undefined>();
 	// The files pi's read/write/edit may open, as the guard judged them: path -> real file (set in tool_call).
@@ -527,7 +589,20 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		ui = ctx.ui;
 		sessionCwd = ctx.cwd;
 		sandbox = undefined;
-		pi.registerTool(createBashToolDefinition(ctx.cwd, { spawnHook })); // pi's own bash, commands sandboxed
+		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends
+		const bash = createBashToolDefinition(ctx.cwd, { spawnHook, operations: { exec: reviewedExec } });
+		const run = bash.execute;
+		pi.registerTool({
+			...bash,
+			execute(...args: Parameters<typeof run>) {
+				executing = args[0]; // pi calls the spawn hook before execute's first await
+				try {
+					return run(...args);
+				} finally {
+					executing = undefined;
+				}
+			},
+		});
 		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox)
 		pi.registerTool(createReadToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, access: fileOps.access } }));
 		pi.registerTool(createWriteToolDefinition(ctx.cwd, { operations: { writeFile: fileOps.writeFile, mkdir: fileOps.mkdir } }));
@@ -556,6 +631,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 
 	pi.on("tool_call", async (event, ctx: ExtensionContext): Promise<ToolCallEventResult | undefined> => {
 		ui = ctx.ui;
+		hasUi = ctx.hasUI;
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
 		if (!sidecar || !cfg) return blocked(ctx, call.toolName, configError);
 		let reply: Of<typeof EVALUATE>;

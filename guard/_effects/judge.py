@@ -1,0 +1,226 @@
+"""Which effects lose work, or touch a protected path: those are held for the operator.
+
+A deletion or overwrite loses work when git cannot bring the old content back: a file that
+is neither tracked with its committed content nor ignored (build output is ignored; it can
+be made again), or anything where no repository holds the workspace. After an operator's
+yes, what the command did beyond what the dialog named (its targets, resolved then) is held
+too, whatever git could restore: the dialog was about those targets only. Any change to a
+path the policy protects for writing is held as well.
+
+Git is asked hermetically (guard/_hermetic.py) and only what it stores is compared: the
+HEAD blob of a file against the object id of the content the command replaced.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from guard._effects.layer import link_above, tree_size
+from guard._effects.model import Effect, Hold, HoldReason
+from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
+from guard._policy.writable import within
+
+__all__ = ["GitState", "judge"]
+
+_LOSING = frozenset({"deleted", "modified", "replaced"})
+_MAX_FILES = 50_000
+
+Protected = Callable[[str], bool]
+"""Whether a write to this absolute path is one the policy protects."""
+
+
+@dataclass
+class GitState:
+    """What git knows of the workspace: its top level, HEAD's blobs, ignored paths."""
+
+    top: str | None
+    object_format: str = "sha1"
+    head: dict[str, str] = field(default_factory=dict)
+    _git: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, workspace: str) -> GitState:
+        try:
+            git = [system_program("git"), "-C", workspace, *GIT_SAFE_OPTIONS]
+        except ProgramNotFound:
+            return cls(None)
+        done = run([*git, "rev-parse", "--show-toplevel", "--show-object-format"], env=git_env())
+        if done.returncode != 0:
+            return cls(None)
+        top, _, fmt = done.stdout.decode().strip().partition("\n")
+        state = cls(os.path.realpath(top), fmt.strip() or "sha1", _git=git)
+        return state
+
+    def load_head(self, paths: Iterable[str]) -> None:
+        """Learn HEAD's blob ids for ``paths`` (relative to the top; directories recurse)."""
+        wanted = [p for p in paths if p]
+        if self.top is None or not wanted:
+            return
+        for start in range(0, len(wanted), 512):
+            done = run(
+                [*self._git, "-C", self.top, "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--",
+                 *wanted[start : start + 512]],
+                env=git_env(),
+            )  # fmt: skip
+            for entry in done.stdout.split(b"\0"):
+                meta, _, path = entry.partition(b"\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == b"blob":
+                    self.head[path.decode(errors="surrogateescape")] = parts[2].decode()
+
+    def ignored(self, paths: Sequence[str]) -> set[str]:
+        """Which of ``paths`` (relative to the top) git ignores and does not track."""
+        if self.top is None or not paths:
+            return set()
+        done = run(
+            [*self._git, "-C", self.top, "check-ignore", "-z", "--stdin"],
+            env=git_env(),
+            input_bytes=b"\0".join(p.encode(errors="surrogateescape") for p in paths) + b"\0",
+        )
+        return {p.decode(errors="surrogateescape") for p in done.stdout.split(b"\0") if p}
+
+    def object_id(self, path: str) -> str:
+        """The blob id git would give the file at ``path`` (absolute) as it is now."""
+        with open(path, "rb") as handle:
+            data = handle.read()
+        digest = hashlib.sha256 if self.object_format == "sha256" else hashlib.sha1
+        return digest(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _files_under(path: str) -> list[str]:
+    if not os.path.isdir(path) or os.path.islink(path):
+        return [path]
+    out: list[str] = []
+    for root, dirs, names in os.walk(path):
+        out += [os.path.join(root, n) for n in names]
+        out += [os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))]
+        if len(out) > _MAX_FILES:
+            break
+    return out
+
+
+def _lost(state: GitState, lower: list[str]) -> tuple[HoldReason | None, int, int]:
+    """Whether replacing or deleting these lower files loses work: reason, files, bytes."""
+    if state.top is None:
+        files, size = 0, 0
+        for path in lower:
+            count, nbytes = tree_size(path)
+            files, size = files + count, size + nbytes
+        return ("not-in-git" if files else None), files, size
+    top = state.top
+    rel = [os.path.relpath(p, top) for p in lower]
+    ignored = state.ignored([r for r in rel if r not in state.head])
+    lost_files = lost_bytes = 0
+    reason: HoldReason | None = None
+    for path, name in zip(lower, rel, strict=True):
+        if name in ignored or any(name.startswith(i + "/") for i in ignored):
+            continue
+        blob = state.head.get(name)
+        if blob is not None and not os.path.islink(path) and state.object_id(path) == blob:
+            continue
+        lost_files += 1
+        lost_bytes += os.lstat(path).st_size if os.path.isfile(path) else 0
+        reason = "uncommitted" if blob is not None else (reason or "untracked")
+    return reason, lost_files, lost_bytes
+
+
+class _MovedContent:
+    """The content of files the command created, by size then digest (built lazily)."""
+
+    def __init__(self, effects: Sequence[Effect], upper: str) -> None:
+        self._created = [
+            os.path.join(upper, e.path) for e in effects if e.kind in ("created", "replaced")
+        ]
+        self._by_size: dict[int, list[str]] | None = None
+        self._digests: dict[str, bytes] = {}
+
+    def _index(self) -> dict[int, list[str]]:
+        if self._by_size is None:
+            self._by_size = {}
+            for path in self._created:
+                for file in _files_under(path):
+                    if os.path.isfile(file) and not os.path.islink(file):
+                        self._by_size.setdefault(os.path.getsize(file), []).append(file)
+        return self._by_size
+
+    def _digest(self, path: str) -> bytes:
+        if path not in self._digests:
+            with open(path, "rb") as handle:
+                self._digests[path] = hashlib.file_digest(handle, "sha256").digest()
+        return self._digests[path]
+
+    def has(self, lower: str) -> bool:
+        """Whether a file with exactly ``lower``'s content was created by the command."""
+        if not os.path.isfile(lower) or os.path.islink(lower):
+            return False
+        candidates = self._index().get(os.path.getsize(lower), [])
+        if not candidates:
+            return False
+        digest = self._digest(lower)
+        return any(self._digest(c) == digest for c in candidates)
+
+
+def _repository(parts: Sequence[str]) -> bool:
+    """The repository itself: ``.git``, or its ``objects`` or ``refs`` as a whole."""
+    return parts[-1] == ".git" or (len(parts) > 1 and parts[-2] == ".git" and parts[-1] in
+                                   ("objects", "refs"))  # fmt: skip
+
+
+def judge(
+    effects: Sequence[Effect],
+    workspace: str,
+    *,
+    protected: Protected,
+    approved: Sequence[str] = (),
+    upper: str | None = None,
+) -> list[Hold]:
+    """The effects to hold, each with its reason (see the module docstring).
+
+    ``upper``: the layer, so that content the command moved (``mv a b``: ``a`` deleted,
+    ``b`` created with the same bytes) does not count as lost.
+
+    ``approved``: the targets the operator said yes to for this call, as they resolved when
+    the operator answered (none: there was no dialog).
+    """
+    held: list[Hold] = []
+    state: GitState | None = None
+    targets = list(approved)
+    moved = _MovedContent(effects, upper) if upper is not None else None
+    for effect in effects:
+        path = os.path.join(workspace, effect.path)
+        if link_above(workspace, effect.path):
+            # The layer holds real paths; a link above this one in the workspace now means
+            # it changed under the command: applying would write through the link.
+            held.append(Hold(effect=effect, reason="conflict"))
+            continue
+        if protected(path):
+            held.append(Hold(effect=effect, reason="protected"))
+            continue
+        if effect.kind not in _LOSING or effect.was == "none":
+            continue
+        parts = effect.path.split("/")
+        if targets:
+            if not any(within(path, t) for t in targets):
+                files, size = tree_size(path)
+                held.append(Hold(effect=effect, reason="beyond-approval", files=files, bytes=size))
+            continue
+        if _repository(parts):
+            files, size = tree_size(path)
+            held.append(Hold(effect=effect, reason="repository", files=files, bytes=size))
+            continue
+        if ".git" in parts:
+            continue  # git's own bookkeeping (index, objects, refs) as a git command writes it
+        if state is None:
+            state = GitState.of(workspace)
+        if state.top is not None and within(path, state.top):
+            state.load_head([os.path.relpath(path, state.top)])
+        lower = _files_under(path)
+        if moved is not None:
+            lower = [f for f in lower if not moved.has(f)]
+        reason, files, size = _lost(state, lower)
+        if reason is not None:
+            held.append(Hold(effect=effect, reason=reason, files=files, bytes=size))
+    return held

@@ -1,0 +1,192 @@
+"""One command's layer, from its end to the workspace: read, judge, apply or hold, resolve.
+
+:class:`Reviewer` works on ``<home>/layers/<id>``. :meth:`Reviewer.review` reads what the
+command did, applies at once everything that loses nothing, and keeps the rest in the layer
+(``held.json``) for the operator; :meth:`Reviewer.resolve` applies or discards what was
+held. A layer is removed once nothing of it waits. Auditing and evidence are the facade's
+(:class:`guard.Guard`): this module only touches the layer and the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from audit import canonical_json, sha256_prefixed
+from guard._effects.apply import apply_effects, recover
+from guard._effects.judge import judge
+from guard._effects.layer import read_effects
+from guard._effects.model import Effect, Hold, Review
+from guard._errors import BadInputError
+from guard._policy.writable import within
+
+__all__ = ["LAYER_ID", "Reviewer", "effects_digest", "summary_line"]
+
+LAYER_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_HELD = "held.json"
+
+
+def effects_digest(effects: Sequence[Effect]) -> str:
+    """``sha256:`` over the RFC 8785 canonical JSON of the effect list."""
+    return sha256_prefixed(canonical_json([e.model_dump(mode="json") for e in effects]))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n} B"
+
+
+def summary_line(held: Sequence[Hold]) -> str:
+    """ "3 deletions (12 files, 4.0 KiB), 1 overwrite" for what was held."""
+    deleted = [h for h in held if h.effect.kind == "deleted"]
+    overwritten = [h for h in held if h.effect.kind in ("modified", "replaced")]
+    other = [h for h in held if h not in deleted and h not in overwritten]
+    parts = []
+    for label, items in (("deletion", deleted), ("overwrite", overwritten), ("change", other)):
+        if items:
+            files = sum(h.files for h in items)
+            size = sum(h.bytes for h in items)
+            plural = "s" if len(items) != 1 else ""
+            parts.append(f"{len(items)} {label}{plural} ({files} files, {_size(size)})")
+    return ", ".join(parts)
+
+
+class Reviewer:
+    """The layers of one guard home (``<home>/layers``)."""
+
+    def __init__(self, layers: Path) -> None:
+        self.layers = layers
+
+    def recover(self) -> list[Path]:
+        """Finish what a crash left half applied (before any new command's layer)."""
+        return recover(self.layers)
+
+    def _layer(self, layer_id: str) -> Path:
+        if not LAYER_ID.match(layer_id):
+            raise BadInputError("layer", "is not a layer id", layer_id)
+        return self.layers / layer_id
+
+    def review(
+        self,
+        layer_id: str,
+        workspace: str,
+        *,
+        protected: Callable[[str], bool],
+        approved: Sequence[str] = (),
+        mount_points: Sequence[str] = (),
+    ) -> Review:
+        """Read the layer's effects, apply what loses nothing, keep what is held."""
+        layer = self._layer(layer_id)
+        upper = layer / "upper"
+        if not upper.is_dir():
+            return Review(decision="empty", summary="the command left no layer")
+        made = {os.path.relpath(m, workspace) for m in mount_points if within(m, workspace)}
+        effects = [
+            e
+            for e in read_effects(upper, workspace)
+            if not (e.path in made and e.kind == "created" and e.kind_of == "dir" and not e.files)
+        ]
+        if not effects:
+            self.drop(layer_id)
+            return Review(decision="empty", summary="no change to the workspace")
+        # A new directory is one effect: it is protected when anything made in it would be.
+        inside_new = {
+            e.path
+            for e in effects
+            if e.kind in ("created", "replaced") and e.kind_of == "dir"
+            and _any_protected(upper / e.path, Path(workspace) / e.path, protected)
+        }  # fmt: skip
+        held = judge(
+            effects,
+            workspace,
+            protected=lambda p: protected(p) or os.path.relpath(p, workspace) in inside_new,
+            approved=approved,
+            upper=str(upper),
+        )
+        held_paths = {h.effect.path for h in held}
+        now = [e for e in effects if e.path not in held_paths and not _under(e.path, held_paths)]
+        apply_effects(now, layer, upper, Path(workspace))
+        digest = effects_digest(effects)
+        if not held:
+            self.drop(layer_id)
+            return Review(decision="applied", effects=tuple(effects), digest=digest,
+                          summary=f"{len(effects)} change(s) applied")  # fmt: skip
+        (layer / _HELD).write_text(
+            json.dumps({"workspace": workspace, "held": [h.model_dump(mode="json") for h in held]}),
+            encoding="utf-8",
+        )
+        return Review(
+            decision="held",
+            effects=tuple(effects),
+            held=tuple(held),
+            digest=digest,
+            summary=f"held: {summary_line(held)}",
+        )
+
+    def pending(self, layer_id: str) -> Review:
+        """What :meth:`review` held in this layer (refused when it holds nothing)."""
+        _, held = self._held(layer_id)
+        effects = [h.effect for h in held]
+        return Review(
+            decision="held",
+            effects=tuple(effects),
+            held=tuple(held),
+            digest=effects_digest(effects),
+            summary=summary_line(held),
+        )
+
+    def _held(self, layer_id: str) -> tuple[str, list[Hold]]:
+        layer = self._layer(layer_id)
+        try:
+            saved = json.loads((layer / _HELD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise BadInputError("layer", "holds nothing to resolve", layer_id) from None
+        return str(saved["workspace"]), [Hold.model_validate(h) for h in saved["held"]]
+
+    def resolve(self, layer_id: str, *, apply: bool) -> Review:
+        """Apply or discard what :meth:`review` held; the layer is gone afterwards."""
+        layer = self._layer(layer_id)
+        workspace, held = self._held(layer_id)
+        if apply:
+            (layer / "journal.jsonl").unlink(missing_ok=True)
+            safe = [h.effect for h in held if h.reason != "conflict"]  # never through a link
+            apply_effects(safe, layer, layer / "upper", Path(workspace))
+        self.drop(layer_id)
+        return Review(
+            decision="applied" if apply else "discarded",
+            effects=tuple(h.effect for h in held),
+            held=tuple(held),
+            digest=effects_digest([h.effect for h in held]),
+            summary=("applied" if apply else "discarded") + f": {summary_line(held)}",
+        )
+
+    def held(self) -> list[str]:
+        """Ids of layers that hold effects waiting for the operator."""
+        if not self.layers.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.layers.glob(f"*/{_HELD}"))
+
+    def drop(self, layer_id: str) -> None:
+        """Remove a layer (what it still holds is discarded)."""
+        shutil.rmtree(self._layer(layer_id), ignore_errors=True)
+
+
+def _under(path: str, parents: set[str]) -> bool:
+    return any(path.startswith(p + "/") for p in parents)
+
+
+def _any_protected(made: Path, there: Path, protected: Callable[[str], bool]) -> bool:
+    """Whether a path under the new directory ``made`` would be protected at ``there``."""
+    for root, dirs, names in os.walk(made):
+        for name in [*names, *dirs]:
+            rel = os.path.relpath(os.path.join(root, name), made)
+            if protected(os.path.join(there, rel)):
+                return True
+    return False
