@@ -12,6 +12,9 @@ Sections (all by default):
 * ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present;
 * ``sandbox``: added latency of the OS sandbox per agent bash call (``bench/bench_sandbox.py``)
   against an unsandboxed ``bash -c true`` spawned the same way;
+* ``effects``: added cost of a command's copy-on-write layer and its review
+  (``bench/bench_effects.py``), for a no-op and for 10,000 new files, against the sandbox
+  writing the workspace directly;
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
   (``bench/bench_postgres.py``).
@@ -40,7 +43,16 @@ if str(HERE) not in sys.path:  # run as a script: sibling modules are importable
 
 from harness import Row, machine, render  # noqa: E402
 
-SECTIONS = ("inprocess", "verify", "scaling", "sidecar", "policy", "sandbox", "postgres")
+SECTIONS = (
+    "inprocess",
+    "verify",
+    "scaling",
+    "sidecar",
+    "policy",
+    "sandbox",
+    "effects",
+    "postgres",
+)
 
 
 def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, Any]]:
@@ -118,6 +130,26 @@ def _sandbox_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
     return rows, result
 
 
+def _effects_rows(samples: int, many: int) -> tuple[list[Row], dict[str, Any]]:
+    from bench_effects import GOAL_ADDED_P50_MS, measure
+
+    result = measure(samples, many_samples=many)
+    if "skipped" in result:
+        return [], result
+    section = "effects"
+    direct, layered, files = result["direct"], result["layered"], result["manyFiles"]
+    rows = [
+        Row(section, "added by the effects review per command (no-op), p50", "ms",
+            result["added"]["p50"], direct["p50"], "sandboxed bash -c true p50", "lower",
+            goal_abs=GOAL_ADDED_P50_MS,
+            note=f"layered p50 {layered['p50']:.3f} ms vs {direct['p50']:.3f} ms"),
+        Row(section, "10,000 small files through a layer, reviewed and applied, p50", "ms",
+            files["layered"]["p50"], files["direct"]["p50"], "the same, written directly",
+            "lower", note=f"ratio {files['ratioP50']}x; bench/bench_effects.py"),
+    ]  # fmt: skip
+    return rows, result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
@@ -171,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _sidecar_rows(*sidecar_samples)
             elif section == "sandbox":
                 new, detail = _sandbox_rows(sandbox_samples)
+            elif section == "effects":
+                new, detail = _effects_rows(sandbox_samples // 3, 2 if quick else 5)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 

@@ -191,7 +191,7 @@ def judge(
     moved = _MovedContent(effects, upper) if upper is not None else None
     for effect in effects:
         path = os.path.join(workspace, effect.path)
-        if link_above(workspace, effect.path):
+        if effect.conflict or link_above(workspace, effect.path):
             # The layer holds real paths; a link above this one in the workspace now means
             # it changed under the command: applying would write through the link.
             held.append(Hold(effect=effect, reason="conflict"))

@@ -89,9 +89,19 @@ def _same_content(a: str, b: str, size: int) -> bool:
                 return True
 
 
+def _has_whiteout(path: str) -> bool:
+    for root, _dirs, names in os.walk(path):
+        for name in names:
+            entry = _lstat(os.path.join(root, name))
+            if entry is not None and is_whiteout(entry):
+                return True
+    return False
+
+
 def _created(rel: str, path: str, info: os.stat_result, was: str = "none") -> Effect:
     kind = "created" if was == "none" else "replaced"
     files, size = tree_size(path)
+    conflict = stat.S_ISDIR(info.st_mode) and _has_whiteout(path)
     return Effect(
         kind=kind,
         path=rel,
@@ -101,6 +111,7 @@ def _created(rel: str, path: str, info: os.stat_result, was: str = "none") -> Ef
         files=files,
         mode=stat.S_IMODE(info.st_mode),
         target=os.readlink(path) if stat.S_ISLNK(info.st_mode) else None,
+        conflict=conflict,
     )
 
 

@@ -50,7 +50,9 @@ class Effect(BaseModel):
     ``size`` is the new size (files), ``before`` the size it had (``None``: it did not exist
     or was not a file); ``kind_of`` is what the path now is (``file``, ``dir``, ``link``,
     ``none`` when deleted) and ``was`` what it was; ``target`` is a new link's target;
-    ``files`` counts what a created or deleted directory holds (it is one effect).
+    ``files`` counts what a created or deleted directory holds (it is one effect);
+    ``conflict``: a new directory that holds whiteouts, which only a workspace that changed
+    under the command can leave (it is never applied).
     """
 
     model_config = WIRE_CONFIG
@@ -64,6 +66,7 @@ class Effect(BaseModel):
     files: int | None = None
     mode: int | None = None
     target: str | None = None
+    conflict: bool = False
 
 
 class Hold(BaseModel):

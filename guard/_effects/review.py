@@ -22,6 +22,7 @@ from guard._effects.judge import judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
+from guard._policy.surroundings import git_config_names_programs
 from guard._policy.writable import within
 
 __all__ = ["LAYER_ID", "Reviewer", "effects_digest", "summary_line"]
@@ -182,11 +183,32 @@ def _under(path: str, parents: set[str]) -> bool:
     return any(path.startswith(p + "/") for p in parents)
 
 
+def _inert_git_file(source: str, rel: str) -> bool:
+    """A file of a repository the command made that runs nothing: a sample hook (git's
+    template), the hooks directory itself, a ``config`` that names no program. A new
+    repository with a live hook or such a config is held: the operator's next git command
+    would run it (githooks(5))."""
+    parts = rel.split("/")
+    if ".git" not in parts:
+        return False
+    tail = parts[parts.index(".git") + 1 :]
+    if tail and tail[-1].endswith(".sample") and "hooks" in tail:
+        return True
+    if tail in (["hooks"], []) or (os.path.isdir(source) and not os.path.islink(source)):
+        return True
+    if tail and tail[-1] in ("config", "config.worktree") and not os.path.islink(source):
+        return not git_config_names_programs(Path(source))
+    return False
+
+
 def _any_protected(made: Path, there: Path, protected: Callable[[str], bool]) -> bool:
     """Whether a path under the new directory ``made`` would be protected at ``there``."""
     for root, dirs, names in os.walk(made):
         for name in [*names, *dirs]:
-            rel = os.path.relpath(os.path.join(root, name), made)
+            source = os.path.join(root, name)
+            rel = os.path.relpath(source, made)
+            if _inert_git_file(source, f"{there.name}/{rel}"):
+                continue
             if protected(os.path.join(there, rel)):
                 return True
     return False

@@ -39,6 +39,7 @@ from guard._policy.config import builtin_layer
 __all__ = [
     "CREDENTIAL_RULES",
     "credential_files",
+    "git_config_names_programs",
     "git_config_values",
     "git_user_files",
     "note_pi_runtime",
@@ -217,6 +218,12 @@ def _path_in(value: str, home: str) -> str | None:
     if word.startswith("/"):
         return os.path.normpath(word)
     return None
+
+
+def git_config_names_programs(path: Path) -> bool:
+    """Whether a git config file names a program or hooks (``core.hooksPath``,
+    ``core.fsmonitor``, an ``!`` alias, a filter driver, an include …)."""
+    return any(_GIT_PROGRAM_KEYS.match(key) for key, _ in git_config_values(path))
 
 
 def git_user_files(env: Mapping[str, str]) -> tuple[str, ...]:

@@ -38,7 +38,14 @@ from guard._sandbox.collect import (
     git_protected,
     guard_env_names,
 )
-from guard._sandbox.model import MountPath, ProbeResult, SandboxInput, SandboxPlan, SpawnContext
+from guard._sandbox.model import (
+    LAYER_ENV,
+    MountPath,
+    ProbeResult,
+    SandboxInput,
+    SandboxPlan,
+    SpawnContext,
+)
 from guard._sandbox.probe import probe
 
 __all__ = ["effective_settings", "filter_env", "overlay_probe", "plan", "spawn", "workspace_stamp"]
@@ -66,6 +73,7 @@ def filter_env(
     (unless ``keep`` names them)."""
     drop = set(unset) | set(guard_env_names(env))
     drop |= set(credential_env_names(env, tuple(globs), tuple(keep)))
+    drop.discard(LAYER_ENV)  # read by the prefix's shell, removed by bwrap inside
     return {k: v for k, v in env.items() if k not in drop}
 
 
@@ -239,7 +247,9 @@ def plan(
         cwd=workspace,
         workspace_writable=inp.workspace_writable,
         prefix=shell_prefix(argv, wrapper, overlay.mount if overlay else ""),
-        argv=(*wrapper, *argv) if wrapper else argv,
+        argv=(*wrapper, f"${{{LAYER_ENV}-}}", overlay.mount, *argv)
+        if wrapper and overlay
+        else argv,
         unset_env=unset,
         effects="review" if overlay else "off",
         layers=overlay.layers if overlay else None,

@@ -35,6 +35,8 @@ def test_known_events_are_explicit() -> None:
         "confirmation.declined",
         "confirmation.recorded",
         "confirmation.requested",
+        "effects.resolved",
+        "effects.reviewed",
         "evidence.consumed",
         "evidence.rejected",
         "key.generated",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,16 +55,20 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
 
 def test_shim_is_small_and_imports_only_types_from_pi_but_its_own_tools() -> None:
     source = shim_source().decode()
-    assert source.count("\n") < 680  # the spool (nothing lost), then the judged file opens
-    pi_imports = [line for line in source.splitlines() if "@mariozechner/pi-coding-agent" in line]
-    values = [line for line in pi_imports if not line.startswith("import type ")]
-    # The value imports: pi's own bash (with the sandbox's spawn hook) and file tools (which
-    # open only the file the guard judged).
-    assert values == [
-        "import { createBashToolDefinition, createEditToolDefinition, createReadToolDefinition,"
-        ' createWriteToolDefinition } from "@mariozechner/pi-coding-agent";'
+    # the spool (nothing lost), the judged file opens, the effects review's exec
+    assert source.count("\n") < 760
+    imports = re.findall(
+        r'^import [^;]*? from "@mariozechner/pi-coding-agent"', source, flags=re.M | re.S
+    )
+    values = [b for b in imports if not b.startswith("import type ")]
+    # The value imports: pi's own bash (with the sandbox's spawn hook and exec, which reviews
+    # each command's effects) and file tools (which open only the file the guard judged).
+    assert [" ".join(v.split()) for v in values] == [
+        "import { createBashToolDefinition, createEditToolDefinition, createLocalBashOperations,"
+        " createReadToolDefinition, createWriteToolDefinition, } from"
+        ' "@mariozechner/pi-coding-agent"'
     ]
-    assert len(pi_imports) == 2
+    assert len(imports) == 2
     assert source.count("export default function") == 1
 
 

@@ -185,6 +185,8 @@ WRITING = [
     "audit.declined",
     "audit.replay",
     "audit.toolExecuted",
+    "effects.resolve",
+    "effects.review",
     "evaluate",
     "plan",
     "record",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 from pathlib import Path
@@ -69,15 +70,23 @@ def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: P
     ]
     # What the shim's spawn hook returns runs in the sandbox, byte for byte.
     quoted = "'" + 'echo "it\'s" $((1+1))'.replace("'", "'\"'\"'") + "'"
+    # Every command writes the workspace through its own layer, named by the shim per command.
+    assert plan["effects"] == "review"
     done = subprocess.run(
         ["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
+        env={**os.environ, "PI_OPERATOR_GUARD_LAYER": "layer-of-this-test"},
     )
     assert done.stdout == "it's 2\n", done.stderr
+    assert (Path(plan["layers"]) / "layer-of-this-test" / "upper").is_dir()
     assert shlex.split(plan["prefix"])[1:] == plan["argv"]
+    without = subprocess.run(["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
+                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    assert (without.returncode, without.stdout) == (125, "")  # no layer: nothing runs
+    assert "has no layer" in without.stderr
 
 
 def test_an_unavailable_sandbox_blocks_bash_with_a_reason(home: Path, project: Path) -> None:

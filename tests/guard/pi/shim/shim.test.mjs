@@ -25,7 +25,7 @@ writeFileSync(
 	join(FAKE_PI, "index.js"),
 	["bash", "read", "write", "edit"]
 		.map((tool) => `export const create${tool[0].toUpperCase()}${tool.slice(1)}ToolDefinition = (cwd, options) => ({ name: '${tool}', cwd, ...options });\n`)
-		.join(""),
+		.join("") + "export const createLocalBashOperations = () => ({ exec: async () => ({ exitCode: 0 }) });\n",
 );
 
 const lines = (path) => (existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)) : []);
