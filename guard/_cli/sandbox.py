@@ -4,7 +4,8 @@
   the sandbox can be used here, 7 (``ExitCode.SANDBOX``) with the reason otherwise;
 * ``run -- CMD…`` runs one command exactly as the agent's bash would (pi's shell, ``exec``
   bwrap, the inner shell) and exits with its status; 7 when the sandbox is required but
-  cannot start (the command is not run);
+  cannot start (the command is not run). It writes the workspace directly: the effects
+  review (a layer per command, reviewed when it ends) is the pi session's;
 * ``argv --command STR`` prints the shell text pi's bash spawn hook returns for STR
   (``--json``: the session plan, the full argv and that text).
 
@@ -20,6 +21,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,15 @@ from guard._sandbox.model import SandboxPlan
 __all__ = ["register"]
 
 
-def _session(args: argparse.Namespace) -> tuple[SandboxPlan, dict[str, Any]]:
+def _session(
+    args: argparse.Namespace, *, layers: str | None = None
+) -> tuple[SandboxPlan, dict[str, Any]]:
     home = resolve_home(getattr(args, "home", None))
     cwd = Path(args.cwd or os.getcwd())
     settings, source, problems = effective_settings(home, cwd.absolute())
-    session = plan(cwd, home, settings=settings, settings_from=source, shell=args.shell)
+    session = plan(
+        cwd, home, settings=settings, settings_from=source, shell=args.shell, layers=layers
+    )
     facts = {
         "settings": settings.model_dump(mode="json"),
         "settingsFrom": source,
@@ -48,7 +54,9 @@ def _session(args: argparse.Namespace) -> tuple[SandboxPlan, dict[str, Any]]:
 
 
 def cmd_check(args: argparse.Namespace) -> ExitCode:
-    session, facts = _session(args)
+    # A scratch place for the layers, so the overlay of the effects review is probed too.
+    with tempfile.TemporaryDirectory(prefix="pi-guard-check-") as scratch:
+        session, facts = _session(args, layers=os.path.join(scratch, "layers"))
     settings = facts["settings"]
     probed = probe(find_bwrap(settings["bwrap"]))
     usable = probed.ok and session.state != "unavailable"
@@ -63,7 +71,10 @@ def cmd_check(args: argparse.Namespace) -> ExitCode:
             f"writable: {session.cwd} (workspace)"
             + "".join(f", {w}" for w in settings["writable"]),
             f"tmp:      {settings['tmp']}; network: {settings['network']}",
-        ]
+            f"effects:  {session.effects}"
+            + (" (in pi, every command writes the workspace through a layer the guard reviews)"
+               if session.effects == "review" else ""),
+        ]  # fmt: skip
         if settings["hidden"]:
             lines.append("hidden:   " + ", ".join(settings["hidden"]) + " (and the guard home)")
         if session.state != "sandboxed":
