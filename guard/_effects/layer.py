@@ -186,7 +186,10 @@ def _walk(upper: str, lower: str, rel: str, *, merged: bool) -> Iterator[Effect]
                     target=os.readlink(up),
                 )
             continue
-        if not _same_content(up, low, info.st_size):
+        regular = stat.S_ISREG(info.st_mode) and stat.S_ISREG(before.st_mode)
+        if (regular and not _same_content(up, low, info.st_size)) or (
+            not regular and (info.st_mode, info.st_rdev) != (before.st_mode, before.st_rdev)
+        ):
             yield Effect(
                 kind="modified",
                 path=child,

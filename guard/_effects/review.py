@@ -87,7 +87,9 @@ class Reviewer:
         layer = self._layer(layer_id)
         upper = layer / "upper"
         if not upper.is_dir():
-            return Review(decision="empty", summary="the command left no layer")
+            # Every command makes its layer before it runs: none means it never ran here,
+            # or ran with another sidecar's plan; either way nothing can be applied.
+            raise BadInputError("layer", "not found: nothing of this command was applied", layer_id)
         made = {os.path.relpath(m, workspace) for m in mount_points if within(m, workspace)}
         effects = [
             e

@@ -228,3 +228,22 @@ def test_a_repository_the_command_made_is_held_only_when_armed(
     if held:
         assert {h.reason for h in result.held} == {"protected"}
         assert not any((overlay.workspace / p).exists() for p in (".git/hooks/pre-commit",))
+
+
+def test_special_files_are_compared_without_opening_them(overlay: Overlay) -> None:
+    os.mkfifo(overlay.workspace / "pipe")
+    # A FIFO opened for comparison would wait for a writer forever: it is never opened.
+    reviewer, layer, result = review(overlay, "chmod 600 pipe && mkfifo other && touch plain")
+    assert sorted(e.path for e in result.effects) == ["other", "pipe", "plain"]
+    assert [h.effect.path for h in result.held] == ["pipe"]  # not in git: its change waits
+    assert (overlay.workspace / "other").exists() and (overlay.workspace / "plain").exists()
+    reviewer.resolve(layer, apply=True)
+    assert (overlay.workspace / "pipe").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_command_that_left_no_layer_is_an_error_not_an_empty_review(overlay: Overlay) -> None:
+    reviewer = Reviewer(overlay.layers)
+    with pytest.raises(Exception, match="nothing of this command was applied"):
+        reviewer.review("never-made-layer", str(overlay.workspace), protected=lambda _p: False)
+    with pytest.raises(Exception, match="not a layer id"):
+        reviewer.review("../escape", str(overlay.workspace), protected=lambda _p: False)
