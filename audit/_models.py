@@ -221,10 +221,14 @@ class ConfirmationDeclinedData(_Wire):
         "sidecar-unavailable",
         "blocked-by-policy",
         "confirmed-unrecorded",
+        "input-changed-after-decision",
     ] = Field(
         description=(
             "``confirmed-unrecorded``: the operator said yes but the sidecar died before it "
-            "could record evidence; the call was blocked (fail closed)."
+            "could record evidence; the call was blocked (fail closed). "
+            "``input-changed-after-decision``: something (a later extension) changed the "
+            "call's input after the guard decided; the input here is the one that would "
+            "have run, and it did not."
         )
     )
     action_kind: ActionKind

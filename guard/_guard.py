@@ -74,7 +74,7 @@ AUDIT_LOG_FILE = "audit.jsonl"
 _log = get_logger("guard")
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
 # A late decline may also be a yes the sidecar died before recording: the call was blocked.
-LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded"]
+LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded", "input-changed-after-decision"]
 
 
 def operator_reason_text(reason: str | None) -> str | None:
@@ -521,6 +521,35 @@ class Guard:
             },
         )
         return True
+
+    def input_changed(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        tool_call_id: str | None = None,
+        late: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Audit a call refused at execution because its input is not the one judged.
+
+        The fingerprint is the input that would have run, as a protected action (even
+        when the policy would have let that input through: it was never the one decided).
+        """
+        _check_tool_call_id(tool_call_id)
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classifier.classify(name, _check_input(tool_input), cwd)
+        fp = compute_fingerprint("protected", name, tool_input, cwd, path=verdict.path)
+        call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        self.audit.append(
+            "confirmation.declined",
+            {
+                "reason": "input-changed-after-decision",
+                **_fingerprint_fields(fp),
+                **call,
+                **(late or {}),
+            },
+        )
 
     # -- sessions ---------------------------------------------------------
 

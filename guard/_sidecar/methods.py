@@ -56,6 +56,7 @@ from guard._sidecar.text import (
     dialog_for,
     effects_dialog,
     effects_note,
+    input_changed_reason,
     planner_tools,
     runtime_note,
     sandbox_block_reason,
@@ -431,6 +432,9 @@ class Sidecar(RpcServer):
 
     def _declined(self, p: DeclinedParams) -> dict[str, Any]:
         guard = self._need_guard()
+        if p.reason == "input-changed-after-decision":
+            guard.input_changed(p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id)
+            return {"blockReason": input_changed_reason(p.tool_name), "audited": True}
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
         result = guard.record(
             p.tool_name,
@@ -546,7 +550,16 @@ class Sidecar(RpcServer):
                 continue
             seen.add(event.id)
             late = {"deliveredLate": True, "spoolId": event.id, "occurredAtIso": event.at}
-            if isinstance(event, SpooledDecline):
+            if isinstance(event, SpooledDecline) and event.reason == "input-changed-after-decision":
+                guard.input_changed(
+                    event.tool_name,
+                    event.input,
+                    event.cwd,
+                    tool_call_id=event.tool_call_id,
+                    late=late,
+                )
+                reply.delivered.append(event.id)
+            elif isinstance(event, SpooledDecline):
                 appended = guard.declined_late(
                     event.tool_name,
                     event.input,

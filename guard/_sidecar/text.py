@@ -347,3 +347,12 @@ def effects_note(decision: str, held: Sequence[Hold], reason: str | None = None)
         f"operator-guard: this command's {what} were discarded{because}: those files are as"
         " they were. [reason: effects-discarded]"
     )
+
+
+def input_changed_reason(tool_name: str) -> str:
+    """The tool result of a call whose input changed after the guard decided on it."""
+    return (
+        f"operator-guard refused this {_tool(tool_name)} call: its input is not the one the"
+        " guard decided on (something changed it afterwards). Nothing was run."
+        " [reason: input-changed-after-decision]"
+    )

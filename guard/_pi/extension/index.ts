@@ -459,6 +459,33 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		return { command, cwd: spawned.cwd, env };
 	};
+	// The input of each call the guard let through, as it decided on it (canonical JSON, keys sorted).
+	const judgedInputs = new Map<string, string>();
+	const canon = (value: unknown): string =>
+		JSON.stringify(value, (_key, v: unknown) => (isObject(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+	/** The tool, running only the input the guard decided on; `onCall` hears the call's id first, synchronously. */
+	const asJudged = <T extends { name: string; execute: (...args: never[]) => unknown }>(tool: T, onCall?: (id: string | undefined) => void): T => {
+		const run = tool.execute as (...args: unknown[]) => unknown;
+		const execute = (...args: unknown[]) => {
+			const [id, params] = args as [string, unknown];
+			const judgedInput = judgedInputs.get(id);
+			judgedInputs.delete(id);
+			if (judgedInput === undefined || judgedInput !== canon(params)) {
+				const call = { toolName: tool.name, input: params, cwd: sessionCwd, toolCallId: id, reason: "input-changed-after-decision" };
+				void sidecar?.call("audit.declined", call).catch(() => spool({ kind: "declined", ...call }));
+				throw new Error(
+					`operator-guard refused this ${tool.name} call: its input is not the one the guard decided on (something changed it afterwards). Nothing was run. [reason: input-changed-after-decision]`,
+				);
+			}
+			onCall?.(id); // pi calls the spawn hook before execute's first await
+			try {
+				return run(...args);
+			} finally {
+				onCall?.(undefined);
+			}
+		};
+		return { ...tool, execute } as T;
+	};
 	let hasUi = false; // the latest tool call's context: can the operator be asked?
 	/** After a command: the sidecar applies what it did, or holds what loses work and the operator decides.
 	 * Returns the line the command's output gets (the model reads it); never throws. */
@@ -589,24 +616,16 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		ui = ctx.ui;
 		sessionCwd = ctx.cwd;
 		sandbox = undefined;
-		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends
+		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends;
+		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox).
+		// Each runs only the input the guard decided on (a later extension may change it: pi does not check).
 		const bash = createBashToolDefinition(ctx.cwd, { spawnHook, operations: { exec: reviewedExec } });
-		const run = bash.execute;
-		pi.registerTool({
-			...bash,
-			execute(...args: Parameters<typeof run>) {
-				executing = args[0]; // pi calls the spawn hook before execute's first await
-				try {
-					return run(...args);
-				} finally {
-					executing = undefined;
-				}
-			},
-		});
-		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox)
-		pi.registerTool(createReadToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, access: fileOps.access } }));
-		pi.registerTool(createWriteToolDefinition(ctx.cwd, { operations: { writeFile: fileOps.writeFile, mkdir: fileOps.mkdir } }));
-		pi.registerTool(createEditToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, writeFile: fileOps.writeFile, access: fileOps.access } }));
+		pi.registerTool(asJudged(bash, (id) => (executing = id)));
+		pi.registerTool(asJudged(createReadToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, access: fileOps.access } })));
+		pi.registerTool(asJudged(createWriteToolDefinition(ctx.cwd, { operations: { writeFile: fileOps.writeFile, mkdir: fileOps.mkdir } })));
+		pi.registerTool(
+			asJudged(createEditToolDefinition(ctx.cwd, { operations: { readFile: fileOps.readFile, writeFile: fileOps.writeFile, access: fileOps.access } })),
+		);
 		const broken = (why: string) => {
 			status(`operator-guard down (${why})`);
 			say(ctx, `operator-guard: ${why}; risky tool calls will be blocked`, "error");
@@ -654,7 +673,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const why = sandbox ? "" : await planSandbox().then(() => "", (err: unknown) => message(err));
 			if (!runnable(sandbox)) return blocked(ctx, "bash", sandbox?.blockReason ?? noSandbox(why || "no usable plan"));
 		}
-		if (reply.action === "allow") return undefined;
+		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
 
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
 		// Enter declines, and so do Esc and the timeout.
@@ -686,6 +705,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		pi.appendEntry(EVIDENCE_ENTRY, record.envelope);
 		evidenceByCall.set(event.toolCallId, record.evidenceId);
+		judgedInputs.set(event.toolCallId, canon(event.input));
 		return undefined;
 	});
 
