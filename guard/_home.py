@@ -8,8 +8,11 @@ Layout of a home directory (mode 0700)::
                        or ``$PI_OPERATOR_GUARD_LEDGER`` names a shared PostgreSQL ledger
     audit.jsonl        hash-chained audit log, and audit.jsonl.head (signed head)
     operator-guard.toml  the user's policy layer (optional)
-    layers/            each agent command's copy-on-write layer of the workspace, until the
-                       guard has applied or discarded what it did (guard/_effects)
+    caches/            each project's own package caches (npm, pip, cargo …): what the
+                       agent's installs wrote, over the user's caches, which never change
+    sessions/<id>/     one sidecar's own: ``layers/`` (each agent command's copy-on-write
+                       layer of the workspace, until the guard applied or discarded what it
+                       did, guard/_effects) and ``tmp/`` (the sandbox's /tmp of the session)
 
 Every file name of the home and every environment variable of ours is named here.
 """
@@ -23,10 +26,13 @@ from pathlib import Path
 from guard._errors import BadInputError, HomeError
 
 __all__ = [
+    "CACHES_DIR",
     "ENV_PREFIX",
     "LAYERS_DIR",
     "OLD_ENV_PREFIX",
     "PI_PACKAGES",
+    "SESSIONS_DIR",
+    "SESSION_TMP_DIR",
     "default_home",
     "ensure_private_dir",
     "env",
@@ -36,8 +42,14 @@ __all__ = [
 ]
 
 ENV_PREFIX = "PI_OPERATOR_GUARD_"
+CACHES_DIR = "caches"
+"""The home's package caches, one per project (``caches/<project>/<n>``), and ``empty``."""
+SESSIONS_DIR = "sessions"
+"""Each sidecar's directory in the home (``<home>/sessions/s<pid>-<random>/``)."""
 LAYERS_DIR = "layers"
-"""The home's directory of command layers (``<home>/layers/<id>/{upper,work}``)."""
+"""In a session's directory: its command layers (``layers/<id>/{upper,work}``)."""
+SESSION_TMP_DIR = "tmp"
+"""In a session's directory: the sandbox's ``/tmp`` for that session."""
 # Deprecated spelling of the prefix, still read when the new name is not set.
 OLD_ENV_PREFIX = "PI_GUARD_"
 """The prefix of the deprecated alias of every variable (still read)."""

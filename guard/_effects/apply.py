@@ -140,7 +140,7 @@ def recover(layers: Path) -> list[Path]:
     finished: list[Path] = []
     if not layers.is_dir():
         return finished
-    for journal in sorted(layers.glob(f"*/{JOURNAL}")):
+    for journal in sorted([*layers.glob(f"*/c*/{JOURNAL}"), *layers.glob(f"*/{JOURNAL}")]):
         lines = journal.read_text(encoding="utf-8").splitlines()
         if not lines or COMMITTED in lines[1:]:
             continue

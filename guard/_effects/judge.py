@@ -2,7 +2,9 @@
 
 A deletion or overwrite loses work when git cannot bring the old content back: a file that
 is neither tracked with its committed content nor ignored (build output is ignored; it can
-be made again), or anything where no repository holds the workspace. After an operator's
+be made again), or anything where no repository holds the workspace. What lies in a
+directory tools make again (:data:`REGENERABLE`: ``node_modules``, ``.venv``,
+``__pycache__`` …) is never work. After an operator's
 yes, what the command did beyond what the dialog named (its targets, resolved then) is held
 too, whatever git could restore: the dialog was about those targets only. Any change to a
 path the policy protects for writing is held as well.
@@ -23,9 +25,17 @@ from guard._effects.model import Effect, Hold, HoldReason
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._policy.writable import within
 
-__all__ = ["GitState", "judge"]
+__all__ = ["REGENERABLE", "GitState", "judge"]
 
 _LOSING = frozenset({"deleted", "modified", "replaced"})
+REGENERABLE = frozenset(
+    {
+        "__pycache__", ".venv", "venv", ".tox", ".nox", ".pytest_cache", ".mypy_cache",
+        ".ruff_cache", "node_modules", ".next", ".turbo", ".parcel-cache", ".gradle",
+    }
+)  # fmt: skip
+"""Directories any tool makes again from the project (caches, installed dependencies):
+what is in them is not work, in a repository or not."""
 _MAX_FILES = 50_000
 
 Protected = Callable[[str], bool]
@@ -213,6 +223,8 @@ def judge(
             continue
         if ".git" in parts:
             continue  # git's own bookkeeping (index, objects, refs) as a git command writes it
+        if REGENERABLE.intersection(parts) or parts[-1].endswith((".pyc", ".pyo")):
+            continue  # made again by the tool that made it
         if state is None:
             state = GitState.of(workspace)
         if state.top is not None and within(path, state.top):

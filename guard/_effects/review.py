@@ -82,10 +82,17 @@ class Reviewer:
         protected: Callable[[str], bool],
         approved: Sequence[str] = (),
         mount_points: Sequence[str] = (),
+        caches: Sequence[str] = (),
     ) -> Review:
-        """Read the layer's effects, apply what loses nothing, keep what is held."""
+        """Read the layer's effects, apply what loses nothing, keep what is held.
+
+        ``caches``: the project's package cache stores, in the order the sandbox mounted
+        them; what the command wrote into each goes into its store, unjudged (it is the
+        project's private copy; the user's own cache never changes).
+        """
         layer = self._layer(layer_id)
         upper = layer / "upper"
+        self._keep_caches(layer, caches)
         if not upper.is_dir():
             # Every command makes its layer before it runs: none means it never ran here,
             # or ran with another sidecar's plan; either way nothing can be applied.
@@ -132,6 +139,16 @@ class Reviewer:
             digest=digest,
             summary=f"held: {summary_line(held)}",
         )
+
+    @staticmethod
+    def _keep_caches(layer: Path, caches: Sequence[str]) -> None:
+        for index, store in enumerate(caches):
+            cache_upper = layer / f"c{index}" / "upper"
+            if not cache_upper.is_dir():
+                continue
+            effects = read_effects(cache_upper, store)
+            if effects:
+                apply_effects(effects, layer / f"c{index}", cache_upper, Path(store))
 
     def pending(self, layer_id: str) -> Review:
         """What :meth:`review` held in this layer (refused when it holds nothing)."""

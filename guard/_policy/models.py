@@ -208,7 +208,7 @@ class SandboxSettings(BaseModel):
     readable: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     unset_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     keep_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
-    tmp: Literal["private", "host"] = "private"
+    tmp: Literal["session", "private", "host"] = "session"
     network: Literal["shared", "none"] = "shared"
     effects: Literal["review", "off"] = "review"
     bwrap: str | None = Field(default=None, min_length=1, max_length=4096)

@@ -5,7 +5,8 @@ mount covers an earlier one:
 
 1. the whole root read-only, a minimal ``/dev``, a fresh ``/proc`` (its ``sys``,
    ``sysrq-trigger``, ``irq`` and ``bus`` read-only: a root-owned agent could otherwise
-   write ``kernel.core_pattern``), ``/tmp`` private or the host's;
+   write ``kernel.core_pattern``), ``/tmp``: the session's own, a private one per command,
+   or the host's;
 2. the user's home covered by an empty tmpfs, and what tools need of it shown again
    read-only (symlinks among them made again), parents first;
 3. every writable path (the workspace, the user's extra paths), parents first;
@@ -38,6 +39,7 @@ __all__ = [
     "TMP",
     "build_argv",
     "is_within",
+    "overlay_tail",
     "overlay_wrapper",
     "shell_prefix",
     "shell_quote",
@@ -85,10 +87,12 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
     argv += ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
     for cover in _PROC_COVERS:
         argv += ("--ro-bind-try", cover, cover)
-    if inp.tmp == "private":
-        argv += ("--tmpfs", TMP)
-    else:
+    if inp.tmp == "session" and inp.tmp_source:
+        argv += ("--bind", inp.tmp_source, TMP)
+    elif inp.tmp == "host":
         argv += ("--bind", TMP, TMP)
+    else:
+        argv += ("--tmpfs", TMP)
 
     def hidden_away(path: str) -> bool:
         return any(is_within(path, h.path) for h in hidden)
@@ -102,6 +106,11 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
     else:
         argv += ("--tmpfs", home.path)
         argv += _home_view(inp, home.path, hidden_away)
+    # Package caches: writable, through the command's own layer over the project's cache
+    # over the user's; what the command writes never reaches the user's cache.
+    for cache in inp.overlay.caches if inp.overlay is not None else ():
+        if not hidden_away(cache.target):
+            argv += ("--bind", cache.staging, cache.target)
 
     writable = [w for w in inp.writable if w.kind in ("dir", "file")]
     if inp.workspace_writable:
@@ -181,16 +190,23 @@ def _home_view(inp: SandboxInput, home: str, hidden_away: Callable[[str], bool])
 
 
 # Runs as root of a new user namespace, in a new mount namespace (unshare): makes the
-# command's layer and mounts the overlay on the workspace there, then runs bwrap, which binds
-# the workspace (now the overlay) as usual. userxattr: the only overlay an unprivileged user
-# may mount (Linux >= 5.11). $1 layers, $2 workspace, $3 the layer id, $4 mount, then bwrap.
+# command's layer and mounts the overlay on the workspace there, then each package cache's
+# overlay (the project's own cache over the user's, this command's writes on top) on its
+# staging directory, then runs bwrap, which binds the workspace (now the overlay) and the
+# staging directories as usual. userxattr: the only overlay an unprivileged user may mount
+# (Linux >= 5.11). $1 layers, $2 workspace, $3 layer id, $4 mount, $5 caches, then for each
+# cache its store, the user's cache and the staging directory; then bwrap.
 OVERLAY_SCRIPT = (
     "set -e; "
     'case "$3" in ""|*[!A-Za-z0-9_-]*) '
     'echo "operator-guard: this command has no layer; nothing was run" >&2; exit 125;; esac; '
     'L="$1/$3"; mkdir -m 700 "$L"; mkdir "$L/upper" "$L/work"; '
     '"$4" -t overlay overlay -o "lowerdir=$2,upperdir=$L/upper,workdir=$L/work,userxattr" "$2"; '
-    'shift 4; exec "$@"'
+    'M="$4"; n="$5"; i=0; shift 5; '
+    'while [ "$i" -lt "$n" ]; do mkdir "$L/c$i" "$L/c$i/upper" "$L/c$i/work"; '
+    '"$M" -t overlay overlay -o "lowerdir=$1:$2,upperdir=$L/c$i/upper,workdir=$L/c$i/work,'
+    'userxattr" "$3"; shift 3; i=$((i + 1)); done; '
+    'exec "$@"'
 )
 
 
@@ -198,12 +214,14 @@ def overlay_wrapper(inp: SandboxInput) -> tuple[str, ...]:
     """The argv before bwrap's that mounts the command's layer (empty without one).
 
     The layer id is not part of it: the shell expands ``$PI_OPERATOR_GUARD_LAYER`` there
-    (see :func:`shell_prefix`).
+    (see :func:`shell_prefix`); :func:`overlay_tail` is what follows the id.
     """
     overlay = inp.overlay
     if overlay is None:
         return ()
-    for path in (overlay.layers, inp.workspace.path):
+    paths = [overlay.layers, inp.workspace.path]
+    paths += [p for c in overlay.caches for p in (c.store, c.lower, c.staging)]
+    for path in paths:
         if any(ch in path for ch in ",:\\"):
             raise BadInputError("path", "overlay options cannot name a path with , : or \\", path)
     return (
@@ -223,6 +241,17 @@ def overlay_wrapper(inp: SandboxInput) -> tuple[str, ...]:
     )
 
 
+def overlay_tail(inp: SandboxInput) -> tuple[str, ...]:
+    """What follows the layer id: the mount program and the package caches' mounts."""
+    overlay = inp.overlay
+    if overlay is None:
+        return ()
+    tail = [overlay.mount, str(len(overlay.caches))]
+    for cache in overlay.caches:
+        tail += [cache.store, cache.lower, cache.staging]
+    return tuple(tail)
+
+
 def shell_quote(text: str) -> str:
     """POSIX single-quoting (``shlex.quote``); a NUL cannot be in an argv and is refused."""
     if "\0" in text:
@@ -230,18 +259,21 @@ def shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-def shell_prefix(argv: tuple[str, ...], wrapper: tuple[str, ...] = (), mount: str = "") -> str:
+def shell_prefix(
+    argv: tuple[str, ...], wrapper: tuple[str, ...] = (), tail: tuple[str, ...] = ()
+) -> str:
     """``exec bwrap … -c``: the POSIX shell text that every wrapped command starts with.
 
-    With an overlay ``wrapper`` (and its ``mount`` program) it is ``exec unshare … sh -c
-    SCRIPT sh LAYERS WORKSPACE "${PI_OPERATOR_GUARD_LAYER-}" MOUNT bwrap … -c``: the layer id
-    is the one thing the shell expands, from the environment the shim set for this command.
+    With an overlay ``wrapper`` and its ``tail`` it is ``exec unshare … sh -c SCRIPT sh
+    LAYERS WORKSPACE "${PI_OPERATOR_GUARD_LAYER-}" MOUNT N CACHES… bwrap … -c``: the layer
+    id is the one thing the shell expands, from the environment the shim set for this command.
     """
     quoted = " ".join(shell_quote(part) for part in argv)
     if not wrapper:
         return "exec " + quoted
     head = " ".join(shell_quote(part) for part in wrapper)
-    return f'exec {head} "${{{LAYER_ENV}-}}" {shell_quote(mount)} {quoted}'
+    after = " ".join(shell_quote(part) for part in tail)
+    return f'exec {head} "${{{LAYER_ENV}-}}" {after} {quoted}'
 
 
 def wrap_command(prefix: str, command: str) -> str:

@@ -32,6 +32,7 @@ user's ``unset_env``, minus ``keep_env``).
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import site
 import stat
@@ -40,20 +41,21 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
-from guard._home import ENV_PREFIX, pi_agent_dir
+from guard._home import CACHES_DIR, ENV_PREFIX, pi_agent_dir
 from guard._pi.install import CONFIG_FILE, EXTENSION_DIR_NAME
 from guard._policy.layering import CONFIG_FILE_NAME
 from guard._policy.models import SandboxSettings
 from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
 from guard._policy.writable import too_wide
 from guard._sandbox.argv import is_within
-from guard._sandbox.model import MountPath, OverlayInput, SandboxInput
+from guard._sandbox.model import CacheMount, MountPath, OverlayInput, SandboxInput
 
 __all__ = [
     "BWRAP_CANDIDATES",
     "CREDENTIAL_ENV",
     "HOME_TOOLS",
     "OUR_PACKAGES",
+    "PACKAGE_CACHES",
     "collect_input",
     "credential_env_names",
     "find_bwrap",
@@ -61,6 +63,7 @@ __all__ = [
     "guard_env_names",
     "home_view",
     "install_paths",
+    "package_caches",
     "resolve",
 ]
 
@@ -162,6 +165,24 @@ HOME_TOOLS: tuple[str, ...] = (
 )
 """What the sandbox shows of the covered home, relative to it (read-only, where it exists)."""
 
+PACKAGE_CACHES: tuple[str, ...] = (
+    ".npm",  # npm (npm-config cache)
+    ".cache/pip",  # pip
+    ".cache/uv",  # uv
+    ".cargo",  # cargo: registry, git, and the .package-cache lock at its root
+    "go",  # go: pkg/mod (GOMODCACHE), bin
+    ".cache/go-build",  # go build cache (GOCACHE)
+    ".m2",  # maven: repository
+    ".gradle",  # gradle: caches, wrapper
+    ".cache/yarn",  # yarn 1
+    ".yarn",  # yarn berry's global cache
+    ".cache/pnpm",  # pnpm metadata
+    ".local/share/pnpm",  # pnpm store
+)
+"""Package caches under the home that commands may write, privately to the project: each
+one inside the sandbox is the user's cache with the project's own writes over it, so an
+install reuses what is there and the user's own cache never changes."""
+
 CREDENTIAL_ENV: tuple[str, ...] = (
     "PGPASSWORD",
     "PGPASSFILE",
@@ -200,6 +221,36 @@ tokens, API keys, cloud credentials, agent sockets."""
 
 _GENERIC_PARENTS = (".local",)
 _MAX_NESTED_SCAN = 4096
+
+
+def package_caches(
+    user_home: str, guard_home: str | os.PathLike[str], workspace: str, layers: str
+) -> tuple[CacheMount, ...]:
+    """The package caches a command may write, each private to this project.
+
+    :data:`PACKAGE_CACHES` under the user's home; the project's store is
+    ``<guard home>/caches/<project>/<n>``, the staging directory is in the session's
+    directory (beside ``layers``). A cache the user does not have shows an empty directory.
+    """
+    if user_home in ("", "/"):
+        return ()
+    project = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:20]
+    stores = os.path.join(os.path.realpath(guard_home), CACHES_DIR)
+    staging = os.path.join(os.path.dirname(layers), "stage")
+    out: list[CacheMount] = []
+    for index, rel in enumerate(PACKAGE_CACHES):
+        target = os.path.join(user_home, rel)
+        real = os.path.realpath(target)
+        lower = real if os.path.isdir(real) and is_within(real, user_home) else ""
+        out.append(
+            CacheMount(
+                target=target,
+                lower=lower or os.path.join(stores, "empty"),
+                store=os.path.join(stores, project, str(index)),
+                staging=os.path.join(staging, str(index)),
+            )
+        )
+    return tuple(out)
 
 
 def credential_env_names(
@@ -413,6 +464,7 @@ def collect_input(
     agent_dir: str | os.PathLike[str] | None = None,
     env_names: Iterable[str] = (),
     layers: str | None = None,
+    session_tmp: str | None = None,
 ) -> SandboxInput:
     """The sandbox's input for an agent working in ``workspace`` with guard home ``home``.
 
@@ -498,6 +550,7 @@ def collect_input(
     if settings.effects == "review" and ws_writable and layers is not None:
         try:
             overlay = OverlayInput(
+                caches=package_caches(user_home.path, home, ws.path, layers),
                 layers=layers,
                 unshare=system_program("unshare"),
                 mount=system_program("mount"),
@@ -520,7 +573,8 @@ def collect_input(
         exposed=tuple(exposed),
         links=tuple(links),
         hidden=tuple(hidden),
-        tmp=settings.tmp,
+        tmp=settings.tmp if settings.tmp != "session" or session_tmp else "private",
+        tmp_source=session_tmp if settings.tmp == "session" else None,
         network=settings.network,
         unset_env=tuple(sorted(unset)),
         overlay=overlay,

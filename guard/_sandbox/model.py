@@ -15,6 +15,7 @@ from audit import WIRE_CONFIG
 
 __all__ = [
     "LAYER_ENV",
+    "CacheMount",
     "MountPath",
     "OverlayInput",
     "PathKind",
@@ -56,6 +57,23 @@ class MountPath(BaseModel):
     kind: PathKind
 
 
+class CacheMount(BaseModel):
+    """One package cache a command may write, privately to the project.
+
+    Inside the sandbox ``target`` (``~/.npm``) shows ``store`` (the project's own cache,
+    kept across sessions) over ``lower`` (the user's cache, or an empty directory), with the
+    command's writes on top; the sidecar moves them into ``store`` when the command ends.
+    ``staging``: where the command's namespace mounts that view for bwrap to bind.
+    """
+
+    model_config = WIRE_CONFIG
+
+    target: str = Field(min_length=1)
+    lower: str = Field(min_length=1)
+    store: str = Field(min_length=1)
+    staging: str = Field(min_length=1)
+
+
 class OverlayInput(BaseModel):
     """The copy-on-write layer every command writes the workspace through.
 
@@ -72,6 +90,7 @@ class OverlayInput(BaseModel):
     mount: str = Field(min_length=1)
     uid: int
     gid: int
+    caches: tuple[CacheMount, ...] = ()
 
 
 LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"
@@ -99,6 +118,8 @@ class SandboxInput(BaseModel):
     * ``pinned``: the directories between a writable root and a protected or hidden path in
       it, bound onto themselves so they cannot be renamed away (``.git`` above its hooks);
     * ``tmp``: ``private`` mounts an empty tmpfs on ``/tmp``; ``host`` binds the host's;
+      ``session`` binds ``tmp_source``, the session's own directory (hidden from the agent
+      under its real name), which lasts from command to command;
     * ``network``: ``shared`` keeps the host network, ``none`` unshares it;
     * ``unshare_user``: use a user namespace (and forbid nested ones inside);
     * ``unset_env``: variables bwrap removes (the ones that point at the guard).
@@ -118,7 +139,8 @@ class SandboxInput(BaseModel):
     links: tuple[tuple[str, str], ...] = ()
     hidden: tuple[MountPath, ...] = ()
     pinned: tuple[MountPath, ...] = ()
-    tmp: Literal["private", "host"] = "private"
+    tmp: Literal["private", "host", "session"] = "private"
+    tmp_source: str | None = None
     network: Literal["shared", "none"] = "shared"
     unshare_user: bool = True
     unset_env: tuple[str, ...] = ()
@@ -165,6 +187,7 @@ class SandboxPlan(BaseModel):
     effects: Literal["review", "off"] = "off"
     layers: str | None = None
     mount_points: tuple[str, ...] = ()
+    cache_stores: tuple[str, ...] = ()
     unset_globs: tuple[str, ...] = ()
     keep_env: tuple[str, ...] = ()
     settings_from: Literal["builtin", "user", "project"] = "builtin"

@@ -27,6 +27,7 @@ from guard._sandbox.argv import (
     TMP,
     build_argv,
     is_within,
+    overlay_tail,
     overlay_wrapper,
     shell_prefix,
     wrap_command,
@@ -124,6 +125,7 @@ def plan(
     prober: Prober = probe,
     env_names: Iterable[str] = (),
     layers: str | None = None,
+    session_tmp: str | None = None,
 ) -> SandboxPlan:
     """The sandbox for an agent working in ``cwd``: sandboxed, opted out, or unavailable.
 
@@ -168,6 +170,11 @@ def plan(
         "; the agent's bash is blocked until this is fixed "
         f'(or set [sandbox] mode = "off" in {user_file} to run it unsandboxed)'
     )
+    if session_tmp and settings.tmp == "session":
+        try:
+            os.makedirs(session_tmp, mode=0o700, exist_ok=True)
+        except OSError:
+            session_tmp = None  # the per-command /tmp then
     inp = collect_input(
         workspace,
         home,
@@ -179,6 +186,7 @@ def plan(
         agent_dir=agent_dir,
         env_names=env_names,
         layers=layers,
+        session_tmp=session_tmp,
     )
     writable_roots = [w.path for w in inp.writable if w.kind != "missing"]
     if inp.workspace_writable:
@@ -211,6 +219,12 @@ def plan(
         )
     effects_note = None
     if inp.overlay is not None:
+        try:
+            for cache in inp.overlay.caches:
+                for path in (cache.store, cache.staging, cache.lower):
+                    os.makedirs(path, mode=0o700, exist_ok=True)
+        except OSError:  # the caches stay read-only then; the workspace's layer still works
+            inp = inp.model_copy(update={"overlay": inp.overlay.model_copy(update={"caches": ()})})
         effects_note = overlay_probe(inp)
         if effects_note is not None:
             inp = inp.model_copy(update={"overlay": None})
@@ -246,10 +260,9 @@ def plan(
         message=message,
         cwd=workspace,
         workspace_writable=inp.workspace_writable,
-        prefix=shell_prefix(argv, wrapper, overlay.mount if overlay else ""),
-        argv=(*wrapper, f"${{{LAYER_ENV}-}}", overlay.mount, *argv)
-        if wrapper and overlay
-        else argv,
+        prefix=shell_prefix(argv, wrapper, overlay_tail(inp)),
+        argv=(*wrapper, f"${{{LAYER_ENV}-}}", *overlay_tail(inp), *argv) if wrapper else argv,
+        cache_stores=tuple(c.store for c in overlay.caches) if overlay else (),
         unset_env=unset,
         effects="review" if overlay else "off",
         layers=overlay.layers if overlay else None,
@@ -282,7 +295,7 @@ def overlay_probe(inp: SandboxInput) -> str | None:
         probe_input = inp.model_copy(update={"workspace": MountPath(path=lower, kind="dir")})
         wrapper = overlay_wrapper(probe_input)
         script = 'test -e "$1/.probe" || exit 3'
-        argv = [*wrapper, "probe", overlay.mount, "/bin/sh", "-c", script, "sh", lower]
+        argv = [*wrapper, "probe", overlay.mount, "0", "/bin/sh", "-c", script, "sh", lower]
         with open(os.path.join(lower, ".probe"), "w"):
             pass
         done = run(argv, env=minimal_env(), timeout=10)

@@ -29,7 +29,7 @@ from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.models import ConsumeResult
 from guard._guard import Guard, operator_reason_text
-from guard._home import LAYERS_DIR, resolve_home
+from guard._home import LAYERS_DIR, SESSION_TMP_DIR, SESSIONS_DIR, resolve_home
 from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
 from guard._pi.session import session_envelopes
@@ -185,7 +185,8 @@ class Sidecar(RpcServer):
         self._sandbox: SandboxPlan | None = None
         # This sidecar's command layers (guard/_effects), and the targets each call's yes
         # named, resolved when the operator answered.
-        self._layers = self.home / LAYERS_DIR / f"s{os.getpid()}-{secrets.token_hex(4)}"
+        self._session_dir = self.home / SESSIONS_DIR / f"s{os.getpid()}-{secrets.token_hex(4)}"
+        self._layers = self._session_dir / LAYERS_DIR
         self._reviewer = Reviewer(self._layers)
         self._approved: dict[str, tuple[str, ...]] = {}
         self._sandbox_params: SandboxPlanParams | None = None
@@ -228,23 +229,27 @@ class Sidecar(RpcServer):
     def _settle_old_layers(self) -> None:
         """Finish what a crash left half applied, in every sidecar's layers; what a sidecar
         that is gone still held is discarded (a restart never applies anything), audited."""
-        root = self.home / LAYERS_DIR
+        root = self.home / SESSIONS_DIR
         if not root.is_dir() or self._guard is None:
             return
         for session in sorted(p for p in root.iterdir() if p.is_dir()):
-            reviewer = Reviewer(session)
+            reviewer = Reviewer(session / LAYERS_DIR)
             reviewer.recover()
             if _alive(session.name):
                 continue
-            for layer in reviewer.held():
-                try:
-                    held = reviewer.resolve(layer, apply=False)
-                except GuardError:
-                    continue
-                self._guard.record_effects(
-                    held, layer, "/", "", confirmed=False, reason="sidecar-restart"
-                )
+            self._discard_held(reviewer, "sidecar-restart")
             shutil.rmtree(session, ignore_errors=True)
+
+    def _discard_held(self, reviewer: Reviewer, reason: str) -> None:
+        """Discard every held layer of ``reviewer``, each audited with ``reason``."""
+        if self._guard is None:
+            return
+        for layer in reviewer.held():
+            try:
+                held = reviewer.resolve(layer, apply=False)
+            except GuardError:
+                continue
+            self._guard.record_effects(held, layer, "/", "", confirmed=False, reason=reason)
 
     def _anchor(self, when: str) -> None:
         """Keep the current checkpoint in the anchor directory, if one is configured.
@@ -266,6 +271,10 @@ class Sidecar(RpcServer):
 
     def close(self) -> None:
         if self._guard is not None:
+            # The session ends: what still waits for the operator is discarded (audited),
+            # its /tmp and layers go.
+            self._discard_held(self._reviewer, "session-end")
+            shutil.rmtree(self._session_dir, ignore_errors=True)
             self._anchor("session-end")
             self._guard.close()
         if self._monitor is not None:
@@ -621,6 +630,7 @@ class Sidecar(RpcServer):
             extra_read_only=tuple(p.extra_read_only),
             env_names=tuple(p.env_names),
             layers=str(self._layers) if self._guard is not None else None,
+            session_tmp=str(self._session_dir / SESSION_TMP_DIR) if self._guard else None,
         )
         self._sandbox = session
         self._sandbox_params = p
@@ -664,6 +674,7 @@ class Sidecar(RpcServer):
             protected=lambda path: policy.protects_write(path, Path(workspace), ignore=ignore),
             approved=approved,
             mount_points=plan.mount_points,
+            caches=plan.cache_stores,
         )
         guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
         if review.decision != "held":

@@ -165,3 +165,20 @@ def test_a_link_swapped_in_after_a_yes_is_held(
     held = effects_dialogs(events)
     assert held, [result_text(e) for e in tool_ends(events)]
     assert "beyond what you said yes to" in held[0]["message"] or "main.c" in held[0]["message"]
+
+
+def test_tmp_lasts_for_the_session_and_goes_with_it(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    model_server.add_scenario("tmp-write", turns(bash("echo patch-1f2e > /tmp/patch.diff")))
+    model_server.add_scenario("tmp-read", turns(bash("cat /tmp/patch.diff")))
+    with world.rpc() as pi:
+        pi.prompt("scenario:tmp-write", discard)
+        events = pi.prompt("scenario:tmp-read", discard)
+    (end,) = tool_ends(events)
+    assert "patch-1f2e" in result_text(end)
+    assert not list((world.home / "sessions").glob("*/tmp"))  # removed when the session ended
+    assert (
+        not Path("/tmp/patch.diff").exists()
+        or "patch-1f2e" not in Path("/tmp/patch.diff").read_text()
+    )  # never the host's /tmp

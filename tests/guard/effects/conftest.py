@@ -29,7 +29,7 @@ class Overlay:
         argv = [
             system_program("unshare"), "--user", "--map-root-user", "--mount",
             "--propagation", "private", "--", "/bin/sh", "-c", OVERLAY_SCRIPT, "sh",
-            str(self.layers), str(self.workspace), layer, system_program("mount"),
+            str(self.layers), str(self.workspace), layer, system_program("mount"), "0",
             "/bin/sh", "-c", f'cd "$0" && {{ {script}\n}}', str(self.workspace),
         ]  # fmt: skip
         done = subprocess.run(

@@ -68,25 +68,40 @@ def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: P
             "sidecarRestarted": False,
         }
     ]
-    # What the shim's spawn hook returns runs in the sandbox, byte for byte.
-    quoted = "'" + 'echo "it\'s" $((1+1))'.replace("'", "'\"'\"'") + "'"
-    # Every command writes the workspace through its own layer, named by the shim per command.
     assert plan["effects"] == "review"
-    done = subprocess.run(
-        ["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PI_OPERATOR_GUARD_LAYER": "layer-of-this-test"},
-    )
-    assert done.stdout == "it's 2\n", done.stderr
-    assert (Path(plan["layers"]) / "layer-of-this-test" / "upper").is_dir()
     assert shlex.split(plan["prefix"])[1:] == plan["argv"]
-    without = subprocess.run(["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
-                             capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
-    assert (without.returncode, without.stdout) == (125, "")  # no layer: nothing runs
-    assert "has no layer" in without.stderr
+    # The session's directory (layers, /tmp) goes with its sidecar.
+    assert not Path(plan["layers"]).exists()
+
+
+@needs_bwrap
+def test_the_prefix_runs_the_command_byte_for_byte_on_its_own_layer(
+    home: Path, project: Path
+) -> None:
+    from guard._sidecar.methods import Sidecar
+
+    sidecar = Sidecar(home)
+    try:
+        reply = sidecar.handle_message(
+            {"jsonrpc": "2.0", "id": 1, "method": "sandbox.plan", "params": {"cwd": str(project)}}
+        )
+        assert reply is not None
+        plan = reply["result"]
+        quoted = "'" + 'echo "it\'s" $((1+1))'.replace("'", "'\"'\"'") + "'"
+
+        def run_it(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(["/bin/bash", "-c", f"{plan['prefix']} {quoted}"],
+                                  capture_output=True, text=True, timeout=60, check=False,
+                                  env=env)  # fmt: skip
+
+        done = run_it({**os.environ, "PI_OPERATOR_GUARD_LAYER": "layer-of-this-test"})
+        assert done.stdout == "it's 2\n", done.stderr
+        assert (Path(plan["layers"]) / "layer-of-this-test" / "upper").is_dir()
+        without = run_it(dict(os.environ))
+        assert (without.returncode, without.stdout) == (125, "")  # no layer: nothing runs
+        assert "has no layer" in without.stderr
+    finally:
+        sidecar.close()
 
 
 def test_an_unavailable_sandbox_blocks_bash_with_a_reason(home: Path, project: Path) -> None:
