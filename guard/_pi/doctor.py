@@ -645,12 +645,13 @@ def diagnose(
     for chosen in homes:
         home_check = check_home(chosen)
         checks.append(home_check)
-        if home_check.status == "fail" or home_check.reason == "created-on-first-use":
-            continue
-        key_check, keyring = check_key(chosen)
-        checks.append(key_check)
-        checks.append(check_audit(chosen, keyring))
-        if folder.is_dir():
+        if home_check.status != "fail" and home_check.reason != "created-on-first-use":
+            key_check, keyring = check_key(chosen)
+            checks.append(key_check)
+            checks.append(check_audit(chosen, keyring))
+        if folder.is_dir() and home_check.status != "fail":
+            # From the very first run: a fresh install's home does not exist yet, but the
+            # agent's bash would still be blocked where the sandbox cannot start.
             checks.append(check_sandbox(folder, chosen, agent_dir))
     failed = any(c.status == "fail" for c in checks)
     return DoctorReport(

@@ -162,6 +162,9 @@ class ProbeResult(BaseModel):
 class SandboxPlan(BaseModel):
     """What the shim needs for one session: the state and, when sandboxed, the prefix.
 
+    ``fix``: for the operator only (never in what the model reads): how to opt out when the
+    sandbox cannot start.
+
     The spawn hook builds every command as ``prefix + " " + shell_quote(command)`` (see
     :func:`guard._sandbox.argv.wrap_command`) and removes ``unset_env`` from the
     environment. ``argv`` is the same prefix as a list (without the command).
@@ -180,6 +183,7 @@ class SandboxPlan(BaseModel):
     reason: ProbeStatus | Literal["opted-out", "workspace-hidden"] | None = None
     workspace_writable: bool = True
     message: str
+    fix: str | None = None
     cwd: str
     prefix: str | None = None
     argv: tuple[str, ...] | None = None

@@ -166,10 +166,10 @@ def plan(
             keep_env=settings.keep_env,
             settings_from=settings_from,
         )
-    blocked = (
-        "; the agent's bash is blocked until this is fixed "
-        f'(or set [sandbox] mode = "off" in {user_file} to run it unsandboxed)'
-    )
+    # The model reads the message (every blocked bash call's result); only the operator is
+    # told how to opt out (``fix``): the model is never told how to switch the guard off.
+    blocked = "; the agent's bash is blocked until this is fixed"
+    fix = f'or set [sandbox] mode = "off" in {user_file} to run the agent\'s bash unsandboxed'
     if session_tmp and settings.tmp == "session":
         try:
             os.makedirs(session_tmp, mode=0o700, exist_ok=True)
@@ -196,6 +196,7 @@ def plan(
     if any(is_within(inp.bwrap, root) for root in writable_roots):
         return SandboxPlan(
             state="unavailable",
+            fix=fix,
             reason="bwrap-writable",
             message=f"{inp.bwrap} lies in a path the agent can write, so it could be "
             "replaced" + blocked,
@@ -209,6 +210,7 @@ def plan(
     if not probed.ok:
         return SandboxPlan(
             state="unavailable",
+            fix=fix,
             reason=probed.status,
             message=probed.message + blocked,
             cwd=workspace,
@@ -236,6 +238,7 @@ def plan(
     except BadInputError as exc:
         return SandboxPlan(
             state="unavailable",
+            fix=fix,
             reason="workspace-hidden",
             message=f"{exc}: the guard home or another hidden path contains it" + blocked,
             cwd=workspace,

@@ -200,9 +200,10 @@ def sandbox_notice(plan: SandboxPlan) -> str | None:
     if plan.state == "unsandboxed":
         return f"operator-guard: the agent's bash commands run UNSANDBOXED ({message})"
     if plan.state == "unavailable":
+        fix = f"; {_plan_text(plan.fix)}" if plan.fix else ""
         return (
             f"operator-guard: the agent's bash is blocked: the OS sandbox cannot start"
-            f" ({_plan_text(plan.reason)}: {message}) [reason: sandbox-unavailable]"
+            f" ({_plan_text(plan.reason)}: {message}{fix}) [reason: sandbox-unavailable]"
         )
     if not plan.workspace_writable:
         return (

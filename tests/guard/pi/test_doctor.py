@@ -110,6 +110,8 @@ def test_no_install_fails_and_creates_nothing(
     assert failed(report) == ["no-install"]
     assert check(report, "installs")["fix"] == "pi-guard install"
     assert check(report, "home")["reason"] == "created-on-first-use"
+    # the sandbox is probed from the very first run, before any home exists
+    assert check(report, "sandbox")["reason"] == "sandboxed"
     assert not agent_dir.exists()  # no home, no key, not even the agent dir
 
 

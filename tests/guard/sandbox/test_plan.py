@@ -138,7 +138,13 @@ def test_missing_bwrap_is_a_typed_failure_and_blocks(layout: Layout) -> None:
     assert session.state == "unavailable"
     assert session.reason == "missing-binary"
     assert "apt-get install bubblewrap" in session.message
-    assert 'mode = "off"' in session.message
+    # How to opt out is the operator's to read (the notice, doctor), never the model's.
+    assert 'mode = "off"' not in session.message
+    assert session.fix is not None and 'mode = "off"' in session.fix
+    from guard._sidecar.text import sandbox_block_reason, sandbox_notice
+
+    assert 'mode = "off"' not in (sandbox_block_reason(session) or "")
+    assert 'mode = "off"' in (sandbox_notice(session) or "")
     assert session.prefix is None
     with pytest.raises(SandboxUnavailableError) as caught:
         spawn(session, SpawnContext(command="true", cwd=str(layout.workspace), env={}))
