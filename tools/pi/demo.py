@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from audit import shorten
 from guard import Guard
+from guard._sandbox import find_bwrap, probe
 from tools.pi.harness import (
     NEWEST,
     PiRpc,
@@ -39,7 +40,7 @@ from tools.pi.harness import (
 )
 from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
-__all__ = ["DEMO_SCENARIO", "DEMO_TURNS", "main", "run_pi_demo"]
+__all__ = ["DEMO_ANSWERS", "DEMO_SCENARIO", "DEMO_TURNS", "main", "run_pi_demo", "sandbox_ready"]
 
 DEMO_SCENARIO = "demo"
 DEMO_TURNS = (
@@ -68,10 +69,15 @@ def _result_text(result: Mapping[str, Any]) -> str:
     return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
 
 
+# The operator's answers, keyed to what the dialog is about (never to the order dialogs
+# come in: a dialog that does not come, or one more, can never shift a yes onto another).
+DEMO_ANSWERS = (("rm -rf build", True), (".env", False))
+
+
 class _Transcript:
-    def __init__(self, out: TextIO, answers: list[bool]) -> None:
+    def __init__(self, out: TextIO) -> None:
         self.out = out
-        self.answers = answers
+        self.unexpected: list[str] = []
 
     def say(self, who: str, text: str) -> None:
         first, *rest = text.splitlines() or [""]
@@ -81,10 +87,14 @@ class _Transcript:
         self.out.flush()
 
     def answer(self, request: Mapping[str, Any]) -> bool:
-        self.say("guard asks", f"{request.get('title')}\n{request.get('message')}")
-        yes = self.answers.pop(0)
-        self.say("operator", "yes" if yes else "no")
-        return yes
+        text = str(request.get("title") or "")
+        self.say("guard asks", text)
+        answers = [yes for about, yes in DEMO_ANSWERS if about in text]
+        if len(answers) != 1:  # not a dialog this story has: No, and the demo fails
+            self.unexpected.append(text.splitlines()[0] if text else "(empty dialog)")
+            answers = [False]
+        self.say("operator", "yes" if answers[0] else "no")
+        return answers[0]
 
     def on_event(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
@@ -102,8 +112,19 @@ class _Transcript:
                     self.say("model", text)
 
 
+def sandbox_ready() -> str | None:
+    """Why the agent's commands could not be sandboxed here (``None``: they can)."""
+    probed = probe(find_bwrap())
+    return None if probed.ok else probed.message
+
+
 def run_pi_demo(out: TextIO) -> int:
-    """Run the real-pi demo, printing to ``out``. Returns 0 when the audit log verifies."""
+    """Run the real-pi demo, printing to ``out``. Returns 0 when the story ran as told and
+    the audit log verifies; 7 (before pi starts) when the sandbox cannot start here."""
+    why = sandbox_ready()
+    if why is not None:
+        sys.stderr.write(f"demo: the sandbox the agent's commands run in cannot start: {why}\n")
+        return 7
     root = find_repo_root()
     pi = ensure_pi(root, NEWEST, log=out)
     out.write(f"pi ready: {pi.package} {pi.version} on node {pi.node_version}\n\n")
@@ -121,11 +142,12 @@ def run_pi_demo(out: TextIO) -> int:
         home = agent_dir / "operator-guard"
         sessions = base / "sessions"
         result = install_guard("global", project, agent_dir, home=home)
-        out.write(result.render() + "\n\n")
+        # The first lines only: the rest is advice for an install that outlives the demo.
+        out.write("\n".join(result.render().splitlines()[:3]) + "\n\n")
         out.write(f"model server: {server.base_url} (scripted, loopback only)\n")
         out.write(f"running: pi --mode rpc in {project}\n\n")
 
-        transcript = _Transcript(out, [True, False])
+        transcript = _Transcript(out)
         with PiRpc(pi, project, agent_dir, session_dir=sessions) as session:
             transcript.say("user", f"scenario:{DEMO_SCENARIO}")
             session.prompt(
@@ -161,6 +183,12 @@ def run_pi_demo(out: TextIO) -> int:
             out.write("\n")
             verify = guard.verify_audit()
         out.write(_render_audit(home, verify))
+        if transcript.unexpected:
+            sys.stderr.write(f"demo: a dialog the story does not have: {transcript.unexpected}\n")
+            return 1
+        if (project / "build").exists() or "changed" in (project / ".env").read_text():
+            sys.stderr.write("demo: the story did not end as told (build/ kept or .env written)\n")
+            return 1
         return 0 if _intact(verify) else 4
 
 
