@@ -2,7 +2,7 @@
 
 ``world`` depends on ``pinned_pi`` (tests/conftest.py), which is parametrized over the pinned
 pi versions, so every end-to-end test runs once on each (ids ``legacy-0.73.1``,
-``current-0.87.1``).
+``current-1.6.0``).
 """
 
 from __future__ import annotations

@@ -182,8 +182,11 @@ def test_input_changed_after_the_guard_is_an_audit_gap(world: World) -> None:
         events = pi.prompt("scenario:rm-build", lambda _request: True)
     (dialog,) = confirms(events)
     assert "rm -rf build" in dialog["message"]  # the guard saw the input before the change
+    # The changed input never runs: the guard refuses what it did not decide on.
+    (end,) = tool_ends(events)
+    assert "[reason: input-changed-after-decision]" in result_text(end)
     assert (world.project / "build").exists()
-    assert not (world.project / "dist").exists()
+    assert (world.project / "dist").exists()
     (row,) = report(world)["rows"]
     assert row["classification"] == "audit-gap"
     assert row["reason"] == "input-changed-after-confirmation"

