@@ -38,6 +38,7 @@ from guard._policy.classify import pi_file_target
 from guard._policy.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
+from guard._sandbox.explain import explain_output
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -677,18 +678,25 @@ class Sidecar(RpcServer):
             caches=plan.cache_stores,
         )
         guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
+        refusals = explain_output(p.output_tail, plan.argv or (), home=os.environ.get("HOME"))
+        why = "\n".join(r.note for r in refusals) or None
+        hint = "; ".join(f"{r.path}: {r.hint}" for r in refusals) or None
         if review.decision != "held":
-            return EffectsReviewReply(decision=review.decision, summary=review.summary).model_dump(
-                mode="json"
+            reply = EffectsReviewReply(
+                decision=review.decision, summary=review.summary, note=why, hint=hint
             )
+            return reply.model_dump(mode="json")
         if not p.has_ui:
             resolved = self._resolve(p.layer, p.tool_call_id, workspace, p.command, False, "no-ui")
+            note = "\n".join(n for n in (resolved.note, why) if n)
             return EffectsReviewReply(
-                decision="discarded", summary=review.summary, note=resolved.note
+                decision="discarded", summary=review.summary, note=note, hint=hint
             ).model_dump(mode="json")
         reply = EffectsReviewReply(
             decision="held",
             summary=review.summary,
+            note=why,
+            hint=hint,
             dialog=effects_dialog(review.held, p.command, p.output_tail),
         )
         return reply.model_dump(mode="json")

@@ -283,12 +283,15 @@ class EffectsDialog(_Wire):
 
 class EffectsReviewReply(_Wire):
     """``applied``/``empty``: nothing to ask; ``held``: show ``dialog``, then
-    ``effects.resolve``. ``note``: one line for the command's output (the model reads it)."""
+    ``effects.resolve``. ``note``: lines for the command's output (the model reads them:
+    what was held, or why a path failed in the sandbox); ``hint``: for the operator only
+    (a notice), the setting that would widen such a path."""
 
     decision: Literal["empty", "applied", "held", "discarded"]
     summary: str
     note: str | None = None
     dialog: EffectsDialog | None = None
+    hint: str | None = None
 
 
 class EffectsResolveParams(_Wire):

@@ -182,3 +182,21 @@ def test_tmp_lasts_for_the_session_and_goes_with_it(
         not Path("/tmp/patch.diff").exists()
         or "patch-1f2e" not in Path("/tmp/patch.diff").read_text()
     )  # never the host's /tmp
+
+
+def test_a_path_the_sandbox_refused_is_named_for_the_model_and_the_operator(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    model_server.add_scenario("refused", turns(bash("echo x > ~/notes.txt")))
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:refused", discard)
+    (end,) = tool_ends(events)
+    text = result_text(end)
+    assert "operator-guard: " in text and "notes.txt" in text, text
+    assert "[sandbox]" not in text  # the way to widen it is the operator's, not the model's
+    hints = [
+        e.get("message", "")
+        for e in events
+        if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
+    ]
+    assert any("[sandbox] readable" in h for h in hints), hints

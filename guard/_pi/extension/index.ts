@@ -48,7 +48,7 @@ const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
 const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string?" } as const;
-const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?" } as const;
+const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?" } as const;
 const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string" } as const;
 const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
 const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
@@ -494,6 +494,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		try {
 			const params = { ...about, outputTail: tail, hasUi };
 			const reply = expect("effects.review", await sidecar!.call("effects.review", params), EFFECTS_REVIEW);
+			if (reply.hint) ui?.notify(`operator-guard: ${reply.hint}`, "info"); // the operator's, never the model's
 			if (reply.decision !== "held" || !reply.dialog) return reply.note ?? undefined;
 			const dialog = expect("effects.review", reply.dialog, EFFECTS_DIALOG);
 			const timeout = cfg?.confirmTimeoutMs ?? 60_000;
@@ -502,7 +503,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const apply = choice === dialog.apply;
 			const reason = apply ? undefined : choice === undefined && Date.now() - asked >= timeout - 20 ? "timeout" : "declined";
 			const resolved = await sidecar!.call("effects.resolve", { ...about, apply, reason });
-			return expect("effects.resolve", resolved, EFFECTS_RESOLVE).note;
+			return [expect("effects.resolve", resolved, EFFECTS_RESOLVE).note, reply.note].filter(Boolean).join("\n");
 		} catch (err) {
 			return `operator-guard: what this command did could not be reviewed (${message(err)}); what it held back was not applied. [reason: effects-unreviewed]`;
 		}

@@ -1,0 +1,77 @@
+"""Why a path failed in the sandbox: each refusal, read from the real errors of real tools
+in real bwrap, named for the model (never with a way to turn the sandbox off) and for the
+operator (the setting that would widen it)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from guard._policy.models import SandboxSettings
+from guard._sandbox.explain import explain_output
+from tests.guard.sandbox.conftest import make_layout, needs_bwrap
+
+pytestmark = needs_bwrap
+
+
+@pytest.fixture
+def world(tmp_path: Path):  # type: ignore[no-untyped-def]
+    layout = make_layout(tmp_path)
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    (user / ".ssh" / "id_rsa").write_text("k\n")
+    (user / "notes").mkdir()
+    env = {**os.environ, "HOME": str(user)}
+    session = layout.plan(env=env)
+    return layout, user, env, session
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("touch /usr/zz-new 2>&1", "system"),
+        ("echo x > ~/notes/todo.md 2>&1", "home"),
+        ("cat ~/notes/missing.txt 2>&1", "home"),
+        ("echo x >> {ext}/index.ts 2>&1", "guard"),
+        ("node -e \"require('fs').writeFileSync('/usr/zz-node', 'x')\" 2>&1", "system"),
+    ],
+)
+def test_a_refused_path_gets_a_line_naming_the_guard(world, command: str, kind: str) -> None:  # type: ignore[no-untyped-def]
+    layout, user, env, session = world
+    ext = layout.agent / "extensions" / "operator-guard"
+    done = layout.run(command.format(ext=ext), session=session, env=env)
+    refusals = explain_output(done.stdout + done.stderr, session.argv or (), home=str(user))
+    assert len(refusals) == 1, (done.stdout, done.stderr)
+    (refusal,) = refusals
+    assert refusal.note.startswith("operator-guard: ")
+    assert 'mode = "off"' not in refusal.note and "[sandbox]" not in refusal.note
+    words = {"system": "read-only in the agent's sandbox (the system",
+             "home": "not shown to the agent's commands",
+             "guard": "the guard keeps it so"}  # fmt: skip
+    assert words[kind] in refusal.note
+    if kind in ("system", "home"):
+        assert "[sandbox]" in refusal.hint  # the operator's way to widen it
+
+
+def test_errors_in_the_workspace_or_unrelated_paths_get_no_line(world) -> None:  # type: ignore[no-untyped-def]
+    layout, user, env, session = world
+    done = layout.run("cat nothing.txt 2>&1; cat /etc/no-such-file 2>&1", session=session, env=env)
+    # the workspace is writable, /etc/no-such-file simply does not exist: the system is
+    # read-only, so a line names it, once; the workspace error gets none
+    refusals = explain_output(done.stdout, session.argv or (), home=str(user))
+    assert [r.path for r in refusals] == ["/etc/no-such-file"]
+    assert explain_output("all good\n", session.argv or (), home=str(user)) == []
+
+
+def test_hidden_secrets_are_named_as_hidden(tmp_path: Path) -> None:
+    layout = make_layout(tmp_path)
+    layout.settings = SandboxSettings(home="read-only")
+    env = {**os.environ, "HOME": str(tmp_path / "user")}
+    (tmp_path / "user" / ".ssh").mkdir(parents=True)
+    (tmp_path / "user" / ".ssh" / "id_rsa").write_text("k\n")
+    session = layout.plan(env=env)
+    done = layout.run(f"cat {layout.key} 2>&1", session=session, env=env)
+    (refusal,) = explain_output(done.stdout, session.argv or (), home=str(tmp_path / "user"))
+    assert "hidden from the agent's commands" in refusal.note
