@@ -247,3 +247,21 @@ def test_a_command_that_left_no_layer_is_an_error_not_an_empty_review(overlay: O
         reviewer.review("never-made-layer", str(overlay.workspace), protected=lambda _p: False)
     with pytest.raises(Exception, match="not a layer id"):
         reviewer.review("../escape", str(overlay.workspace), protected=lambda _p: False)
+
+
+def test_arming_an_existing_repository_deep_in_the_workspace_is_held(overlay: Overlay) -> None:
+    """Deeper than the sandbox's read-only mounts reach: the review still holds it."""
+    deep = overlay.workspace / "vendor" / "lib" / "dep"
+    deep.mkdir(parents=True)
+    git(deep, "init", "-q")
+    _, _, result = review(
+        overlay,
+        "printf '#!/bin/sh\\necho hooked\\n' > vendor/lib/dep/.git/hooks/pre-commit; "
+        "git -C vendor/lib/dep config core.fsmonitor evil",
+        protected=git_aware_protected(overlay.workspace),
+    )
+    assert {(h.effect.path, h.reason) for h in result.held} == {
+        ("vendor/lib/dep/.git/hooks/pre-commit", "protected"),
+        ("vendor/lib/dep/.git/config", "protected"),
+    }
+    assert not (deep / ".git" / "hooks" / "pre-commit").exists()
