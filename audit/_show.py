@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from audit._errors import UsageError
-from audit._models import AuditRecord
+from audit._models import KNOWN_EVENTS, AuditRecord
 from audit._table import render_table, short_hash
 
 __all__ = ["filter_records", "render_records", "render_records_jsonl"]
@@ -50,10 +50,16 @@ def filter_records(
     ``event`` is an exact event name, or a prefix ending in ``.`` (``"evidence."``);
     ``tool`` matches ``data.toolName``; ``evidence_id`` matches ``data.evidenceId``.
     Times are ISO 8601 (a naive time means UTC). Raises :class:`audit.UsageError` for a
-    bad time.
+    bad time or an event name (or prefix) no record of any log can have.
     """
     start = None if since is None else _instant(since, "since")
     stop = None if until is None else _instant(until, "until")
+    if event is not None and not any(
+        name == event or (event.endswith(".") and name.startswith(event)) for name in KNOWN_EVENTS
+    ):
+        raise UsageError(
+            "event", "is no event of the log; valid: " + ", ".join(sorted(KNOWN_EVENTS)), event
+        )
     for record in records:
         if event is not None and not (
             record.event == event or (event.endswith(".") and record.event.startswith(event))

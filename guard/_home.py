@@ -109,6 +109,10 @@ def ensure_private_dir(path: Path) -> Path:
         mode = stat.S_IMODE(path.stat().st_mode)
         if mode & 0o077:
             path.chmod(0o700)
+    except NotADirectoryError:
+        # A file where a directory of the path should be (/dev/null/x): no home can be there,
+        # whatever the state of this machine; the path is the caller's mistake.
+        raise BadInputError("home", "lies under a file, not a directory", path) from None
     except OSError as exc:
         raise HomeError(path, f"cannot create private directory: {exc.strerror}") from None
     if not path.is_dir():

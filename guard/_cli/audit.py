@@ -103,8 +103,16 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
+    every = list(read_records(_log_path(args)))
+    if args.tool is not None and not any(r.data.get("toolName") == args.tool for r in every):
+        tools = sorted({str(r.data["toolName"]) for r in every if "toolName" in r.data})
+        raise BadInputError(
+            "--tool",
+            "no record of this log names it; it has: " + (", ".join(tools) or "none"),
+            args.tool,
+        )
     records = filter_records(
-        read_records(_log_path(args)),
+        every,
         event=args.event,
         tool=args.tool,
         since=args.since,

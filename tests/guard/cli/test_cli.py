@@ -314,6 +314,38 @@ def test_plan_is_audited_when_the_log_exists(home: Path) -> None:
     assert [r["data"]["planner"] for r in records] == ["signal-source"]
 
 
+def test_show_refuses_an_event_or_tool_it_cannot_show_and_names_the_valid_ones(
+    home: Path, project: Path
+) -> None:
+    record(home, project)
+    for args, what in (
+        (("--event", "nonsense"), "--event"),
+        (("--event", "tool"), "--event"),  # a prefix must end in "."
+        (("--tool", "bsah"), "--tool"),
+    ):
+        shown = run(home, "audit", "show", *args)
+        assert shown.returncode == 2, (args, shown.stdout, shown.stderr)
+        assert shown.stdout == ""
+        (line,) = shown.stderr.strip().splitlines()
+        assert "Traceback" not in line
+        if what == "--event":
+            assert "confirmation.recorded" in line and "tool.executed" in line
+        else:
+            assert "it has: bash" in line
+    for args in (("--event", "confirmation."), ("--event", "log.created"), ("--tool", "bash")):
+        assert run(home, "audit", "show", *args).returncode == 0, args
+
+
+def test_a_home_under_a_file_is_bad_input_and_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for home in (Path("/dev/null/x"), blocker / "home"):
+        proc = run(home, "keygen")
+        assert proc.returncode == 2, proc.stderr
+        (line,) = proc.stderr.strip().splitlines()
+        assert "lies under a file, not a directory" in line and str(home) in line
+
+
 def test_help_exits_0(home: Path) -> None:
     proc = run(home, "--help")
     assert proc.returncode == 0 and "keygen" in proc.stdout
