@@ -79,11 +79,9 @@ def run_demo(out: TextIO) -> int:
                 f"({forged.match.decision}: {', '.join(forged.reasons)})",
             )
             ok &= forged.reasons == ("signature-invalid",)
-            other = guard.record("bash", call, project, confirmed=True)
-            assert other.envelope is not None
-            moved = guard.consume(
-                other.envelope.model_dump(mode="json"), "bash", {"command": "rm -rf src"}, project
-            )
+            # The same yes, shown for another call: the exact action is checked before single
+            # use, so it is a mismatch (no second yes: the story has one).
+            moved = guard.consume(envelope, "bash", {"command": "rm -rf src"}, project)
             _line(
                 out,
                 f"7. evidence for another call -> {moved.decision} "
@@ -98,7 +96,6 @@ def run_demo(out: TextIO) -> int:
             )
             ok &= verdict.decision == "intact"
             _line(out)
-            _line(out, "audit report:")
             report = build_report(read_records(guard.audit.path))
             _line(out, render_report(report))
         _line(out)
