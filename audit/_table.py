@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["render_table", "safe_cell", "short_hash"]
+__all__ = ["CLIP", "render_table", "safe_cell", "short_hash"]
 
 # C0/C1 controls, DEL, bidi overrides and isolates, zero-width and line/paragraph separators.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
@@ -24,9 +24,23 @@ def short_hash(value: str) -> str:
     return value
 
 
+# The widest a cell of these columns is shown (a longer one keeps its head, then "…"): one
+# long tool name (the planner's is 51 characters) must not widen every row.
+CLIP = {"TOOL": 20, "CALL": 18}
+
+
+def _clip(text: str, width: int | None) -> str:
+    return text if width is None or len(text) <= width else text[: width - 1] + "…"
+
+
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """Left-aligned columns separated by two spaces; the last column is not padded."""
-    cells = [[safe_cell(c) for c in headers], *[[safe_cell(c) for c in row] for row in rows]]
+    """Left-aligned columns separated by two spaces; the last column is not padded; cells
+    of :data:`CLIP` columns are cut to their width."""
+    limits = [CLIP.get(h) for h in headers]
+    cells = [
+        [safe_cell(c) for c in headers],
+        *[[_clip(safe_cell(c), limits[i]) for i, c in enumerate(row)] for row in rows],
+    ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     lines = []
     for row in cells:

@@ -84,3 +84,18 @@ def test_jsonl_for_machines(records: list[AuditRecord], tmp_path: Path) -> None:
     assert render_records_jsonl(records).encode() == (tmp_path / "audit.jsonl").read_bytes()
     picked = render_records_jsonl(filter_records(records, event="tool.executed"))
     assert len(picked.splitlines()) == 2
+
+
+def test_a_long_tool_name_does_not_widen_every_row() -> None:
+    from audit._table import render_table
+
+    planner = "operator_confirmation_implementation_channel_plan"
+    table = render_table(
+        ["SEQ", "TOOL", "CALL", "DETAIL"],
+        [["1", "bash", "call_1", "x"], ["2", planner, "call_2" * 10, "y"]],
+    )
+    _header, second, third = table.splitlines()
+    assert second.index("call_1") == third.index("call_2")  # the same columns
+    assert second.index("call_1") <= len("SEQ  ") + 20 + 2  # TOOL at most 20 wide
+    assert "operator_confirmati…" in third
+    assert planner not in table
