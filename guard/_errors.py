@@ -13,6 +13,7 @@
     │   └── PiFileError          a pi file we only read (trust.json) is not what pi accepts
     ├── StateError               the guard's own state cannot be used right now
     │   ├── HomeError            the home cannot be created or made private
+    │   │   └── HomeUnderFileError  … because a file lies on its path (the caller's mistake)
     │   ├── KeyFileError         signing key missing, unreadable, unsafe or malformed
     │   ├── KeyringError         public keyring missing, unreadable or corrupted
     │   ├── LedgerError          consumption ledger cannot be opened, stays locked, or its
@@ -45,6 +46,7 @@ __all__ = [
     "GlobError",
     "GuardError",
     "HomeError",
+    "HomeUnderFileError",
     "InstallTargetError",
     "InvalidRequestFault",
     "KeyFileError",
@@ -148,6 +150,14 @@ class HomeError(StateError):
     """The guard home cannot be created, is not a directory or cannot be made private."""
 
     what = "home"
+
+
+class HomeUnderFileError(HomeError):
+    """A file lies where a directory of the home's path should be (``/dev/null/x``).
+
+    No home can exist there whatever the state of the machine, so the CLI treats it as bad
+    input; the sidecar reports it like any other unusable home.
+    """
 
 
 class KeyFileError(StateError):

@@ -23,7 +23,7 @@ import os
 import stat
 from pathlib import Path
 
-from guard._errors import BadInputError, HomeError
+from guard._errors import BadInputError, HomeError, HomeUnderFileError
 
 __all__ = [
     "CACHES_DIR",
@@ -112,7 +112,7 @@ def ensure_private_dir(path: Path) -> Path:
     except NotADirectoryError:
         # A file where a directory of the path should be (/dev/null/x): no home can be there,
         # whatever the state of this machine; the path is the caller's mistake.
-        raise BadInputError("home", "lies under a file, not a directory", path) from None
+        raise HomeUnderFileError(path, "cannot create private directory: Not a directory") from None
     except OSError as exc:
         raise HomeError(path, f"cannot create private directory: {exc.strerror}") from None
     if not path.is_dir():

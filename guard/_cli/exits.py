@@ -40,6 +40,7 @@ from guard._errors import (
     AuditStoreMismatch,
     BadInputError,
     GuardError,
+    HomeUnderFileError,
     SandboxUnavailableError,
     StateError,
 )
@@ -79,6 +80,7 @@ _TABLE: tuple[tuple[type[Exception], ExitCode, str], ...] = (
     (AuditError, ExitCode.INTERNAL, "internal error"),
     (AuditStoreMismatch, ExitCode.TAMPERED, "audit integrity failure"),
     (BadInputError, ExitCode.BAD_INPUT, "error"),
+    (HomeUnderFileError, ExitCode.BAD_INPUT, "error"),
     (PlanningError, ExitCode.BAD_INPUT, "error"),
     (StateError, ExitCode.STATE, "error"),
     (SandboxUnavailableError, ExitCode.SANDBOX, "sandbox unavailable"),
