@@ -48,6 +48,7 @@ __all__ = [
     "KeyRotatedData",
     "LogCreatedData",
     "LogRecoveredData",
+    "NetworkRefusedData",
     "PlannerReportedData",
     "SessionStartedData",
     "ToolExecutedData",
@@ -396,6 +397,22 @@ class EffectsResolvedData(_Wire):
     reason: Annotated[str, Field(min_length=1, max_length=64)] | None = None
 
 
+class NetworkRefusedData(_Wire):
+    """The sandbox's network allowlist refused a request of an agent command.
+
+    ``reason``: ``not-allowed`` (no allow entry names the host and port),
+    ``host-address`` (it resolved to loopback, link-local or another address of this host),
+    ``private-address`` (a non-global address an IP literal entry does not name),
+    ``unresolved`` (no address could be dialled), ``bad-request`` (not a proxy request).
+    Each distinct refusal is recorded once per session.
+    """
+
+    host: Annotated[str, Field(min_length=1, max_length=253)]
+    port: int = Field(ge=0, le=65535)
+    reason: Literal["not-allowed", "host-address", "private-address", "unresolved", "bad-request"]
+    scope: PathText
+
+
 EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
     {
         "confirmation.declined": ConfirmationDeclinedData,
@@ -410,6 +427,7 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "key.rotated": KeyRotatedData,
         "log.created": LogCreatedData,
         "log.recovered": LogRecoveredData,
+        "network.refused": NetworkRefusedData,
         "planner.reported": PlannerReportedData,
         "session.started": SessionStartedData,
         "tool.executed": ToolExecutedData,

@@ -77,6 +77,7 @@ AUDIT = [
     "LogNotAFileError",
     "LogNotFoundError",
     "LogRecoveredData",
+    "NetworkRefusedData",
     "LogWriteError",
     "NoteError",
     "NoteKey",

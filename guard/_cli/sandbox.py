@@ -70,7 +70,9 @@ def cmd_check(args: argparse.Namespace) -> ExitCode:
             f"mode:     {settings['mode']} (from the {facts['settingsFrom']} layer)",
             f"writable: {session.cwd} (workspace)"
             + "".join(f", {w}" for w in settings["writable"]),
-            f"tmp:      {settings['tmp']}; network: {settings['network']}",
+            f"tmp:      {settings['tmp']}; network: {settings['network']['mode']}"
+            + (f" ({', '.join(settings['network']['allow'])})"
+               if settings["network"]["mode"] == "allowlist" else ""),
             f"effects:  {session.effects}"
             + (" (in pi, every command writes the workspace through a layer the guard reviews)"
                if session.effects == "review" else ""),

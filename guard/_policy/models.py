@@ -22,6 +22,8 @@ __all__ = [
     "IgnoredRule",
     "LayerName",
     "LedgerSettings",
+    "NetworkMode",
+    "NetworkSettings",
     "PolicyActionKind",
     "PolicyDescription",
     "Rule",
@@ -187,6 +189,53 @@ class LedgerSettings(BaseModel):
         return self
 
 
+NetworkMode = Literal["open", "off", "allowlist"]
+_LEGACY_NETWORK = {"shared": "open", "none": "off"}
+# host, *.domain or an IP literal (IPv6 in brackets), optionally :port
+_ALLOW_ENTRY = re.compile(
+    r"(?:\*\.)?[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*"
+    r"(?::[0-9]{1,5})?"
+    r"|\[[0-9a-f:.]+\](?::[0-9]{1,5})?"
+)
+
+
+class NetworkSettings(BaseModel):
+    """``[sandbox.network]``: what the agent's commands may reach (user layer only).
+
+    ``mode``: ``open`` shares the host's network; ``off`` gives every command a network of
+    its own with nothing in it; ``allowlist`` does the same and lets commands reach the
+    hosts in ``allow`` through the guard's proxy (``HTTP(S)_PROXY``), nothing else.
+    ``allow`` entries are ``host``, ``*.domain`` (its subdomains) or an IP literal, each
+    optionally ``:port`` (without one, ports 80 and 443). The string forms ``network =
+    "open" | "off" | "allowlist"`` (and the older ``"shared"`` / ``"none"``) set the mode.
+    """
+
+    model_config = _WIRE
+
+    mode: NetworkMode = "open"
+    allow: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: object) -> object:
+        if isinstance(data, str):
+            return {"mode": _LEGACY_NETWORK.get(data, data)}
+        return data
+
+    @model_validator(mode="after")
+    def _entries(self) -> NetworkSettings:
+        for entry in self.allow:
+            if entry != entry.lower() or not _ALLOW_ENTRY.fullmatch(entry):
+                raise ValueError(
+                    "allow entries are a lower-case host, *.domain or IP literal, "
+                    f"optionally :port, got {entry!r}"
+                )
+            port = entry.rpartition(":")[2] if entry.rfind(":") > entry.rfind("]") else None
+            if port is not None and not 0 < int(port) < 65536:
+                raise ValueError(f"ports are 1..65535, got {entry!r}")
+        return self
+
+
 class SandboxSettings(BaseModel):
     """``[sandbox]``: the OS sandbox around the agent's shell commands (user layer only).
 
@@ -209,7 +258,7 @@ class SandboxSettings(BaseModel):
     unset_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     keep_env: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     tmp: Literal["session", "private", "host"] = "session"
-    network: Literal["shared", "none"] = "shared"
+    network: NetworkSettings = NetworkSettings()
     effects: Literal["review", "off"] = "review"
     bwrap: str | None = Field(default=None, min_length=1, max_length=4096)
 

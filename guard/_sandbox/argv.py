@@ -20,8 +20,12 @@ mount covers an earlier one:
 Namespaces: own PID namespace (the sidecar and pi cannot be seen, signalled or traced),
 IPC, UTS and cgroup namespaces, a user namespace with nested ones forbidden, every
 capability dropped (so a root-run agent cannot remount), a new session (no TIOCSTI into the
-operator's terminal), and death with the parent. The network is shared unless the user's
-policy says ``network = "none"``.
+operator's terminal), and death with the parent. The network is the host's in ``open``
+mode; ``off`` and ``allowlist`` unshare it and cover ``/run``, where the host's Unix sockets
+live (abstract ones belong to the network namespace and go with it). ``allowlist`` then
+binds the guard's proxy socket read-only at :data:`PROXY_SOCKET` and runs the command
+under :data:`BRIDGE_SCRIPT`, which listens on ``127.0.0.1:PROXY_PORT`` inside and forwards
+to it; ``HTTP(S)_PROXY`` name that port.
 """
 
 from __future__ import annotations
@@ -32,10 +36,14 @@ from collections.abc import Callable
 from guard._errors import BadInputError
 from guard._policy.writable import within as is_within
 from guard._sandbox.model import LAYER_ENV, MountPath, SandboxInput
+from guard._sandbox.proxy import PROXY_PORT
 
 __all__ = [
+    "BRIDGE_SCRIPT",
     "NAMESPACE_FLAGS",
     "OVERLAY_SCRIPT",
+    "PROXY_ENV",
+    "PROXY_SOCKET",
     "TMP",
     "build_argv",
     "is_within",
@@ -60,6 +68,63 @@ NAMESPACE_FLAGS = (
 )
 
 
+PROXY_SOCKET = "/dev/operator-guard-proxy.sock"  # in bwrap's own /dev tmpfs: no trace on disk
+_PROXY_URL = f"http://127.0.0.1:{PROXY_PORT}"
+PROXY_ENV = {
+    **dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"), _PROXY_URL),
+    **dict.fromkeys(("npm_config_proxy", "npm_config_https_proxy"), _PROXY_URL),
+    "NODE_USE_ENV_PROXY": "1",
+}
+"""What every command in ``allowlist`` mode finds in its environment (tools that ignore it
+simply find no network)."""
+_NO_PROXY = ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy")
+
+# argv: SOCKET PORT PROGRAM ARGS…: listen on 127.0.0.1:PORT, then the parent becomes
+# PROGRAM while a child forwards each connection to SOCKET. The child's stdio is /dev/null
+# so the command's output closes when the command ends; the PID namespace ends the child.
+BRIDGE_SCRIPT = """\
+import os, select, signal, socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[2])))
+s.listen(64)
+if os.fork():
+    s.close()
+    os.execv(sys.argv[3], sys.argv[3:])
+n = os.open(os.devnull, os.O_RDWR)
+for fd in (0, 1, 2):
+    os.dup2(n, fd)
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+while True:
+    c, _ = s.accept()
+    if os.fork():
+        c.close()
+        continue
+    s.close()
+    u = socket.socket(socket.AF_UNIX)
+    try:
+        u.connect(sys.argv[1])
+    except OSError:
+        os._exit(1)
+    peer = {c: u, u: c}
+    while peer:
+        for x in select.select(list(peer), [], [])[0]:
+            try:
+                d = x.recv(65536)
+            except OSError:
+                d = b""
+            if d:
+                peer[x].sendall(d)
+            else:
+                try:
+                    peer[x].shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                del peer[x]
+    os._exit(0)
+"""
+
+
 def _depth_order(paths: list[MountPath]) -> list[MountPath]:
     """Parents before children (so a child's mount is not covered by its parent's)."""
     unique = {p.path: p for p in paths}
@@ -82,9 +147,13 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
     argv += NAMESPACE_FLAGS
     if inp.unshare_user:
         argv += ("--unshare-user", "--disable-userns")
-    if inp.network == "none":
+    if inp.network != "open":
         argv.append("--unshare-net")
     argv += ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+    if inp.network != "open":
+        # The host's Unix sockets (docker, containerd, D-Bus, PostgreSQL, the user's runtime
+        # dir) live under /run; /var/run is a link to it.
+        argv += ("--tmpfs", "/run")
     for cover in _PROC_COVERS:
         argv += ("--ro-bind-try", cover, cover)
     if inp.tmp == "session" and inp.tmp_source:
@@ -151,7 +220,10 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
             argv += ("--ro-bind", entry.path, entry.path)
         bound.append(entry.path)
 
+    run_covered = inp.network != "open"
     for entry in hidden:
+        if run_covered and is_within(entry.path, "/run"):
+            continue  # the empty /run already hides it
         if entry.kind == "dir":
             argv += ("--tmpfs", entry.path, "--remount-ro", entry.path)
         else:
@@ -159,13 +231,25 @@ def build_argv(inp: SandboxInput) -> tuple[str, ...]:
 
     if home is not None:
         argv += ("--remount-ro", home.path)
+    if run_covered:
+        argv += ("--remount-ro", "/run")
+    command: tuple[str, ...] = (inp.shell, "-c")
+    if inp.network == "allowlist" and inp.proxy is not None:
+        argv += ("--ro-bind", inp.proxy.socket, PROXY_SOCKET)
+        for name, value in PROXY_ENV.items():
+            argv += ("--setenv", name, value)
+        for name in _NO_PROXY:
+            argv += ("--unsetenv", name)
+        python = inp.proxy.python
+        bridge = (python, "-I", "-S", "-c", BRIDGE_SCRIPT, PROXY_SOCKET, str(PROXY_PORT))
+        command = (*bridge, *command)
     if inp.overlay is not None:
         # The user's own ids inside (the namespace of the overlay maps them to root).
         argv += ("--uid", str(inp.overlay.uid), "--gid", str(inp.overlay.gid))
         argv += ("--unsetenv", LAYER_ENV)
     for name in inp.unset_env:
         argv += ("--unsetenv", name)
-    argv += ("--chdir", inp.workspace.path, "--", inp.shell, "-c")
+    argv += ("--chdir", inp.workspace.path, "--", *command)
     return tuple(argv)
 
 

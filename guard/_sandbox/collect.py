@@ -48,7 +48,13 @@ from guard._policy.models import SandboxSettings
 from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
 from guard._policy.writable import too_wide
 from guard._sandbox.argv import is_within
-from guard._sandbox.model import CacheMount, MountPath, OverlayInput, SandboxInput
+from guard._sandbox.model import (
+    CacheMount,
+    MountPath,
+    OverlayInput,
+    ProxyInput,
+    SandboxInput,
+)
 
 __all__ = [
     "BWRAP_CANDIDATES",
@@ -465,6 +471,7 @@ def collect_input(
     env_names: Iterable[str] = (),
     layers: str | None = None,
     session_tmp: str | None = None,
+    proxy_socket: str | None = None,
 ) -> SandboxInput:
     """The sandbox's input for an agent working in ``workspace`` with guard home ``home``.
 
@@ -472,6 +479,8 @@ def collect_input(
     its ``HOME`` is the user's home. ``env_names`` are more variable names that environment
     may hold (pi's own, as the shim saw them). ``layers``: where each command's layer goes
     (the effects review); without it commands write the workspace directly.
+    ``proxy_socket``: the allowlist proxy's socket (``allowlist`` mode; without it the
+    commands' network is empty, as in ``off``).
     """
     environ = dict(os.environ if env is None else env)
     ws = resolve(workspace)
@@ -575,7 +584,20 @@ def collect_input(
         hidden=tuple(hidden),
         tmp=settings.tmp if settings.tmp != "session" or session_tmp else "private",
         tmp_source=session_tmp if settings.tmp == "session" else None,
-        network=settings.network,
+        network=settings.network.mode,
+        proxy=_proxy(settings, proxy_socket),
         unset_env=tuple(sorted(unset)),
         overlay=overlay,
     )
+
+
+def _proxy(settings: SandboxSettings, socket: str | None) -> ProxyInput | None:
+    """The bridge to the allowlist proxy: a system Python where there is one (the guard's
+    own may live under the hidden home)."""
+    if settings.network.mode != "allowlist" or socket is None:
+        return None
+    try:
+        python = system_program("python3")
+    except ProgramNotFound:
+        python = os.path.realpath(sys.executable)
+    return ProxyInput(socket=socket, python=python)

@@ -21,6 +21,7 @@ __all__ = [
     "PathKind",
     "ProbeResult",
     "ProbeStatus",
+    "ProxyInput",
     "SandboxInput",
     "SandboxPlan",
     "SandboxState",
@@ -93,6 +94,16 @@ class OverlayInput(BaseModel):
     caches: tuple[CacheMount, ...] = ()
 
 
+class ProxyInput(BaseModel):
+    """The way out of an ``allowlist`` sandbox: the guard's proxy socket (bound read-only
+    inside) and the Python that runs the bridge to it (a system one where there is one)."""
+
+    model_config = WIRE_CONFIG
+
+    socket: str = Field(min_length=1)
+    python: str = Field(min_length=1)
+
+
 LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"
 """The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
 
@@ -120,7 +131,9 @@ class SandboxInput(BaseModel):
     * ``tmp``: ``private`` mounts an empty tmpfs on ``/tmp``; ``host`` binds the host's;
       ``session`` binds ``tmp_source``, the session's own directory (hidden from the agent
       under its real name), which lasts from command to command;
-    * ``network``: ``shared`` keeps the host network, ``none`` unshares it;
+    * ``network``: ``open`` keeps the host network; ``off`` gives the command an empty
+      network namespace and covers ``/run`` (the host's Unix sockets: docker, D-Bus,
+      PostgreSQL); ``allowlist`` does the same and adds ``proxy``, the one way out;
     * ``unshare_user``: use a user namespace (and forbid nested ones inside);
     * ``unset_env``: variables bwrap removes (the ones that point at the guard).
     """
@@ -141,7 +154,8 @@ class SandboxInput(BaseModel):
     pinned: tuple[MountPath, ...] = ()
     tmp: Literal["private", "host", "session"] = "private"
     tmp_source: str | None = None
-    network: Literal["shared", "none"] = "shared"
+    network: Literal["open", "off", "allowlist"] = "open"
+    proxy: ProxyInput | None = None
     unshare_user: bool = True
     unset_env: tuple[str, ...] = ()
     overlay: OverlayInput | None = None
@@ -174,7 +188,8 @@ class SandboxPlan(BaseModel):
     the workspace through a layer in ``layers`` (the environment must then name one in
     :data:`LAYER_ENV`), ``off`` when it writes the workspace directly. ``mount_points``:
     directories the plan itself makes (to keep a protected path absent), which are no
-    effect of a command.
+    effect of a command. ``network``: the commands' network mode, and ``network_allow``
+    the hosts an ``allowlist`` lets through the proxy at ``proxy_socket``.
     """
 
     model_config = WIRE_CONFIG
@@ -192,6 +207,9 @@ class SandboxPlan(BaseModel):
     layers: str | None = None
     mount_points: tuple[str, ...] = ()
     cache_stores: tuple[str, ...] = ()
+    network: Literal["open", "off", "allowlist"] = "open"
+    network_allow: tuple[str, ...] = ()
+    proxy_socket: str | None = None
     unset_globs: tuple[str, ...] = ()
     keep_env: tuple[str, ...] = ()
     settings_from: Literal["builtin", "user", "project"] = "builtin"

@@ -106,8 +106,18 @@ def _notes(inp: SandboxInput, settings: SandboxSettings) -> tuple[str, ...]:
             "the project's .pi is a symlink: its target is read-only, but the link itself lies "
             "in the writable workspace and could be replaced; make .pi a real directory"
         )
-    if settings.network == "shared":
-        notes.append('the network is shared with the host ([sandbox] network = "none" cuts it)')
+    network = settings.network
+    if network.mode == "open":
+        notes.append(
+            'the network is the host\'s ([sandbox.network] mode = "off" or "allowlist" limits it)'
+        )
+    elif network.mode == "allowlist" and inp.proxy is None:
+        notes.append("network allowlist: no proxy runs for this session, so nothing is reachable")
+    elif network.mode == "allowlist":
+        shown = ", ".join(network.allow[:8]) + (" …" if len(network.allow) > 8 else "")
+        notes.append(f"network: only through the guard's proxy, to {shown or 'no host'}")
+    else:
+        notes.append("network: off (the command has a network of its own, empty)")
     return tuple(notes)
 
 
@@ -126,6 +136,7 @@ def plan(
     env_names: Iterable[str] = (),
     layers: str | None = None,
     session_tmp: str | None = None,
+    proxy_socket: str | None = None,
 ) -> SandboxPlan:
     """The sandbox for an agent working in ``cwd``: sandboxed, opted out, or unavailable.
 
@@ -187,6 +198,7 @@ def plan(
         env_names=env_names,
         layers=layers,
         session_tmp=session_tmp,
+        proxy_socket=proxy_socket,
     )
     writable_roots = [w.path for w in inp.writable if w.kind != "missing"]
     if inp.workspace_writable:
@@ -266,6 +278,9 @@ def plan(
         prefix=shell_prefix(argv, wrapper, overlay_tail(inp)),
         argv=(*wrapper, f"${{{LAYER_ENV}-}}", *overlay_tail(inp), *argv) if wrapper else argv,
         cache_stores=tuple(c.store for c in overlay.caches) if overlay else (),
+        network=settings.network.mode,
+        network_allow=settings.network.allow if inp.proxy else (),
+        proxy_socket=inp.proxy.socket if inp.proxy else None,
         unset_env=unset,
         effects="review" if overlay else "off",
         layers=overlay.layers if overlay else None,

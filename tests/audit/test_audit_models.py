@@ -44,6 +44,7 @@ def test_known_events_are_explicit() -> None:
         "key.rotated",
         "log.created",
         "log.recovered",
+        "network.refused",
         "planner.reported",
         "session.started",
         "tool.executed",

@@ -131,9 +131,10 @@ def test_hidden_wins_and_workspace_inside_hidden_is_refused() -> None:
 
 
 def test_options() -> None:
-    argv = build_argv(base(tmp="host", network="none", unshare_user=False, shell="/bin/sh"))
+    argv = build_argv(base(tmp="host", network="off", unshare_user=False, shell="/bin/sh"))
     assert ("--bind", "/tmp") in mounts(argv) and ("--tmpfs", "/tmp") not in mounts(argv)
     assert "--unshare-net" in argv and "--unshare-user" not in argv
+    assert ("--tmpfs", "/run") in mounts(argv)
     assert argv[-2:] == ("/bin/sh", "-c")
 
 

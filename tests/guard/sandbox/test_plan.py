@@ -11,7 +11,7 @@ import pytest
 
 from guard._errors import BadInputError, SandboxUnavailableError
 from guard._policy.layering import load_layers
-from guard._policy.models import SandboxSettings
+from guard._policy.models import NetworkSettings, SandboxSettings
 from guard._sandbox import SpawnContext, effective_settings, probe, spawn
 from tests.guard.sandbox.conftest import BWRAP, SECRET, Layout, needs_bwrap
 
@@ -39,7 +39,7 @@ def test_user_layer_sets_the_sandbox(layout: Layout) -> None:
     settings, source, problems = effective_settings(layout.home, layout.workspace)
     assert settings.mode == "off"
     assert settings.writable == ("~/.cache", "/var/tmp")
-    assert settings.network == "none"
+    assert settings.network.mode == "off"  # the older spelling of "off"
     assert (source, problems) == ("user", ())
 
 
@@ -88,7 +88,7 @@ def test_a_user_file_with_problems_only_restricts(layout: Layout) -> None:
     )
     settings, _, problems = effective_settings(layout.home, layout.workspace)
     assert settings.mode == "required" and settings.writable == ()
-    assert settings.hidden == ("~/.ssh",) and settings.network == "none"
+    assert settings.hidden == ("~/.ssh",) and settings.network.mode == "off"
     assert any("never relaxes" in p.message for p in problems)
 
 
@@ -247,8 +247,8 @@ def test_writable_cannot_uncover_the_home(layout: Layout) -> None:
 
 
 @needs_bwrap
-def test_network_none(layout: Layout) -> None:
-    layout.settings = SandboxSettings(network="none")
+def test_network_off(layout: Layout) -> None:
+    layout.settings = SandboxSettings(network=NetworkSettings(mode="off"))
     result = layout.run("cat /proc/net/dev")
     interfaces = [line.split(":")[0].strip() for line in result.stdout.splitlines()[2:]]
     assert interfaces == ["lo"], result.stdout

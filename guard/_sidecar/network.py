@@ -1,0 +1,69 @@
+"""The sidecar's allowlist proxy for its session: started with the plan, gone with it.
+
+The socket lives in a private directory of its own under the system's temporary directory
+(a Unix socket's path is limited to 107 bytes; a guard home can be longer), bound into each
+sandbox read-only at a fixed place. When the proxy cannot start, the plan stays as it is:
+the commands then have an empty network (fail closed), and the reason is logged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from pathlib import Path
+
+import structlog
+
+from guard._sandbox import SandboxPlan
+from guard._sandbox.proxy import NetworkProxy, ProxyRefusal
+
+__all__ = ["SessionNetwork"]
+
+_log = structlog.get_logger("operator-guard.sidecar")
+
+
+class SessionNetwork:
+    """One session's proxy, kept in step with its sandbox plan."""
+
+    def __init__(self) -> None:
+        self._dir: Path | None = None
+        self._proxy: NetworkProxy | None = None
+
+    def socket_path(self) -> str:
+        """Where the proxy listens (the directory is made on first use, mode 0700)."""
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="pi-guard-net-"))
+        return str(self._dir / "proxy.sock")
+
+    def update(self, plan: SandboxPlan) -> None:
+        """Run the proxy ``plan`` names (restarted when its allow list changed), or none."""
+        wanted = plan.state == "sandboxed" and plan.proxy_socket is not None
+        if self._proxy is not None and (
+            not wanted or tuple(e.text for e in self._proxy.allow) != plan.network_allow
+        ):
+            self._proxy.stop()
+            self._proxy = None
+        if not wanted or self._proxy is not None or plan.proxy_socket is None:
+            return
+        proxy = NetworkProxy(Path(plan.proxy_socket), plan.network_allow)
+        try:
+            proxy.start()
+        except OSError as exc:
+            _log.error("network-proxy-failed", socket=plan.proxy_socket, error=str(exc))
+            return
+        self._proxy = proxy
+        _log.info("network-proxy", socket=plan.proxy_socket, allow=list(plan.network_allow))
+
+    def refusals(self) -> list[ProxyRefusal]:
+        """What the proxy refused since the last call (each distinct refusal once)."""
+        return self._proxy.take_refusals() if self._proxy is not None else []
+
+    def close(self) -> None:
+        if self._proxy is not None:
+            self._proxy.stop()
+            self._proxy = None
+        if self._dir is not None:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self._dir)
+            self._dir = None
