@@ -24,6 +24,11 @@ record after it that does not chain, a log shorter than its head) cannot come
 from a crash: the appender raises :class:`audit.LogIntegrityError` and never
 signs over it. Only the operator's ``pi-guard audit recover`` (:func:`audit.recover_log`)
 moves such a log aside, and it records what it did in the new log.
+
+Before its first append, and whenever the file is not as this process last left it
+(another inode, size or time), a process also checks every line up to the head's record
+against the signed head (:mod:`audit._integrity`): an edit in the middle of the log is
+refused like a cut at its end.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import ValidationError
 
+from audit._anchor import AnchorDir, Anchored
 from audit._canonical import canonical_json, sha256_prefixed
 from audit._chain import (
     MAX_HEAD_BYTES,
@@ -72,6 +78,7 @@ from audit._errors import (
     UnknownEventError,
     UsageError,
 )
+from audit._integrity import checked_frontier
 from audit._merkle import Frontier, leaf_hash
 from audit._models import (
     EVENT_MODELS,
@@ -84,13 +91,7 @@ from audit._models import (
 )
 from audit._note import Checkpoint, origin_for, sign_checkpoint
 from audit._redact import redact_preview
-from audit._tree import (
-    HeadView,
-    TreeState,
-    extend_frontier,
-    read_tree_state,
-    write_tree_state,
-)
+from audit._tree import HeadView, TreeState, write_tree_state
 from audit._wire import format_iso, utc_now
 
 __all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "PublicKeys", "read_records"]
@@ -100,6 +101,16 @@ MAX_LINE_BYTES = 256 * 1024
 
 _KEY_ID = re.compile(r"ed25519:[0-9a-f]{64}")
 _COPY_CHUNK = 1 << 20
+
+_Stamp = tuple[int, int, int, int, int]
+
+
+def _stamp_of(info: os.stat_result) -> _Stamp:
+    """What tells this process the file is as it left it. The change time is in it because
+    no one can set it back; a same-size edit within one clock tick of our own write (the
+    file system's timestamp granularity) is the only change it can miss."""
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
 
 PublicKeys = Mapping[str, Ed25519PublicKey] | Callable[[], Mapping[str, Ed25519PublicKey]]
 """The keys a head may be signed by: a mapping, or a function returning the current one
@@ -195,7 +206,14 @@ class AuditLog:
     head_path: Path
 
     def __init__(
-        self, path: Path, fd: int, signer: HeadSigner, public_keys: PublicKeys, *, previews: bool
+        self,
+        path: Path,
+        fd: int,
+        signer: HeadSigner,
+        public_keys: PublicKeys,
+        *,
+        previews: bool,
+        anchors: AnchorDir | None = None,
     ) -> None:
         self.path = path
         self.head_path = head_path_for(path)
@@ -205,6 +223,8 @@ class AuditLog:
         self._lock = threading.Lock()
         self._tail: _Tail | None = None
         self._head_raw: bytes | None = None
+        self._stamp: _Stamp | None = None
+        self._anchors = anchors
         self._origin: str | None = None
         self._key_source = public_keys
         self._keys: Mapping[str, Ed25519PublicKey] = {}
@@ -218,6 +238,7 @@ class AuditLog:
         public_keys: PublicKeys,
         *,
         previews: bool = True,
+        anchors: AnchorDir | None = None,
     ) -> AuditLog:
         """Open (creating it, its parents 0700 and the file 0600) the log at ``path``.
 
@@ -228,6 +249,11 @@ class AuditLog:
         drops every ``preview`` field before it is written; otherwise previews are
         passed through :func:`audit.redact_preview`. An ``operatorReason`` is always
         redacted the same way (at most :data:`audit.MAX_OPERATOR_REASON_CHARS` characters).
+
+        Every line up to the head's record is checked against the signed head here, and
+        again before an append whenever the file changed under this process. ``anchors``:
+        where checkpoints are kept outside the home; the check then reads only from the
+        latest anchored checkpoint that fits this file on.
         """
         log_path = Path(path)
         try:
@@ -239,7 +265,7 @@ class AuditLog:
             os.close(fd)
             raise LogWriteError(log_path, "not a regular file")
         try:
-            log = cls(log_path, fd, signer, public_keys, previews=previews)
+            log = cls(log_path, fd, signer, public_keys, previews=previews, anchors=anchors)
         except BaseException:
             os.close(fd)
             raise
@@ -271,6 +297,17 @@ class AuditLog:
         with self._lock:
             self._keys = _keys_of(public_keys)
             self._key_source = public_keys
+
+    def check(self) -> None:
+        """Make sure the log is still intact up to its signed head, as before an append.
+
+        Cheap while the file is as this process last left it; otherwise every line up to
+        the head is read again. Raises :class:`audit.LogIntegrityError` like :meth:`append`.
+        """
+        with self._lock:
+            fd = self._require_open()
+            with self._locked(fd):
+                self._sync(fd)
 
     def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
         """Validate, append and anchor one record; return it once line and head are durable.
@@ -376,12 +413,14 @@ class AuditLog:
                 self.path, "log-replaced", "the log file was replaced while open"
             )
         size = info.st_size
+        stamp = _stamp_of(info)
         raw = self._read_head()
         tail = self._tail
-        if tail is not None and tail.size == size and raw == self._head_raw:
+        if tail is not None and stamp == self._stamp and raw == self._head_raw:
             return tail
         self._tail = None
         self._head_raw = None
+        self._stamp = None
         if raw is None:
             tail = self._sync_headless(fd, size)
             self._tail = tail
@@ -393,49 +432,26 @@ class AuditLog:
                 "records-missing-at-end",
                 f"the log is empty but its head names record {head.seq}",
             )
-        start, end, last_hash, reason = self._find_head_record(fd, size, head)
-        frontier = self._frontier_through(fd, head, start, end)
+        _, end, last_hash, reason = self._find_head_record(fd, size, head)
+        frontier = checked_frontier(fd, self.path, head, end, self._anchored())
         tail = _Tail(end, head.seq + 1, last_hash, frontier)
         if reason is not None:
             tail = self._recover(fd, tail, size, reason)
         else:
             self._head_raw = raw
+            self._stamp = stamp
         self._tail = tail
         return tail
 
-    def _frontier_through(self, fd: int, head: HeadView, start: int, end: int) -> Frontier:
-        """The frontier of records ``[0, head.seq]``, checked against a checkpoint head.
-
-        ``start`` is where the head's record begins and ``end`` where it ends. The cache
-        is tried first (it needs to read only from its offset on), then the whole log.
-        """
-        size = head.seq + 1
-        cached = read_tree_state(self.path)
-        if cached is not None and cached.frontier.size < size and cached.offset <= start:
-            with contextlib.suppress(LineFault):
-                frontier = extend_frontier(fd, cached.frontier, cached.offset, end)
-                if frontier.size == size and (
-                    head.checkpoint is None or frontier.root() == head.checkpoint.root
-                ):
-                    return frontier
+    def _anchored(self) -> Anchored | None:
+        """The latest anchored checkpoint of this log that verifies, if anchors are kept."""
+        if self._anchors is None or self._origin is None:
+            return None
         try:
-            frontier = extend_frontier(fd, Frontier(), 0, end)
-        except LineFault as fault:
-            raise LogIntegrityError(self.path, fault.kind, fault.detail) from None
-        if frontier.size != size:
-            raise LogIntegrityError(
-                self.path,
-                "head-mismatch",
-                f"the head names {size} records but {frontier.size} lines lead to its record",
-            )
-        if head.checkpoint is not None and frontier.root() != head.checkpoint.root:
-            raise LogIntegrityError(
-                self.path,
-                "root-mismatch",
-                "the records do not hash to the root the signed checkpoint names: "
-                "a record was changed",
-            )
-        return frontier
+            anchored, _ = self._anchors.latest(self._keys, self._origin)
+        except UsageError:
+            return None
+        return anchored
 
     def _read_head(self) -> bytes | None:
         try:
@@ -725,6 +741,8 @@ class AuditLog:
         new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash, frontier)
         self._tail = new_tail
         self._head_raw = head
+        with contextlib.suppress(OSError):  # unknown: the next append checks the whole log
+            self._stamp = _stamp_of(os.fstat(fd))
         return AuditRecord.model_validate(record), new_tail
 
     def _replace_head(self, content: bytes) -> None:

@@ -5,6 +5,8 @@ Sections (all by default):
 * ``inprocess``: durable ``record`` and ``consume`` against their floors, and the JWT peer;
 * ``verify``: ``audit verify`` throughput on generated logs (10k, 100k, 1M records) against
   the read/parse/canonicalize/hash floor loop, and how its cost grows with the log;
+* ``startup``: the appender's start-up integrity check (opening a log of 10k, 100k, 1M
+  records), with and without an anchored checkpoint, against the read + SHA-256 floor loop;
 * ``scaling``: consume with 1/2/4/8 processes on one ledger, audit append with 1/2/4/8
   appenders, each against the same floor run with as many processes;
 * ``sidecar``: added latency of ``evaluate`` and ``evaluate + record`` through the real
@@ -46,6 +48,7 @@ from harness import Row, machine, render  # noqa: E402
 SECTIONS = (
     "inprocess",
     "verify",
+    "startup",
     "scaling",
     "sidecar",
     "policy",
@@ -195,6 +198,10 @@ def main(argv: list[str] | None = None) -> int:
                 from bench_verify import run as run_verify
 
                 new, detail = run_verify(part, verify_sizes)
+            elif section == "startup":
+                from bench_startup import run as run_startup
+
+                new, detail = run_startup(part, verify_sizes)
             elif section == "scaling":
                 from bench_scaling import run as run_scaling
 

@@ -33,6 +33,7 @@ from audit import (
 )
 from audit._chain import check_body, lines_backward, open_snapshot
 from audit._errors import LineFault
+from guard._anchors import anchor_dir
 from guard._effects.model import Review
 from guard._errors import BadInputError, LedgerError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
@@ -158,12 +159,14 @@ class Guard:
         # Refuse (KeyringError) a keyring the signing key did not sign: an added key.
         keyring = keys.trusted_keyring(signer)
         # The head is verified against the trusted keyring before the log is extended
-        # (re-read when a head names a key rotated in by another process).
+        # (re-read when a head names a key rotated in by another process), and every line
+        # up to it against the head: from the latest anchored checkpoint, if one is kept.
         audit = AuditLog.open(
             root / AUDIT_LOG_FILE,
             signer,
             lambda: keys.public_keyring().public_keys(),
             previews=preview,
+            anchors=anchor_dir(),
         )
         # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
         # SQLite in the home unless the user's [ledger] or $PI_OPERATOR_GUARD_LEDGER names
@@ -576,13 +579,6 @@ class Guard:
         if pi_version:
             fields["piVersion"] = shorten(pi_version, 64)
         self.audit.append("session.started", fields)
-
-    def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
-        """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""
-        self.audit.append(
-            "network.refused",
-            {"host": shorten(host, 253) or "?", "port": port, "reason": reason, "scope": scope},
-        )
 
     # -- effects review -----------------------------------------------------
 

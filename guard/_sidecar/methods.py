@@ -49,7 +49,6 @@ from guard._sidecar.framing import (
     error_response,
     iter_frames,
 )
-from guard._sidecar.network import SessionNetwork
 from guard._sidecar.runtime import fill_runtime_facts
 from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
 from guard._sidecar.text import (
@@ -64,6 +63,7 @@ from guard._sidecar.text import (
     sandbox_block_reason,
     sandbox_line,
     sandbox_notice,
+    status_audit_damaged,
     status_home_unusable,
     status_on,
 )
@@ -184,6 +184,8 @@ class Sidecar(RpcServer):
         self._open_error: str | None = None
         self._open_reason = "guard-open-failed"
         self._open_problem: tuple[str, str] | None = None
+        # The log did not verify (at open or later): nothing more is signed over it.
+        self._damage: LogIntegrityError | None = None
         self._sandbox: SandboxPlan | None = None
         # This sidecar's command layers (guard/_effects), and the targets each call's yes
         # named, resolved when the operator answered.
@@ -193,7 +195,6 @@ class Sidecar(RpcServer):
         self._approved: dict[str, tuple[str, ...]] = {}
         self._sandbox_params: SandboxPlanParams | None = None
         self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
-        self._network = SessionNetwork()
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -208,6 +209,8 @@ class Sidecar(RpcServer):
             self._open_reason = (
                 "audit-integrity" if isinstance(exc, LogIntegrityError) else "guard-open-failed"
             )
+            if isinstance(exc, LogIntegrityError):
+                self._damage = exc
             self._open_problem = _open_problem(self.home, exc)
             _log.error("guard-open-failed", home=str(self.home), error=self._open_error)
         methods = {
@@ -228,6 +231,29 @@ class Sidecar(RpcServer):
             "effects.resolve": Method(EffectsResolveParams, self._effects_resolve, False),
         }
         super().__init__(methods, verify_only=verify_only)
+
+    def _call(self, name: str, raw_params: Any) -> Any:
+        try:
+            return super()._call(name, raw_params)
+        except RpcFault as fault:
+            if fault.data.get("reason") == "audit-integrity" and self._damage is None:
+                self._note_damage()
+            raise
+
+    def _note_damage(self) -> None:
+        """A call found the log damaged while this sidecar runs: from now on every call is
+        refused for it, and the footer says so (the shim asks ``health`` again)."""
+        if self._guard is None:
+            return
+        try:
+            self._guard.audit.check()
+        except LogIntegrityError as exc:
+            self._damage = exc
+            self._open_error = f"{type(exc).__name__}: {exc}"
+            self._open_reason = "audit-integrity"
+            _log.error("audit-integrity", home=str(self.home), error=self._open_error)
+        except AuditError:
+            return
 
     def _settle_old_layers(self) -> None:
         """Finish what a crash left half applied, in every sidecar's layers; what a sidecar
@@ -273,14 +299,14 @@ class Sidecar(RpcServer):
         _log.info("anchored", when=when, size=written.size, created=written.created)
 
     def close(self) -> None:
-        self._audit_network()
-        self._network.close()
         if self._guard is not None:
-            # The session ends: what still waits for the operator is discarded (audited),
-            # its /tmp and layers go.
-            self._discard_held(self._reviewer, "session-end")
+            # The session ends: what still waits for the operator is discarded (audited,
+            # unless the log is damaged: nothing is signed over it), its /tmp and layers go.
+            if self._damage is None:
+                self._discard_held(self._reviewer, "session-end")
             shutil.rmtree(self._session_dir, ignore_errors=True)
-            self._anchor("session-end")
+            if self._damage is None:
+                self._anchor("session-end")
             self._guard.close()
         if self._monitor is not None:
             self._monitor.close()
@@ -288,15 +314,19 @@ class Sidecar(RpcServer):
     # -- methods ---------------------------------------------------------------------------------
 
     def _status_line(self) -> str:
-        """The footer text for this sidecar: on, or why the home is unusable."""
+        """The footer text for this sidecar: on, or why the home or its log is unusable."""
+        if self._damage is not None:
+            return status_audit_damaged(self._damage.kind)
         if self._open_problem is not None:
             return status_home_unusable(*self._open_problem)
         return status_on(os.getpid(), self._sandbox.state if self._sandbox else None)
 
     def _need_guard(self) -> Guard:
-        if self._guard is None:
+        if self._guard is None or self._damage is not None:
             detail: dict[str, str] = {}
-            if self._open_problem is not None:
+            if self._damage is not None:
+                detail["detail"] = status_audit_damaged(self._damage.kind)
+            elif self._open_problem is not None:
                 path, problem = self._open_problem
                 detail["detail"] = f"home unusable ({path}: {problem})"
             raise RpcFault(
@@ -339,7 +369,7 @@ class Sidecar(RpcServer):
             with contextlib.suppress(GuardError):
                 key_id = self._guard.key_id
         return {
-            "ok": self._open_error is None,
+            "ok": self._open_error is None and self._damage is None,
             "pid": os.getpid(),
             "uptimeSeconds": round(time.monotonic() - self.started, 3),
             "requests": self.requests,
@@ -374,6 +404,8 @@ class Sidecar(RpcServer):
     def _evaluate(self, p: EvaluateParams) -> dict[str, Any]:
         guard = self._need_guard()
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
+        if evaluation.verdict != "allow":
+            guard.audit.check()  # no dialog whose Yes could not be recorded
         reply: EvaluateReply
         if evaluation.verdict == "allow":
             reply = EvaluateReply(evaluation=evaluation, action="allow")
@@ -528,18 +560,7 @@ class Sidecar(RpcServer):
         self._need_guard().tool_executed(
             p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
         )
-        self._audit_network()
         return {"audited": True}
-
-    def _audit_network(self) -> None:
-        """Audit what the allowlist proxy refused (it runs on a thread of its own; the log
-        is appended on this one)."""
-        refusals = self._network.refusals()
-        if self._guard is None or self._sandbox is None:
-            return
-        for refused in refusals:
-            scope = self._sandbox.cwd
-            self._guard.network_refused(refused.host, refused.port, refused.reason, scope)
 
     def _replay(self, p: ReplayParams) -> dict[str, Any]:
         """Append the events the shim spooled while no sidecar could take them, marked late.
@@ -647,10 +668,7 @@ class Sidecar(RpcServer):
             env_names=tuple(p.env_names),
             layers=str(self._layers) if self._guard is not None else None,
             session_tmp=str(self._session_dir / SESSION_TMP_DIR) if self._guard else None,
-            proxy_socket=self._network.socket_path(),
         )
-        self._audit_network()
-        self._network.update(session)
         self._sandbox = session
         self._sandbox_params = p
         self._sandbox_stamp = workspace_stamp(session.cwd)

@@ -25,6 +25,7 @@ __all__ = [
     "sandbox_block_reason",
     "sandbox_line",
     "sandbox_notice",
+    "status_audit_damaged",
     "status_home_unusable",
     "status_on",
 ]
@@ -240,6 +241,15 @@ def status_home_unusable(path: str, problem: str) -> str:
     return (
         f"operator-guard home unusable ({one_line(path, VALUE_LIMIT)}:"
         f" {one_line(problem, VALUE_LIMIT)})"
+    )
+
+
+def status_audit_damaged(kind: str) -> str:
+    """The footer (and the session-start notice) while the audit log does not verify: the
+    guard signs nothing over the damage, so every call it would audit is blocked."""
+    return (
+        f"operator-guard off: the audit log does not verify ({one_line(kind, _TOOL_LIMIT)});"
+        " run pi-guard audit verify, then pi-guard audit recover --reason TEXT, and restart pi"
     )
 
 

@@ -104,13 +104,18 @@ def test_nothing_is_signed_over_a_record_0_that_is_not_a_genesis_record(
         signed = legacy_head(log_path, signer)
     log_path.with_name("audit.jsonl.head").write_bytes(signed)
 
-    # The head vouches for the log, so it opens; the first append finds no log id.
+    # A checkpoint signs only the lines' hashes, so that log opens and the first append
+    # finds no log id; an old-format head signs a chain, which is checked from record 0.
     with (
-        AuditLog.open(log_path, signer, signer.keys) as log,
         pytest.raises(LogIntegrityError) as err,
+        AuditLog.open(log_path, signer, signer.keys) as log,
     ):
         log.append("tool.executed", executed("refused"))
     assert err.value.path == str(log_path)
-    assert (err.value.kind, err.value.detail) == ("genesis-invalid", "record 0 names no log id")
+    detail = {
+        "checkpoint": "record 0 names no log id",
+        "old-format": "line 1: record 0 is not a log.created event",
+    }[head]
+    assert (err.value.kind, err.value.detail) == ("genesis-invalid", detail)
     assert log_path.read_bytes() == line
     assert log_path.with_name("audit.jsonl.head").read_bytes() == signed

@@ -1,8 +1,9 @@
 """What an open AuditLog keeps between appends, and what a new log starts with.
 
-An open log remembers where its last record ends and the head it wrote, so an append to
-an unchanged log reads only the head file (not the log); any change of the log's size
-or head makes it verify again. A refusal is repeated, never forgotten. A new log gets a
+An open log remembers where its last record ends, the head it wrote and how the file
+looked after it (inode, size, times), so an append to an unchanged log reads only the head
+file (not the log); any change of the file or the head makes it check every line up to
+the head again (from the latest anchored checkpoint, if one fits). A refusal is repeated, never forgotten. A new log gets a
 fresh random id, and the Merkle cache beside it is right from its first record on.
 """
 
@@ -16,7 +17,16 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, LogIntegrityError, LogWriteError, leaf_hash, read_records, verify_log
+from audit import (
+    AnchorDir,
+    AuditLog,
+    LogIntegrityError,
+    LogWriteError,
+    leaf_hash,
+    open_checkpoint,
+    read_records,
+    verify_log,
+)
 from audit._tree import read_tree_state
 from tests.audit.audit_testkit import FixedSigner, executed
 
@@ -131,16 +141,27 @@ def test_after_a_crash_while_creating_the_cache_holds_record_0(
 
 
 @needs_proc_io
-def test_opening_a_large_log_reads_its_end_not_all_of_it(
-    log_path: Path, signer: FixedSigner
+def test_opening_a_large_log_reads_all_of_it_or_from_its_anchor(
+    log_path: Path, signer: FixedSigner, tmp_path: Path
 ) -> None:
-    # The Merkle cache beside the log holds the tree up to the last record, so opening
-    # reads the end of the log (and record 0 for its id), not every record again.
+    # Nothing in the home vouches for the lines before the head's record (the Merkle cache
+    # beside the log is as easy to edit as the log), so opening reads them all; an anchored
+    # checkpoint kept elsewhere does, so with one only what follows it is read.
     big = {"planner": "p", "decision": "d", "reasons": ["r" * 512] * 64}  # about 33 KiB
     with AuditLog.open(log_path, signer, signer.keys) as log:
         for _ in range(40):
             log.append("planner.reported", big)
-    assert log_path.stat().st_size > 1024 * 1024
+    size = log_path.stat().st_size
+    assert size > 1024 * 1024
     before = _bytes_read()
     AuditLog.open(log_path, signer, signer.keys).close()
+    assert _bytes_read() - before >= size
+
+    anchors = AnchorDir(tmp_path / "anchors")
+    note = _head(log_path).read_bytes()
+    anchors.add(note, open_checkpoint(note, signer.keys).checkpoint, read_tree_state(log_path))
+    with AuditLog.open(log_path, signer, signer.keys, anchors=anchors) as log:
+        log.append("planner.reported", big)
+    before = _bytes_read()
+    AuditLog.open(log_path, signer, signer.keys, anchors=anchors).close()
     assert _bytes_read() - before < 512 * 1024

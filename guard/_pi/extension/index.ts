@@ -574,6 +574,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	/** Blocked without an answer from the sidecar: kept as `reason` (default: blocked while it was down). */
 	const failClosed = (ctx: ExtensionContext, call: Call, err: unknown, reason = "sidecar-unavailable"): ToolCallEventResult => {
 		if (err instanceof RpcError) {
+			if (err.reason === "audit-integrity") void probe()?.catch(() => undefined); // the footer names the damage and the way out
 			const what = err.reason === "guard-open-failed" || err.reason === "audit-integrity" ? "the guard cannot work" : "the guard refused to evaluate it";
 			return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: ${what} (${err.message}). Nothing was run. [reason: ${err.reason}]`);
 		}

@@ -30,6 +30,7 @@ from guard._sidecar.text import (
     sandbox_block_reason,
     sandbox_line,
     sandbox_notice,
+    status_audit_damaged,
     status_home_unusable,
     status_on,
 )
@@ -268,6 +269,7 @@ def test_footer_and_sandbox_texts_are_one_safe_line(message: str, reason: str) -
             if text is not None:
                 assert_safe(text)
     assert_safe(status_home_unusable(message, reason))
+    assert_safe(status_audit_damaged(reason))
     assert_safe(status_on(1, message))
 
 
