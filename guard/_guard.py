@@ -580,6 +580,13 @@ class Guard:
             fields["piVersion"] = shorten(pi_version, 64)
         self.audit.append("session.started", fields)
 
+    def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
+        """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""
+        self.audit.append(
+            "network.refused",
+            {"host": shorten(host, 253) or "?", "port": port, "reason": reason, "scope": scope},
+        )
+
     # -- effects review -----------------------------------------------------
 
     def effects_reviewed(

@@ -49,6 +49,7 @@ from guard._sidecar.framing import (
     error_response,
     iter_frames,
 )
+from guard._sidecar.network import SessionNetwork
 from guard._sidecar.runtime import fill_runtime_facts
 from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
 from guard._sidecar.text import (
@@ -195,6 +196,7 @@ class Sidecar(RpcServer):
         self._approved: dict[str, tuple[str, ...]] = {}
         self._sandbox_params: SandboxPlanParams | None = None
         self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
+        self._network = SessionNetwork()
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -299,6 +301,8 @@ class Sidecar(RpcServer):
         _log.info("anchored", when=when, size=written.size, created=written.created)
 
     def close(self) -> None:
+        self._audit_network()
+        self._network.close()
         if self._guard is not None:
             # The session ends: what still waits for the operator is discarded (audited,
             # unless the log is damaged: nothing is signed over it), its /tmp and layers go.
@@ -560,7 +564,18 @@ class Sidecar(RpcServer):
         self._need_guard().tool_executed(
             p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
         )
+        self._audit_network()
         return {"audited": True}
+
+    def _audit_network(self) -> None:
+        """Audit what the allowlist proxy refused (it runs on a thread of its own; the log
+        is appended on this one)."""
+        refusals = self._network.refusals()
+        if self._guard is None or self._sandbox is None:
+            return
+        for refused in refusals:
+            scope = self._sandbox.cwd
+            self._guard.network_refused(refused.host, refused.port, refused.reason, scope)
 
     def _replay(self, p: ReplayParams) -> dict[str, Any]:
         """Append the events the shim spooled while no sidecar could take them, marked late.
@@ -668,7 +683,10 @@ class Sidecar(RpcServer):
             env_names=tuple(p.env_names),
             layers=str(self._layers) if self._guard is not None else None,
             session_tmp=str(self._session_dir / SESSION_TMP_DIR) if self._guard else None,
+            proxy_socket=self._network.socket_path(),
         )
+        self._audit_network()
+        self._network.update(session)
         self._sandbox = session
         self._sandbox_params = p
         self._sandbox_stamp = workspace_stamp(session.cwd)
