@@ -17,6 +17,8 @@ Sections (all by default):
 * ``effects``: added cost of a command's copy-on-write layer and its review
   (``bench/bench_effects.py``), for a no-op and for 10,000 new files, against the sandbox
   writing the workspace directly;
+* ``network``: added cost per agent command of the ``off`` and ``allowlist`` network modes
+  (``bench/bench_network.py``) against ``open``, and the round trip of a refused request;
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
   (``bench/bench_postgres.py``).
@@ -54,6 +56,7 @@ SECTIONS = (
     "policy",
     "sandbox",
     "effects",
+    "network",
     "postgres",
 )
 
@@ -153,6 +156,29 @@ def _effects_rows(samples: int, many: int) -> tuple[list[Row], dict[str, Any]]:
     return rows, result
 
 
+def _network_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
+    from bench_network import GOAL_ALLOWLIST_P50_MS, GOAL_OFF_P50_MS, measure
+
+    result = measure(samples)
+    if "skipped" in result:
+        return [], result
+    section = "network"
+    floor = result["open"]["p50"]
+    rows = [
+        Row(section, "added by network = off per command, p50", "ms", result["added"]["off"],
+            floor, "sandboxed bash -c true, open network, p50", "lower",
+            goal_abs=GOAL_OFF_P50_MS, note=f"off p50 {result['off']['p50']:.3f} ms"),
+        Row(section, "added by network = allowlist per command (bridge), p50", "ms",
+            result["added"]["allowlist"], floor, "sandboxed bash -c true, open network, p50",
+            "lower", goal_abs=GOAL_ALLOWLIST_P50_MS,
+            note=f"allowlist p50 {result['allowlist']['p50']:.3f} ms; bench/bench_network.py"),
+        Row(section, "a request the allowlist refuses (curl, bridge, proxy), p50", "ms",
+            result["refusedRequest"]["p50"], result["allowlist"]["p50"],
+            "allowlist bash -c true p50", "lower"),
+    ]  # fmt: skip
+    return rows, result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
@@ -212,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _sandbox_rows(sandbox_samples)
             elif section == "effects":
                 new, detail = _effects_rows(sandbox_samples // 3, 2 if quick else 5)
+            elif section == "network":
+                new, detail = _network_rows(sandbox_samples // 3)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 

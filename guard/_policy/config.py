@@ -118,11 +118,14 @@ class _Lines:
 
 
 def _listify(data: Mapping[str, Any]) -> dict[str, Any]:
-    """TOML arrays become tuples (strict models); a lone string where a list goes is a list."""
+    """TOML arrays become tuples (strict models), in sub-tables too (``[sandbox.network]``);
+    a lone string where a list goes is a list."""
     out: dict[str, Any] = {}
     for key, value in data.items():
         if isinstance(value, list):
             out[key] = tuple(value)
+        elif isinstance(value, dict):
+            out[key] = _listify(value)
         elif key in LIST_FIELDS and isinstance(value, str):
             out[key] = (value,)
         else:

@@ -15,10 +15,18 @@ from dataclasses import dataclass
 
 from guard._policy.writable import within
 
-__all__ = ["Refusal", "explain_output"]
+__all__ = ["Refusal", "explain_network", "explain_output"]
 
 _ERROR = re.compile(
     r"read-only file system|permission denied|no such file or directory|erofs|eacces|enoent",
+    re.I,
+)
+# What resolvers and clients print when there is no network (curl, wget, git, pip, npm, Node,
+# Python, getent); matched only in ``off`` and ``allowlist`` modes.
+_NO_NETWORK = re.compile(
+    r"could not resolve (host|proxy)|temporary failure in name resolution|"
+    r"name or service not known|network is unreachable|eai_again|enetunreach|"
+    r"failed to establish a new connection|connection refused",
     re.I,
 )
 _PATH = re.compile(r"""(?:'|"|‘|`|\s|^)(/[^\s'"’`:,)]+)""")
@@ -111,3 +119,34 @@ def explain_output(
         if len(found) >= limit:
             break
     return list(found.values())
+
+
+def explain_network(
+    output: str, mode: str, refused: Sequence[tuple[str, int]] = ()
+) -> list[Refusal]:
+    """Why a command found no network: the hosts the allowlist ``refused`` while it ran, or
+    (nothing refused) errors in ``output`` that an empty network explains."""
+    if mode == "open":
+        return []
+    if refused:
+        shown = ", ".join(f"{h}:{p}" for h, p in refused[:3])
+        names = ", ".join(f'"{h}"' for h in dict.fromkeys(h for h, _ in refused[:3]))
+        return [
+            Refusal(
+                shown,
+                f"operator-guard: the sandbox's network allowlist refused {shown}.",
+                f"to allow it: [sandbox.network] allow = [{names}] in the user policy",
+            )
+        ]
+    if not any(_NO_NETWORK.search(line) for line in output.splitlines()[-200:]):
+        return []
+    if mode == "allowlist":
+        note = (
+            "operator-guard: the agent's commands reach the network only through the guard's "
+            "proxy (HTTP_PROXY/HTTPS_PROXY), to the hosts the operator allowed."
+        )
+        hint = "programs that ignore the proxy variables have no network in allowlist mode"
+    else:
+        note = "operator-guard: the agent's commands have no network in this session."
+        hint = 'to let them out: [sandbox.network] mode = "allowlist" with allow = [...]'
+    return [Refusal("network", note, hint)]

@@ -96,12 +96,13 @@ class OverlayInput(BaseModel):
 
 class ProxyInput(BaseModel):
     """The way out of an ``allowlist`` sandbox: the guard's proxy socket (bound read-only
-    inside) and the Python that runs the bridge to it (a system one where there is one)."""
+    inside) and the interpreter that runs the bridge to it (the system's Perl, else a
+    Python; see ``argv.bridge_argv``)."""
 
     model_config = WIRE_CONFIG
 
     socket: str = Field(min_length=1)
-    python: str = Field(min_length=1)
+    bridge: str = Field(min_length=1)
 
 
 LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"

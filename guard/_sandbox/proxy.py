@@ -1,7 +1,7 @@
 """The allowlist mode's HTTP proxy: the one way out of a command's empty network.
 
 It runs in the sidecar (outside the sandbox), listening on a Unix socket that the sandbox
-binds read-only; inside, a small bridge (``argv.BRIDGE_SCRIPT``) forwards
+binds read-only; inside, a small bridge (``argv.bridge_argv``) forwards
 ``127.0.0.1:PROXY_PORT`` to it and ``HTTP(S)_PROXY`` point there. It speaks
 ``CONNECT host:port`` (HTTPS, git, anything tunnelled: the proxy never sees inside TLS) and
 absolute-form ``GET http://host/…`` (RFC 9112 §3.2.2), and answers everything else, and
@@ -63,7 +63,6 @@ class NetworkProxy:
         self.socket_path = socket_path
         self.allow: tuple[AllowEntry, ...] = tuple(parse_entry(a) for a in allow)
         self._refusals: list[ProxyRefusal] = []
-        self._seen: set[ProxyRefusal] = set()
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -103,7 +102,7 @@ class NetworkProxy:
             self.socket_path.unlink()
 
     def take_refusals(self) -> list[ProxyRefusal]:
-        """The refusals since the last call, each distinct one once per proxy."""
+        """The refusals since the last call, each distinct one once per call (at most 256)."""
         with self._lock:
             taken, self._refusals = self._refusals, []
         return taken
@@ -128,8 +127,7 @@ class NetworkProxy:
     def _refuse(self, host: str, port: int, reason: Refusal) -> None:
         refusal = ProxyRefusal(host[:253], port, reason)
         with self._lock:
-            if refusal not in self._seen and len(self._seen) < _KEEP_REFUSALS:
-                self._seen.add(refusal)
+            if refusal not in self._refusals and len(self._refusals) < _KEEP_REFUSALS:
                 self._refusals.append(refusal)
         _log.info("network-refused", host=refusal.host, port=port, reason=reason)
 

@@ -38,7 +38,7 @@ from guard._policy.classify import pi_file_target
 from guard._policy.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
-from guard._sandbox.explain import explain_output
+from guard._sandbox.explain import explain_network, explain_output
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -567,15 +567,16 @@ class Sidecar(RpcServer):
         self._audit_network()
         return {"audited": True}
 
-    def _audit_network(self) -> None:
-        """Audit what the allowlist proxy refused (it runs on a thread of its own; the log
-        is appended on this one)."""
-        refusals = self._network.refusals()
-        if self._guard is None or self._sandbox is None:
-            return
-        for refused in refusals:
+    def _audit_network(self) -> list[tuple[str, int]]:
+        """Audit what the allowlist proxy refused since the last call (it runs on a thread
+        of its own; the log is appended on this one); the (host, port) refused."""
+        taken, new = self._network.refusals()
+        if self._guard is None or self._sandbox is None or self._damage is not None:
+            return []  # nothing is appended to a log that does not verify
+        for refused in new:
             scope = self._sandbox.cwd
             self._guard.network_refused(refused.host, refused.port, refused.reason, scope)
+        return [(r.host, r.port) for r in taken]
 
     def _replay(self, p: ReplayParams) -> dict[str, Any]:
         """Append the events the shim spooled while no sidecar could take them, marked late.
@@ -733,6 +734,7 @@ class Sidecar(RpcServer):
         )
         guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
         refusals = explain_output(p.output_tail, plan.argv or (), home=os.environ.get("HOME"))
+        refusals += explain_network(p.output_tail, plan.network, self._audit_network())
         why = "\n".join(r.note for r in refusals) or None
         hint = "; ".join(f"{r.path}: {r.hint}" for r in refusals) or None
         if review.decision != "held":

@@ -29,6 +29,7 @@ class SessionNetwork:
     def __init__(self) -> None:
         self._dir: Path | None = None
         self._proxy: NetworkProxy | None = None
+        self._audited: set[ProxyRefusal] = set()
 
     def socket_path(self) -> str:
         """Where the proxy listens (the directory is made on first use, mode 0700)."""
@@ -55,9 +56,14 @@ class SessionNetwork:
         self._proxy = proxy
         _log.info("network-proxy", socket=plan.proxy_socket, allow=list(plan.network_allow))
 
-    def refusals(self) -> list[ProxyRefusal]:
-        """What the proxy refused since the last call (each distinct refusal once)."""
-        return self._proxy.take_refusals() if self._proxy is not None else []
+    def refusals(self) -> tuple[list[ProxyRefusal], list[ProxyRefusal]]:
+        """What the proxy refused since the last call, and of it what is new this session
+        (to audit: each distinct refusal once, at most 1,024 kept)."""
+        taken = self._proxy.take_refusals() if self._proxy is not None else []
+        new = [r for r in taken if r not in self._audited]
+        if len(self._audited) < 1024:
+            self._audited.update(new)
+        return taken, new
 
     def close(self) -> None:
         if self._proxy is not None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from guard._policy.models import SandboxSettings
-from guard._sandbox.explain import explain_output
+from guard._sandbox.explain import explain_network, explain_output
 from tests.guard.sandbox.conftest import make_layout, needs_bwrap
 
 pytestmark = needs_bwrap
@@ -75,3 +75,40 @@ def test_hidden_secrets_are_named_as_hidden(tmp_path: Path) -> None:
     done = layout.run(f"cat {layout.key} 2>&1", session=session, env=env)
     (refusal,) = explain_output(done.stdout, session.argv or (), home=str(tmp_path / "user"))
     assert "hidden from the agent's commands" in refusal.note
+
+
+# -- the network -------------------------------------------------------------------------------
+
+
+def test_a_refused_host_is_named_for_the_model_and_the_setting_for_the_operator() -> None:
+    (refusal,) = explain_network("curl: (56) CONNECT tunnel failed, response 403", "allowlist",
+                                 [("evil.example", 443), ("evil.example", 80)])  # fmt: skip
+    assert refusal.note == (
+        "operator-guard: the sandbox's network allowlist refused evil.example:443, evil.example:80."
+    )
+    assert (
+        refusal.hint == 'to allow it: [sandbox.network] allow = ["evil.example"] in the user policy'
+    )
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "curl: (6) Could not resolve host: example.com",
+        "fatal: unable to access 'https://github.com/x/y/': Could not resolve host: github.com",
+        "npm error code EAI_AGAIN",
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution",
+        "connect: Network is unreachable",
+    ],
+)
+def test_no_network_is_said_without_telling_the_model_how_to_open_it(output: str) -> None:
+    (off,) = explain_network(output, "off")
+    assert off.note == "operator-guard: the agent's commands have no network in this session."
+    assert "mode" not in off.note and "allowlist" in off.hint
+    (allow,) = explain_network(output, "allowlist")
+    assert "only through the guard's proxy" in allow.note
+
+
+def test_an_open_network_or_an_unrelated_error_says_nothing() -> None:
+    assert explain_network("curl: (6) Could not resolve host: x", "open", [("x", 443)]) == []
+    assert explain_network("make: *** [all] Error 2", "off") == []

@@ -1,0 +1,111 @@
+"""Which host and address the allowlist proxy lets through: entry matching and the address
+check that keeps the host's own services and the LAN out of reach."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._sandbox import effective_settings
+from guard._sandbox.network import address_refusal, match_host, parse_entry
+
+ALLOW = tuple(
+    parse_entry(e)
+    for e in ("pypi.org", "*.npmjs.org", "10.1.2.3:8080", "[2001:db8::1]", "git.example:22")
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "entry"),
+    [
+        ("pypi.org", 443, "pypi.org"),
+        ("PyPI.org.", 80, "pypi.org"),
+        ("registry.npmjs.org", 443, "*.npmjs.org"),
+        ("a.b.npmjs.org", 443, "*.npmjs.org"),
+        ("10.1.2.3", 8080, "10.1.2.3:8080"),
+        ("2001:db8::1", 443, "[2001:db8::1]"),
+        ("git.example", 22, "git.example:22"),
+    ],
+)
+def test_an_entry_names_its_host_and_ports(host: str, port: int, entry: str) -> None:
+    matched = match_host(host, port, ALLOW)
+    assert matched is not None and matched.text == entry
+
+
+@pytest.mark.parametrize(
+    ("host", "port"),
+    [
+        ("pypi.org", 22),  # no port: 80 and 443 only
+        ("npmjs.org", 443),  # *.domain is its subdomains, not itself
+        ("evilnpmjs.org", 443),
+        ("pypi.org.evil.example", 443),
+        ("10.1.2.3", 443),
+        ("10.1.2.4", 8080),
+        ("git.example", 443),
+        ("", 443),
+    ],
+)
+def test_anything_else_is_not_named(host: str, port: int) -> None:
+    assert match_host(host, port, ALLOW) is None
+
+
+def test_the_hosts_own_addresses_are_never_dialled() -> None:
+    name = parse_entry("pypi.org")
+    for address in ("127.0.0.1", "127.8.9.1", "::1", "0.0.0.0", "169.254.169.254", "fe80::1%eth0",
+                    "224.0.0.1", "::ffff:127.0.0.1"):  # fmt: skip
+        assert address_refusal(address, name) == "host-address", address
+    # Even an IP literal entry cannot open the host's loopback.
+    assert address_refusal("127.0.0.1", parse_entry("127.0.0.1:5432")) == "host-address"
+
+
+def test_a_private_address_needs_its_own_literal_entry() -> None:
+    for address in ("10.1.2.3", "192.168.1.1", "172.16.0.1", "fd00::1", "100.64.0.1"):
+        assert address_refusal(address, parse_entry("pypi.org")) == "private-address", address
+    assert address_refusal("10.1.2.3", parse_entry("10.1.2.3:8080")) is None
+    assert address_refusal("10.1.2.4", parse_entry("10.1.2.3:8080")) == "private-address"
+    assert address_refusal("151.101.0.223", parse_entry("pypi.org")) is None
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "PyPI.org",
+        "http://pypi.org",
+        "pypi.org/simple",
+        "*",
+        "*.",
+        "pypi.org:0",
+        "pypi.org:70000",
+        "a b",
+        "pypi.org:",
+        "[::1",
+        "-x.org",
+    ],
+)
+def test_a_bad_allow_entry_is_refused_by_the_model(entry: str) -> None:
+    with pytest.raises(ValidationError):
+        NetworkSettings(mode="allowlist", allow=(entry,))
+
+
+def test_the_older_spellings_still_set_the_mode() -> None:
+    assert SandboxSettings.model_validate({"network": "shared"}).network.mode == "open"
+    assert SandboxSettings.model_validate({"network": "none"}).network.mode == "off"
+    assert SandboxSettings.model_validate({"network": "allowlist"}).network.mode == "allowlist"
+    with pytest.raises(ValidationError):
+        SandboxSettings.model_validate({"network": "sometimes"})
+
+
+def test_a_bad_entry_in_the_file_is_one_problem_naming_file_and_key(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "operator-guard.toml").write_text(
+        '[sandbox.network]\nmode = "allowlist"\nallow = ["http://pypi.org"]\n'
+    )
+    settings, _, problems = effective_settings(home, tmp_path)
+    assert len(problems) == 1 and "operator-guard.toml" in str(problems[0])
+    assert "allow entries" in str(problems[0])
+    # A file with problems never relaxes: the sandbox stays as strict as the default.
+    assert settings.mode == "required"
