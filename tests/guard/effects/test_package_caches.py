@@ -118,3 +118,54 @@ def test_pip_install_into_a_project_venv_twice(tmp_path: Path) -> None:
         assert done.returncode == 0, (attempt, done.stdout[-1500:], done.stderr[-1500:])
         assert done.stdout.strip().endswith("1")
     assert snapshot(session.user) == before  # the operator's ~/.cache/pip never changed
+
+
+def cargo_env() -> dict[str, str]:
+    """Where cargo is (PATH, else rustup's usual place) and, for rustup's proxy, its home:
+    the test's user home is a fresh one, with no toolchain of its own."""
+    real_home = Path(os.path.expanduser("~"))
+    path = os.environ.get("PATH", "") + os.pathsep + str(real_home / ".cargo" / "bin")
+    cargo = shutil.which("cargo", path=path)
+    assert cargo is not None, "cargo is needed (Debian: apt-get install cargo)"
+    env = {"PATH": os.path.dirname(cargo) + os.pathsep + os.environ.get("PATH", "")}
+    if os.path.basename(os.path.realpath(cargo)) == "rustup":
+        env["RUSTUP_HOME"] = os.environ.get("RUSTUP_HOME", str(real_home / ".rustup"))
+    return env
+
+
+def test_cargo_fetches_a_git_dependency_once_and_builds_offline_from_the_cache(
+    tmp_path: Path,
+) -> None:
+    session = Session(tmp_path)
+    (session.user / ".cargo").mkdir()
+    (session.user / ".cargo" / "operators-own").write_text("mine\n")
+    session.env.update(cargo_env())
+    session.env.pop("CARGO_HOME", None)  # ~/.cargo of the test's user: the cache under test
+    dep = session.ws / "deps" / "answer"
+    (dep / "src").mkdir(parents=True)
+    (dep / "Cargo.toml").write_text(
+        '[package]\nname = "answer"\nversion = "0.1.0"\nedition = "2021"\n'
+    )
+    (dep / "src" / "lib.rs").write_text("pub fn answer() -> u32 { 42 }\n")
+    commit_all(dep)
+    (session.ws / "src").mkdir()
+    (session.ws / "Cargo.toml").write_text(
+        '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n'
+        f'[dependencies]\nanswer = {{ git = "file://{dep}" }}\n'
+    )
+    (session.ws / "src" / "main.rs").write_text('fn main() { println!("{}", answer::answer()); }\n')
+    (session.ws / ".gitignore").write_text("target/\n")
+    commit_all(session.ws)
+    before = snapshot(session.user)
+    first = session.run("cargo run -q")  # clones the dependency into cargo's git cache
+    assert first.returncode == 0, first.stderr[-1500:]
+    assert first.stdout.strip() == "42"
+    shutil.rmtree(session.ws / "target")
+    # Offline, with the dependency's repository gone: only the cache can have it now.
+    shutil.rmtree(dep)
+    second = session.run("cargo run -q --offline")
+    assert second.returncode == 0, second.stderr[-1500:]
+    assert second.stdout.strip() == "42"
+    assert snapshot(session.user) == before  # the operator's ~/.cargo never changed
+    stores = [Path(s) for s in session.plan.cache_stores]
+    assert any((s / "git" / "db").is_dir() for s in stores), "cargo's git cache went nowhere"
