@@ -98,6 +98,7 @@ from audit._proofs import (
     verify_proof,
 )
 from audit._recover import RecoveryResult, recover_log
+from audit._recovered import SET_ASIDE_KIND, SetAside, set_aside_rows
 from audit._redact import REDACTED, redact_preview
 from audit._report import (
     GAP_REASONS,
@@ -160,6 +161,7 @@ __all__ = [
     "PROOF_SCHEMA",
     "REDACTED",
     "RESERVED_EVENTS",
+    "SET_ASIDE_KIND",
     "WIRE_CONFIG",
     "ActionKind",
     "AnchorDir",
@@ -224,6 +226,7 @@ __all__ = [
     "ReportSummary",
     "ReservedEventError",
     "SessionStartedData",
+    "SetAside",
     "Sha256",
     "Signature",
     "SignedCheckpoint",
@@ -264,6 +267,7 @@ __all__ = [
     "render_records_jsonl",
     "render_report",
     "root_of",
+    "set_aside_rows",
     "sha256_hex",
     "sha256_prefixed",
     "shorten",

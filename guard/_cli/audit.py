@@ -20,6 +20,7 @@ from audit import (
     render_records,
     render_records_jsonl,
     render_report,
+    set_aside_rows,
     tty_progress,
     verify_log,
 )
@@ -162,7 +163,9 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     Tampered: exit 4, like ``verify`` (an empty file with a head is a cut log). An
     empty file without a head has no ``log.created`` record and is not an audit log:
     exit 2. No head: exit 4 unless ``--allow-unanchored`` (then a warning on stderr).
-    With ``--sessions`` and no log at all, the sessions alone are reported.
+    With ``--sessions`` and no log at all, the sessions alone are reported. Executions in
+    files a ``log.recovered`` record set aside count too, as rows naming the file; such a
+    file missing or changed is exit 4.
     """
     log = _log_path(args)
     if args.sessions is not None and not log.exists():
@@ -177,12 +180,17 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         if refused is not None:
             return refused
         records = list(read_records(log))
-    if args.sessions is None:
-        report = build_report(records)
-    else:
+    # What a recovery moved aside still counts: recovering must never launder a gap.
+    moved = set_aside_rows(log, records)
+    rows, sources = list(moved.rows), list(moved.sources)
+    if args.sessions is not None:
         classifier = PolicyCache(resolve_home(args.home))
-        rows, source = guard_absent_rows(_sessions_dir(args.sessions), records, classifier)
-        report = build_report(records, external_rows=rows, external_sources=(source,))
+        absent, source = guard_absent_rows(
+            _sessions_dir(args.sessions), [*moved.records, *records], classifier
+        )
+        rows.extend(absent)
+        sources.append(source)
+    report = build_report(records, external_rows=rows, external_sources=sources)
     if args.json:
         emit(report)
     else:
