@@ -91,7 +91,13 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+# A backslash before a line feed is a line continuation (POSIX XCU 2.2.1, and inside
+# double quotes 2.2.3): the shell removes both, so a value split by one is one word.
+_CONTINUATION = re.compile(r"\\\r?\n")
+
+
 def _redact(text: str) -> str:
+    text = _CONTINUATION.sub("", text)
     # Structure first (headers, URLs, NAME=value, --name value), then what stands in a
     # credential's place on a command line, then the secret-shape rule set.
     for pattern, replacement in _RULES:

@@ -136,8 +136,13 @@ def command_line(command: str, limit: int | None = 240) -> str:
             parts.append(text)
             run.clear()
 
-    for char in command:
-        if is_unsafe(char):
+    for at, char in enumerate(command):
+        # A backslash-newline continues the same word (POSIX XCU 2.2.1): it stays in the
+        # run so that redaction sees a secret split across it whole.
+        continued = run[-1:] == ["\\"] and (char == "\n" or command[at : at + 2] == "\r\n")
+        if continued or (run[-2:] == ["\\", "\r"] and char == "\n"):
+            run.append(char)
+        elif is_unsafe(char):
             flush()
             parts.append(escape_char(char))
         else:
