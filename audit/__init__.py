@@ -102,6 +102,7 @@ from audit._recovered import SET_ASIDE_KIND, SetAside, set_aside_rows
 from audit._redact import REDACTED, redact_preview
 from audit._report import (
     GAP_REASONS,
+    AllowedRow,
     AuditReport,
     Classification,
     ExternalSource,
@@ -164,6 +165,7 @@ __all__ = [
     "SET_ASIDE_KIND",
     "WIRE_CONFIG",
     "ActionKind",
+    "AllowedRow",
     "AnchorDir",
     "Anchored",
     "AuditError",

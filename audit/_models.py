@@ -212,6 +212,11 @@ class ConfirmationRecordedData(ConfirmationRequestedData):
     evidence_id: EvidenceId
 
 
+RuleIds = Annotated[
+    list[Annotated[str, Field(min_length=1, max_length=128)]], Field(min_length=1, max_length=16)
+]
+
+
 class ConfirmationDeclinedData(_Wire):
     """No evidence was minted for the action, and why."""
 
@@ -223,22 +228,29 @@ class ConfirmationDeclinedData(_Wire):
         "blocked-by-policy",
         "confirmed-unrecorded",
         "input-changed-after-decision",
+        "sandbox-unavailable",
     ] = Field(
         description=(
             "``confirmed-unrecorded``: the operator said yes but the sidecar died before it "
             "could record evidence; the call was blocked (fail closed). "
+            "``sandbox-unavailable``: the OS sandbox could not start, so the agent's command "
+            "was not run. A block (``sidecar-unavailable``, ``sandbox-unavailable``) is "
+            "recorded for a local-safe call too. "
             "``input-changed-after-decision``: something (a later extension) changed the "
             "call's input after the guard decided; the input here is the one that would "
             "have run, and it did not."
         )
     )
-    action_kind: ActionKind
+    action_kind: Literal["local-safe", "destructive", "protected"]
     tool_name: ToolName
     path: PathText | None = None
     scope: PathText | None = None
     payload_hash: Sha256
     tool_call_id: ToolCallId | None = None
     preview: Preview | None = None
+    rule_ids: RuleIds | None = Field(
+        default=None, description="the policy rules behind the decision, when any matched"
+    )
     operator_reason: OperatorReason | None = Field(
         default=None,
         description=(
@@ -301,6 +313,13 @@ class ToolExecutedData(_Wire):
     scope: PathText | None = None
     evidence_id: AnyEvidenceId | None = None
     preview: Preview | None = None
+    rule_ids: RuleIds | None = Field(
+        default=None,
+        description=(
+            "the policy rules that decided, when any matched: for a local-safe call, the "
+            "user's rule that let it run without asking (one that relaxed a built-in rule)"
+        ),
+    )
     delivered_late: Literal[True] | None = Field(
         default=None,
         description=(

@@ -53,6 +53,7 @@ from audit._wire import WIRE_CONFIG, ActionKind
 
 __all__ = [
     "GAP_REASONS",
+    "AllowedRow",
     "AuditReport",
     "Classification",
     "ExternalSource",
@@ -103,6 +104,7 @@ class ReportRow(_Wire):
     evidence_id: str | None
     consumption: Literal["consumed", "not-consumed"] | None
     source: str | None = None
+    preview: str | None = None
 
 
 OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
@@ -119,13 +121,28 @@ class StoppedRow(_Wire):
     ts: str
     tool_call_id: str | None
     tool_name: str
-    action_kind: ActionKind
+    action_kind: Literal["local-safe", "destructive", "protected"]
     path: str | None
     payload_hash: str
     outcome: Literal["declined", "blocked"]
     reason: str
     delivered_late: bool
     occurred_at_iso: str | None
+    preview: str | None = None
+
+
+class AllowedRow(_Wire):
+    """A call that ran without asking because a rule of the user's allowed it (one that
+    relaxed a built-in rule, such as ``rm -rf build``): which rules, and what it was."""
+
+    seq: int
+    ts: str
+    tool_call_id: str
+    tool_name: str
+    rule_ids: tuple[str, ...]
+    preview: str | None
+    payload_hash: str
+    is_error: bool
 
 
 class ExternalSource(_Wire):
@@ -154,6 +171,8 @@ class ReportSummary(_Wire):
     blocked: int = 0
     blocked_by_reason: dict[str, int] = {}
     delivered_late: int = 0
+    allowed_by_rule: int = 0
+    allowed_by_rule_id: dict[str, int] = {}
 
 
 class AuditReport(_Wire):
@@ -164,6 +183,7 @@ class AuditReport(_Wire):
     rows: tuple[ReportRow, ...]
     external: tuple[ExternalSource, ...] = ()
     stopped: tuple[StoppedRow, ...] = ()
+    allowed: tuple[AllowedRow, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -229,6 +249,7 @@ def build_report(
     rejected_unbound: list[_Fingerprint] = []
     rows: list[ReportRow] = []
     stopped: list[StoppedRow] = []
+    allowed: list[AllowedRow] = []
     confirmations = 0
     late = 0
 
@@ -258,6 +279,8 @@ def build_report(
             run = _typed(record, ToolExecutedData)
             late += bool(run.delivered_late)
             if run.action_kind == "local-safe":
+                if run.rule_ids:
+                    allowed.append(_allowed(record, run))
                 continue
             rows.append(
                 _classify(
@@ -292,6 +315,8 @@ def build_report(
         blocked=sum(1 for r in stopped if r.outcome == "blocked"),
         blocked_by_reason=_count(r.reason for r in stopped if r.outcome == "blocked"),
         delivered_late=late + sum(1 for r in stopped if r.delivered_late),
+        allowed_by_rule=len(allowed),
+        allowed_by_rule_id=_count(i for r in allowed for i in r.rule_ids),
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
@@ -299,6 +324,20 @@ def build_report(
         rows=tuple(rows),
         external=tuple(external_sources),
         stopped=tuple(stopped),
+        allowed=tuple(allowed),
+    )
+
+
+def _allowed(record: AuditRecord, run: ToolExecutedData) -> AllowedRow:
+    return AllowedRow(
+        seq=record.seq,
+        ts=record.ts,
+        tool_call_id=run.tool_call_id,
+        tool_name=run.tool_name,
+        rule_ids=tuple(run.rule_ids or ()),
+        preview=run.preview,
+        payload_hash=run.payload_hash,
+        is_error=run.is_error,
     )
 
 
@@ -322,6 +361,7 @@ def _stopped(record: AuditRecord, dec: ConfirmationDeclinedData) -> StoppedRow:
         reason=dec.reason,
         delivered_late=bool(dec.delivered_late),
         occurred_at_iso=dec.occurred_at_iso,
+        preview=dec.preview,
     )
 
 
@@ -388,6 +428,7 @@ def _classify(
         reason=reason,
         evidence_id=evidence_id,
         consumption=consumption,
+        preview=run.preview,
     )
 
 
@@ -407,6 +448,8 @@ def render_report(report: AuditReport) -> str:
     lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
     if s.delivered_late:
         lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
+    lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
+    lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
     lines.extend(
         f"  also searched {x.kind} in {x.location}: {x.files} files,"
         f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"
@@ -427,7 +470,7 @@ def render_report(report: AuditReport) -> str:
             r.consumption or "-",
             "yes" if r.is_error else "no",
             short_hash(r.payload_hash),
-            r.path or "-",
+            r.preview or r.path or "-",
             *([r.source or "-"] if external else []),
         ]
         for r in report.rows
@@ -444,7 +487,7 @@ def render_report(report: AuditReport) -> str:
         "CONSUMPTION",
         "ERROR",
         "PAYLOAD",
-        "PATH",
+        "WHAT",
         *(["SOURCE"] if external else []),
     ]
     table = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
@@ -461,10 +504,20 @@ def render_report(report: AuditReport) -> str:
                 r.reason,
                 f"yes ({r.occurred_at_iso})" if r.delivered_late else "no",
                 short_hash(r.payload_hash),
-                r.path or "-",
+                r.preview or r.path or "-",
             ]
             for r in report.stopped
         ]
         headers = ["SEQ", "TIME", "TOOL", "CALL", "KIND", "OUTCOME", "REASON", "LATE"]
-        text += "\ncalls that did not run:\n" + render_table([*headers, "PAYLOAD", "PATH"], stopped)
+        text += "\ncalls that did not run:\n" + render_table([*headers, "PAYLOAD", "WHAT"], stopped)
+    if report.allowed:
+        allowed = [
+            [str(r.seq), r.ts, r.tool_name, r.tool_call_id, ",".join(r.rule_ids),
+             "yes" if r.is_error else "no", short_hash(r.payload_hash), r.preview or "-"]
+            for r in report.allowed
+        ]  # fmt: skip
+        headers = ["SEQ", "TIME", "TOOL", "CALL", "RULES", "ERROR", "PAYLOAD", "WHAT"]
+        text += "\nran without asking because a user rule allowed it:\n" + render_table(
+            headers, allowed
+        )
     return text

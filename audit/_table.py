@@ -26,7 +26,7 @@ def short_hash(value: str) -> str:
 
 # The widest a cell of these columns is shown (a longer one keeps its head, then "…"): one
 # long tool name (the planner's is 51 characters) must not widen every row.
-CLIP = {"TOOL": 20, "CALL": 18}
+CLIP = {"TOOL": 20, "CALL": 18, "WHAT": 60}
 
 
 def _clip(text: str, width: int | None) -> str:

@@ -65,6 +65,7 @@ from planning import PLANNERS, PlanResult
 __all__ = [
     "AUDIT_LOG_FILE",
     "LEDGER_FILE",
+    "BlockReason",
     "DeclineReason",
     "Guard",
     "LateDeclineReason",
@@ -74,8 +75,13 @@ __all__ = [
 AUDIT_LOG_FILE = "audit.jsonl"
 _log = get_logger("guard")
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
+BlockReason = Literal["sidecar-unavailable", "sandbox-unavailable"]
+"""Why the guard stopped a call without asking anyone (any call, local-safe included)."""
 # A late decline may also be a yes the sidecar died before recording: the call was blocked.
-LateDeclineReason = DeclineReason | Literal["confirmed-unrecorded", "input-changed-after-decision"]
+LateDeclineReason = (
+    DeclineReason
+    | Literal["confirmed-unrecorded", "input-changed-after-decision", "sandbox-unavailable"]
+)
 
 
 def operator_reason_text(reason: str | None) -> str | None:
@@ -459,7 +465,43 @@ class Guard:
             fields.update(_fingerprint_fields(evaluation.fingerprint))
         if evidence_id is not None:
             fields["evidenceId"] = evidence_id
+        # Why it ran: the rules that decided (a user rule that relaxed a built-in one
+        # included) and what it was, redacted, so a call that ran without asking is legible.
+        if evaluation.rule_ids:
+            fields["ruleIds"] = list(evaluation.rule_ids[:16])
+        if evaluation.preview and self._preview:
+            fields["preview"] = evaluation.preview
         self.audit.append("tool.executed", {**fields, **(late or {})})
+
+    def blocked(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        reason: BlockReason,
+        *,
+        tool_call_id: str | None = None,
+        late: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Audit a call the guard stopped without asking (``confirmation.declined`` with a
+        block ``reason``), whatever its kind: a local-safe call that could not run because
+        the sidecar or the sandbox was not there is counted like a risky one."""
+        _check_tool_call_id(tool_call_id)
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        fields: dict[str, Any] = {
+            "reason": reason,
+            "actionKind": evaluation.action_kind,
+            "toolName": normalize_tool_name(tool_name),
+            "payloadHash": payload_hash(tool_input),
+        }
+        fields.update(_fingerprint_fields(evaluation.fingerprint))
+        if tool_call_id is not None:
+            fields["toolCallId"] = tool_call_id
+        if evaluation.rule_ids:
+            fields["ruleIds"] = list(evaluation.rule_ids[:16])
+        if evaluation.preview and self._preview:
+            fields["preview"] = evaluation.preview
+        self.audit.append("confirmation.declined", {**fields, **(late or {})})
 
     # -- late delivery (the shim's spool) -----------------------------------
 
@@ -505,6 +547,10 @@ class Guard:
         call the policy now allows has no fingerprint and is not appended (returns False).
         """
         _check_tool_call_id(tool_call_id)
+        if reason in ("sidecar-unavailable", "sandbox-unavailable"):
+            # Blocked whatever the policy says of it now: counted, local-safe or not.
+            self.blocked(tool_name, tool_input, cwd, reason, tool_call_id=tool_call_id, late=late)
+            return True
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fp = evaluation.fingerprint
         if fp is None:

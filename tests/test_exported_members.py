@@ -34,6 +34,7 @@ AUDIT = [
     "SET_ASIDE_KIND",
     "WIRE_CONFIG",
     "ActionKind",
+    "AllowedRow",
     "AnchorDir",
     "Anchored",
     "AuditError",

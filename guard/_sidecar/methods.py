@@ -53,6 +53,7 @@ from guard._sidecar.network import SessionNetwork
 from guard._sidecar.runtime import fill_runtime_facts
 from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
 from guard._sidecar.text import (
+    NO_SANDBOX_YET,
     PLANNER_TOOL_NAME,
     block_reason_for,
     dialog_for,
@@ -485,6 +486,11 @@ class Sidecar(RpcServer):
         if p.reason == "input-changed-after-decision":
             guard.input_changed(p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id)
             return {"blockReason": input_changed_reason(p.tool_name), "audited": True}
+        if p.reason == "sandbox-unavailable":
+            # The shim blocked the agent's command before any dialog: counted, never asked.
+            guard.blocked(p.tool_name, p.input, p.cwd, p.reason, tool_call_id=p.tool_call_id)
+            said = sandbox_block_reason(self._sandbox) if self._sandbox is not None else None
+            return {"blockReason": said or NO_SANDBOX_YET, "audited": True}
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
         result = guard.record(
             p.tool_name,

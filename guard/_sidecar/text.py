@@ -17,6 +17,7 @@ from guard._sidecar.escape import command_line, listing, one_line
 from guard._sidecar.wire import Dialog, DialogChoices, EffectsDialog, PlannerTool
 
 __all__ = [
+    "NO_SANDBOX_YET",
     "PLANNER_TOOL_NAME",
     "block_reason_for",
     "dialog_for",
@@ -212,6 +213,12 @@ def sandbox_notice(plan: SandboxPlan) -> str | None:
             " every file the agent writes asks first"
         )
     return None
+
+
+NO_SANDBOX_YET = (
+    "operator-guard blocked this bash call: the OS sandbox the agent's commands run in is not"
+    " ready. Nothing was run. [reason: sandbox-unavailable]"
+)
 
 
 def sandbox_block_reason(plan: SandboxPlan) -> str | None:

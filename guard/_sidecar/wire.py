@@ -77,7 +77,7 @@ class RecordParams(CallParams):
 
 
 class DeclinedParams(CallParams):
-    reason: DeclineReason | Literal["input-changed-after-decision"]
+    reason: DeclineReason | Literal["input-changed-after-decision", "sandbox-unavailable"]
     confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     operator_reason: OperatorReasonText | None = None
 

@@ -212,7 +212,7 @@ def test_report_json_and_table(tmp_path: Path, signer: FixedSigner) -> None:
         "CONSUMPTION",
         "ERROR",
         "PAYLOAD",
-        "PATH",
+        "WHAT",
     ]
 
 

@@ -8,6 +8,8 @@ not the analysis or a No. Runs on both pinned pi versions (the ``world`` fixture
 
 from __future__ import annotations
 
+import json
+
 import base64
 import os
 import sysconfig
@@ -278,6 +280,16 @@ def test_without_bwrap_the_agents_bash_is_blocked_and_the_start_says_why(world: 
     assert started["sandbox"] == "unavailable"
     assert started["reason"] == "missing-binary"
     assert "/nonexistent/bwrap" in started["message"]
+
+    # The block is counted: in the log and in the report, with what it was.
+    (blocked,) = [
+        r for r in world.audit("confirmation.declined") if r["data"]["reason"] != "declined"
+    ]
+    assert blocked["data"]["reason"] == "sandbox-unavailable"
+    assert blocked["data"]["toolCallId"] == end["toolCallId"]
+    report = world.cli("audit", "report", "--json")
+    summary = json.loads(report.stdout)["summary"]
+    assert summary["blockedByReason"] == {"sandbox-unavailable": 1}, report.stdout
 
 
 def test_without_bwrap_print_mode_says_so_on_stderr(world: World) -> None:

@@ -673,7 +673,12 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (call.toolName === "bash" && !runnable(sandbox)) {
 			// Before any dialog: no sandbox, no bash (unless the user's policy opted out). Not planned yet: ask once more.
 			const why = sandbox ? "" : await planSandbox().then(() => "", (err: unknown) => message(err));
-			if (!runnable(sandbox)) return blocked(ctx, "bash", sandbox?.blockReason ?? noSandbox(why || "no usable plan"));
+			if (!runnable(sandbox)) {
+				// Counted like every block: audited now, or kept for the next sidecar.
+				const declined = { ...call, reason: "sandbox-unavailable" };
+				void sidecar.call("audit.declined", declined).catch((err: unknown) => (err instanceof RpcError ? undefined : spool({ kind: "declined", ...declined })));
+				return blocked(ctx, "bash", sandbox?.blockReason ?? noSandbox(why || "no usable plan"));
+			}
 		}
 		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
 
