@@ -177,6 +177,14 @@ def checkpoint_vectors() -> list[dict[str, Any]]:
         ("signed-by-another-key", other_log, {}, bad("no-trusted-signature")),
         ("only-a-witness-signature", text + "\n" + witness, {}, bad("no-trusted-signature")),
         (
+            # Trusted, and its signature verifies, but it is not the log's key: only the
+            # key named the origin vouches for a checkpoint (a witness only cosigns).
+            "only-a-trusted-witness-signature",
+            text + "\n" + witness,
+            {"keys": [VKEY, WITNESS_KEY.vkey("witness.example/w1")]},
+            bad("no-trusted-signature"),
+        ),
+        (
             "known-witness-signature-bad",
             good + _edit_sig(text + "\n" + witness, lambda b: _flip(b, 20)).partition("\n\n")[2],
             {"keys": [VKEY, WITNESS_KEY.vkey("witness.example/w1")]},
