@@ -11,14 +11,19 @@ many processes inserting the same id at once, exactly one insert changes a row.
 WAL with ``synchronous=FULL`` makes the winner's commit durable before
 :meth:`SqliteLedger.try_consume` returns, so a crash right after cannot revive
 the id.
+
+Syncing from the log is serialised per ledger (:meth:`SqliteLedger.sync_lock`, an
+``flock`` on a file beside it): many consumers at once each wait their turn and read only
+what the one before them had not, instead of racing to move the same position.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -87,6 +92,8 @@ class SyncedLedger(ConsumptionLedger, Protocol):
     def path(self) -> object: ...
 
     def position(self) -> LogPosition | None: ...
+
+    def sync_lock(self) -> contextlib.AbstractContextManager[None]: ...
 
     def absorb(
         self,
@@ -200,6 +207,25 @@ class SqliteLedger:
         except sqlite3.DatabaseError as exc:
             raise LedgerError(self.path, _explain(exc)) from None
         return cursor.rowcount
+
+    @contextlib.contextmanager
+    def sync_lock(self) -> Iterator[None]:
+        """Held while the ledger is synced from the audit log: one process at a time.
+
+        An exclusive ``flock`` on ``<ledger>.sync-lock`` (the ledger file itself may be set
+        aside and replaced; the lock file never is). Waits as the audit log's appenders do:
+        a holder only reads the log and writes one transaction.
+        """
+        lock = self.path.with_name(self.path.name + ".sync-lock")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise LedgerError(lock, f"cannot open the sync lock: {exc.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def position(self) -> LogPosition | None:
         """How far into the audit log this ledger is synced; ``None``: never (rebuild)."""

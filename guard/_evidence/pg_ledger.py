@@ -17,13 +17,15 @@ whose commit reply was lost may have consumed the id: the retry says
 
 Resync (:mod:`guard._evidence.resync`) works as with SQLite: each guard home absorbs
 its own audit log's ``evidence.consumed`` ids into the shared ledger, and its read
-position is kept per *source* (host and home), since the log is one of many.
+position is kept per *source* (host and home), since the log is one of many. A sync holds a
+session advisory lock on its source (:meth:`PgLedger.sync_lock`), so the consumers of one
+home take turns rather than race to move its position.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -37,6 +39,7 @@ from guard._postgres import connect, ensure_schema, explain
 __all__ = ["PgLedger"]
 
 _T = TypeVar("_T")
+_SYNC_LOCK = "pi_guard.synced"
 _OUTCOMES: dict[str, InsertOutcome] = {
     "inserted": "inserted",
     "already-consumed": "already-consumed",
@@ -111,7 +114,7 @@ class PgLedger:
         answer = self._run(consume)
         outcome = _OUTCOMES.get(answer) if isinstance(answer, str) else None
         if outcome is None:
-            raise LedgerError(self.path, "unexpected answer from pi_guard.consume: {answer!r}")
+            raise LedgerError(self.path, f"unexpected answer from pi_guard.consume: {answer!r}")
         return outcome
 
     def prune(self, now: datetime, skew: timedelta) -> int:
@@ -138,6 +141,23 @@ class PgLedger:
             return LogPosition(str(row[0]), int(row[1]), int(row[2]), str(row[3]))
 
         return self._run(read)
+
+    @contextlib.contextmanager
+    def sync_lock(self) -> Iterator[None]:
+        """Held while this source is synced from its audit log: one process at a time.
+
+        A session advisory lock on the source (the server drops it with the connection);
+        waiting for it is bounded by the statement timeout, then a :class:`LedgerError`.
+        """
+        key = (_SYNC_LOCK, self.source)
+        self._run(lambda db: db.execute("SELECT pg_advisory_lock(hashtext(%s), hashtext(%s))", key))
+        try:
+            yield
+        finally:
+            db = self._db
+            if db is not None and not db.closed:
+                with contextlib.suppress(psycopg.Error):
+                    db.execute("SELECT pg_advisory_unlock(hashtext(%s), hashtext(%s))", key)
 
     def absorb(
         self,

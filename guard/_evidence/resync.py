@@ -68,21 +68,25 @@ def sync_ledger(
     monitor that trusts its own home). ``require_log=False``: a missing log is nothing
     to sync (a monitor home with no audit log).
     """
-    for _ in range(3):  # another process may move the position while we read
-        start = ledger.position()
-        try:
+    # One process at a time reads the log and moves the position: consumers racing on a
+    # busy log otherwise kept moving it under each other and gave up with a state error.
+    with ledger.sync_lock():
+        # Still checked: a process that does not take the lock (an older guard) may move it.
+        for _ in range(3):
+            start = ledger.position()
             try:
-                found, end = _read_from(log_path, start, public_keys)
-            except _Reread:
-                found, end = _read_from(log_path, None, public_keys)
-        except LogNotFoundError:
-            if require_log:
-                raise LedgerError(
-                    log_path, "the audit log is missing: consumption refused"
-                ) from None
-            return 0
-        if end is None or ledger.absorb(found, end, start):
-            return len(found)
+                try:
+                    found, end = _read_from(log_path, start, public_keys)
+                except _Reread:
+                    found, end = _read_from(log_path, None, public_keys)
+            except LogNotFoundError:
+                if require_log:
+                    raise LedgerError(
+                        log_path, "the audit log is missing: consumption refused"
+                    ) from None
+                return 0
+            if end is None or ledger.absorb(found, end, start):
+                return len(found)
     raise LedgerError(ledger.path, "the ledger's log position keeps moving; retry")
 
 
