@@ -67,6 +67,8 @@ from audit._models import (
     LogRecoveredData,
     NetworkRefusedData,
     PlannerReportedData,
+    SessionEndedData,
+    SessionRef,
     SessionStartedData,
     ToolExecutedData,
     genesis_hash,
@@ -113,7 +115,7 @@ from audit._report import (
     build_report,
     render_report,
 )
-from audit._show import filter_records, render_records, render_records_jsonl
+from audit._show import filter_records, render_records, render_records_jsonl, session_of
 from audit._tree import TreeState, read_tree_state
 from audit._verify import (
     FAULT_KINDS,
@@ -227,6 +229,8 @@ __all__ = [
     "ReportRow",
     "ReportSummary",
     "ReservedEventError",
+    "SessionEndedData",
+    "SessionRef",
     "SessionStartedData",
     "SetAside",
     "Sha256",
@@ -269,6 +273,7 @@ __all__ = [
     "render_records_jsonl",
     "render_report",
     "root_of",
+    "session_of",
     "set_aside_rows",
     "sha256_hex",
     "sha256_prefixed",

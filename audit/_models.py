@@ -50,6 +50,8 @@ __all__ = [
     "LogRecoveredData",
     "NetworkRefusedData",
     "PlannerReportedData",
+    "SessionEndedData",
+    "SessionRef",
     "SessionStartedData",
     "ToolExecutedData",
     "genesis_hash",
@@ -190,6 +192,17 @@ class KeyRetiredData(_Wire):
     reason: Literal["key-file-missing"]
 
 
+class SessionRef(_Wire):
+    """Which pi session a record belongs to: pi's session ``id`` and ``file`` (none for an
+    ephemeral session) and the ``guard_pid`` of the sidecar that wrote it. Every record a
+    session's sidecar writes carries it; a record delivered late carries the session it
+    happened in when the shim kept it."""
+
+    id: Annotated[str, Field(min_length=1, max_length=128)]
+    file: PathText | None = None
+    guard_pid: int | None = Field(default=None, ge=1)
+
+
 class ConfirmationRequestedData(_Wire):
     """The guard asked the operator about one exact action."""
 
@@ -204,6 +217,7 @@ class ConfirmationRequestedData(_Wire):
     expires_at_iso: IsoMillis
     key_id: KeyId
     preview: Preview | None = None
+    session: SessionRef | None = None
 
 
 class ConfirmationRecordedData(ConfirmationRequestedData):
@@ -271,6 +285,7 @@ class ConfirmationDeclinedData(_Wire):
     occurred_at_iso: IsoMillis | None = Field(
         default=None, description="when the event happened, by the shim's clock (late events)"
     )
+    session: SessionRef | None = None
 
 
 class EvidenceConsumedData(_Wire):
@@ -283,6 +298,7 @@ class EvidenceConsumedData(_Wire):
     scope: PathText | None = None
     payload_hash: Sha256
     tool_call_id: ToolCallId | None = None
+    session: SessionRef | None = None
 
 
 class EvidenceRejectedData(_Wire):
@@ -299,6 +315,7 @@ class EvidenceRejectedData(_Wire):
     scope: PathText | None = None
     payload_hash: Sha256 | None = None
     tool_call_id: ToolCallId | None = None
+    session: SessionRef | None = None
 
 
 class ToolExecutedData(_Wire):
@@ -333,6 +350,7 @@ class ToolExecutedData(_Wire):
     occurred_at_iso: IsoMillis | None = Field(
         default=None, description="when the event happened, by the shim's clock (late events)"
     )
+    session: SessionRef | None = None
 
 
 class PlannerReportedData(_Wire):
@@ -341,6 +359,7 @@ class PlannerReportedData(_Wire):
     planner: str = Field(min_length=1, max_length=128)
     decision: str = Field(min_length=1, max_length=128)
     reasons: Reasons
+    session: SessionRef | None = None
 
 
 class SessionStartedData(_Wire):
@@ -360,6 +379,16 @@ class SessionStartedData(_Wire):
     scope: PathText = Field(description="the session's workspace (symlinks resolved)")
     pi_version: Annotated[str, Field(min_length=1, max_length=64)] | None = None
     sidecar_restarted: bool = False
+    mode: Literal["tui", "rpc", "json", "print"] | None = Field(
+        default=None, description="how pi runs: the terminal UI, RPC, JSON events or print"
+    )
+    network: Literal["open", "off", "allowlist"] | None = Field(
+        default=None, description="the agent's commands' network mode (sandboxed sessions)"
+    )
+    policy_digest: Sha256 | None = Field(
+        default=None, description="SHA-256 of the effective policy (rules and settings, JCS)"
+    )
+    session: SessionRef | None = None
 
 
 LayerId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{8,64}$")]
@@ -402,6 +431,7 @@ class EffectsReviewedData(_Wire):
     counts: EffectCounts = Field(default_factory=dict)
     held: Annotated[list[HeldEffectData], Field(max_length=64)] = Field(default_factory=list)
     held_total: int = Field(default=0, ge=0)
+    session: SessionRef | None = None
 
 
 class EffectsResolvedData(_Wire):
@@ -414,6 +444,7 @@ class EffectsResolvedData(_Wire):
     tool_call_id: ToolCallId | None = None
     evidence_id: EvidenceId | None = None
     reason: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    session: SessionRef | None = None
 
 
 class NetworkRefusedData(_Wire):
@@ -430,6 +461,21 @@ class NetworkRefusedData(_Wire):
     port: int = Field(ge=0, le=65535)
     reason: Literal["not-allowed", "host-address", "private-address", "unresolved", "bad-request"]
     scope: PathText
+    session: SessionRef | None = None
+
+
+class SessionEndedData(_Wire):
+    """A session's sidecar stopped serving it (``reason``: pi shut down, or switched to
+    another session) and what happened in it: dialogs ``asked``, ``confirmed`` and
+    ``declined`` by the operator, calls ``blocked`` by the guard, calls ``executed``."""
+
+    reason: Literal["shutdown", "switched"]
+    asked: int = Field(ge=0)
+    confirmed: int = Field(ge=0)
+    declined: int = Field(ge=0)
+    blocked: int = Field(ge=0)
+    executed: int = Field(ge=0)
+    session: SessionRef | None = None
 
 
 EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
@@ -448,6 +494,7 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "log.recovered": LogRecoveredData,
         "network.refused": NetworkRefusedData,
         "planner.reported": PlannerReportedData,
+        "session.ended": SessionEndedData,
         "session.started": SessionStartedData,
         "tool.executed": ToolExecutedData,
     }

@@ -48,7 +48,8 @@ from audit._models import (
     EvidenceRejectedData,
     ToolExecutedData,
 )
-from audit._table import render_table, short_hash
+from audit._show import session_of
+from audit._table import render_table, safe_cell, short_hash
 from audit._wire import WIRE_CONFIG, ActionKind
 
 __all__ = [
@@ -105,6 +106,7 @@ class ReportRow(_Wire):
     consumption: Literal["consumed", "not-consumed"] | None
     source: str | None = None
     preview: str | None = None
+    session: str | None = None
 
 
 OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
@@ -129,6 +131,7 @@ class StoppedRow(_Wire):
     delivered_late: bool
     occurred_at_iso: str | None
     preview: str | None = None
+    session: str | None = None
 
 
 class AllowedRow(_Wire):
@@ -143,6 +146,7 @@ class AllowedRow(_Wire):
     preview: str | None
     payload_hash: str
     is_error: bool
+    session: str | None = None
 
 
 class ExternalSource(_Wire):
@@ -173,6 +177,7 @@ class ReportSummary(_Wire):
     delivered_late: int = 0
     allowed_by_rule: int = 0
     allowed_by_rule_id: dict[str, int] = {}
+    by_session: dict[str, dict[str, int]] = {}
 
 
 class AuditReport(_Wire):
@@ -251,12 +256,14 @@ def build_report(
     stopped: list[StoppedRow] = []
     allowed: list[AllowedRow] = []
     confirmations = 0
+    confirmed_in: list[str | None] = []
     late = 0
 
     for record in relevant:
         if record.event == "confirmation.recorded":
             rec = _typed(record, ConfirmationRecordedData)
             confirmations += 1
+            confirmed_in.append(session_of(record))
             item = _Recorded(rec.evidence_id, _fingerprint(rec))
             if rec.tool_call_id is None:
                 unbound.append(item)
@@ -317,6 +324,7 @@ def build_report(
         delivered_late=late + sum(1 for r in stopped if r.delivered_late),
         allowed_by_rule=len(allowed),
         allowed_by_rule_id=_count(i for r in allowed for i in r.rule_ids),
+        by_session=_by_session(rows, stopped, allowed, confirmed_in),
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
@@ -326,6 +334,41 @@ def build_report(
         stopped=tuple(stopped),
         allowed=tuple(allowed),
     )
+
+
+_NO_SESSION = "(no session)"
+
+
+def _by_session(
+    rows: list[ReportRow],
+    stopped: list[StoppedRow],
+    allowed: list[AllowedRow],
+    confirmed_in: list[str | None],
+) -> dict[str, dict[str, int]]:
+    """Per pi session (records that name none under ``(no session)``): what ran, what was
+    a gap, confirmed, declined, blocked, and allowed by a user rule."""
+    out: dict[str, dict[str, int]] = {}
+
+    def bump(session: str | None, key: str) -> None:
+        counts = out.setdefault(
+            session or _NO_SESSION,
+            dict.fromkeys(("executions", "gaps", "confirmed", "declined", "blocked",
+                           "allowedByRule"), 0),
+        )  # fmt: skip
+        counts[key] += 1
+
+    for row in rows:
+        if row.source is None:
+            bump(row.session, "executions")
+            if row.reason is not None:
+                bump(row.session, "gaps")
+    for session in confirmed_in:
+        bump(session, "confirmed")
+    for stop in stopped:
+        bump(stop.session, stop.outcome)
+    for allow in allowed:
+        bump(allow.session, "allowedByRule")
+    return dict(sorted(out.items()))
 
 
 def _allowed(record: AuditRecord, run: ToolExecutedData) -> AllowedRow:
@@ -338,6 +381,7 @@ def _allowed(record: AuditRecord, run: ToolExecutedData) -> AllowedRow:
         preview=run.preview,
         payload_hash=run.payload_hash,
         is_error=run.is_error,
+        session=session_of(record),
     )
 
 
@@ -362,6 +406,7 @@ def _stopped(record: AuditRecord, dec: ConfirmationDeclinedData) -> StoppedRow:
         delivered_late=bool(dec.delivered_late),
         occurred_at_iso=dec.occurred_at_iso,
         preview=dec.preview,
+        session=session_of(record),
     )
 
 
@@ -429,6 +474,7 @@ def _classify(
         evidence_id=evidence_id,
         consumption=consumption,
         preview=run.preview,
+        session=session_of(record),
     )
 
 
@@ -450,6 +496,14 @@ def render_report(report: AuditReport) -> str:
         lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
     lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
     lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
+    if len(s.by_session) > 1 or (s.by_session and _NO_SESSION not in s.by_session):
+        lines.append("  by pi session:")
+        lines.extend(
+            f"    {safe_cell(session)}: {c['executions']} destructive/protected executions"
+            f" ({c['gaps']} gaps), {c['confirmed']} confirmed, {c['declined']} declined,"
+            f" {c['blocked']} blocked, {c['allowedByRule']} allowed by a user rule"
+            for session, c in s.by_session.items()
+        )
     lines.extend(
         f"  also searched {x.kind} in {x.location}: {x.files} files,"
         f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"

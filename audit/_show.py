@@ -10,7 +10,7 @@ from audit._errors import UsageError
 from audit._models import KNOWN_EVENTS, AuditRecord
 from audit._table import render_table, short_hash
 
-__all__ = ["filter_records", "render_records", "render_records_jsonl"]
+__all__ = ["filter_records", "render_records", "render_records_jsonl", "session_of"]
 
 
 def _instant(value: datetime | str, what: str) -> datetime:
@@ -44,11 +44,13 @@ def filter_records(
     since: datetime | str | None = None,
     until: datetime | str | None = None,
     evidence_id: str | None = None,
+    session: str | None = None,
 ) -> Iterator[AuditRecord]:
     """Records matching every given filter; ``since`` and ``until`` are inclusive.
 
     ``event`` is an exact event name, or a prefix ending in ``.`` (``"evidence."``);
-    ``tool`` matches ``data.toolName``; ``evidence_id`` matches ``data.evidenceId``.
+    ``tool`` matches ``data.toolName``; ``evidence_id`` matches ``data.evidenceId``;
+    ``session`` matches ``data.session.id`` (pi's session id).
     Times are ISO 8601 (a naive time means UTC). Raises :class:`audit.UsageError` for a
     bad time or an event name (or prefix) no record of any log can have.
     """
@@ -69,6 +71,8 @@ def filter_records(
             continue
         if evidence_id is not None and record.data.get("evidenceId") != evidence_id:
             continue
+        if session is not None and session_of(record) != session:
+            continue
         if start is not None or stop is not None:
             moment = record.timestamp
             if start is not None and moment < start:
@@ -76,6 +80,12 @@ def filter_records(
             if stop is not None and moment > stop:
                 continue
         yield record
+
+
+def session_of(record: AuditRecord) -> str | None:
+    """The pi session id a record names (``data.session.id``), if it names one."""
+    ref = record.data.get("session")
+    return ref.get("id") if isinstance(ref, dict) and isinstance(ref.get("id"), str) else None
 
 
 def _detail(data: dict[str, Any]) -> str:
@@ -92,6 +102,8 @@ def _detail(data: dict[str, Any]) -> str:
             text = short_hash(value)
         elif key == "preview":
             text = repr(value)
+        elif key == "session" and isinstance(value, dict):
+            text = str(value.get("id"))
         else:
             text = str(value)
         parts.append(f"{key}={text}")

@@ -20,13 +20,17 @@ from types import TracebackType
 from typing import Any, Literal
 
 from audit import (
+    EVENT_MODELS,
     MAX_OPERATOR_REASON_CHARS,
     AuditLog,
+    AuditRecord,
     LogIntegrityError,
     Origin,
     VerifyResult,
+    canonical_json,
     parse_iso,
     redact_preview,
+    sha256_prefixed,
     shorten,
     utc_now,
     verify_log,
@@ -95,6 +99,24 @@ def operator_reason_text(reason: str | None) -> str | None:
     return redact_preview(reason, limit=MAX_OPERATOR_REASON_CHARS) or None
 
 
+SESSION_COUNTS = ("asked", "confirmed", "declined", "blocked", "executed")
+_OPERATOR_NO = ("declined", "timeout")
+
+
+def _count(counts: dict[str, int], event: str, data: Mapping[str, Any]) -> None:
+    """What one record adds to a session's counts (``/guard``, ``session.ended``)."""
+    if event == "confirmation.recorded":
+        counts["asked"] += 1
+        counts["confirmed"] += 1
+    elif event == "confirmation.declined" and data.get("reason") in _OPERATOR_NO:
+        counts["asked"] += 1
+        counts["declined"] += 1
+    elif event == "confirmation.declined":
+        counts["blocked"] += 1
+    elif event == "tool.executed":
+        counts["executed"] += 1
+
+
 def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
     return {} if fp is None else fp.model_dump(mode="json", exclude_none=True)
 
@@ -142,6 +164,8 @@ class Guard:
         self.audit = audit
         self.ledger = ledger
         self._preview = preview
+        self.session: dict[str, Any] | None = None  # see attribute()
+        self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
         self.key_created = False
         self.classifier = PolicyCache(home)
 
@@ -241,7 +265,7 @@ class Guard:
         """Retire the active key, install a new one, audit it. Returns ``(old, new)`` key ids."""
         old, signer = self._keys.rotate()
         self._refresh_keys()
-        self.audit.append("key.rotated", {"oldKeyId": old, "newKeyId": signer.key_id})
+        self._append("key.rotated", {"oldKeyId": old, "newKeyId": signer.key_id})
         return old, signer.key_id
 
     # -- evaluate ---------------------------------------------------------
@@ -319,7 +343,7 @@ class Guard:
                 summary=f"{evaluation.summary}; nothing to record",
             )
         if evaluation.verdict == "block":
-            self.audit.append(
+            self._append(
                 "confirmation.declined",
                 {"reason": "blocked-by-policy", **_fingerprint_fields(fp), **call, **preview},
             )
@@ -331,7 +355,7 @@ class Guard:
             )
         if not confirmed:
             said = operator_reason_text(operator_reason)
-            self.audit.append(
+            self._append(
                 "confirmation.declined",
                 {
                     "reason": decline_reason,
@@ -358,7 +382,7 @@ class Guard:
         )
         d = envelope.details
         # The audit record is durable before the evidence leaves this process.
-        self.audit.append(
+        self._append(
             "confirmation.recorded",
             {
                 "evidenceId": d.evidence_id,
@@ -422,9 +446,9 @@ class Guard:
         fields = {**call, **_fingerprint_fields(pending)}
         eid = {"evidenceId": result.evidence_id} if result.evidence_id else {}
         if result.decision == "consumed":
-            self.audit.append("evidence.consumed", {**eid, **fields})
+            self._append("evidence.consumed", {**eid, **fields})
         else:
-            self.audit.append(
+            self._append(
                 "evidence.rejected",
                 {
                     **eid,
@@ -471,7 +495,7 @@ class Guard:
             fields["ruleIds"] = list(evaluation.rule_ids[:16])
         if evaluation.preview and self._preview:
             fields["preview"] = evaluation.preview
-        self.audit.append("tool.executed", {**fields, **(late or {})})
+        self._append("tool.executed", {**fields, **(late or {})})
 
     def blocked(
         self,
@@ -501,7 +525,7 @@ class Guard:
             fields["ruleIds"] = list(evaluation.rule_ids[:16])
         if evaluation.preview and self._preview:
             fields["preview"] = evaluation.preview
-        self.audit.append("confirmation.declined", {**fields, **(late or {})})
+        self._append("confirmation.declined", {**fields, **(late or {})})
 
     # -- late delivery (the shim's spool) -----------------------------------
 
@@ -558,7 +582,7 @@ class Guard:
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         said = operator_reason_text(operator_reason)
-        self.audit.append(
+        self._append(
             "confirmation.declined",
             {
                 "reason": reason,
@@ -590,7 +614,7 @@ class Guard:
         verdict, _ = self.classifier.classify(name, _check_input(tool_input), cwd)
         fp = compute_fingerprint("protected", name, tool_input, cwd, path=verdict.path)
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
-        self.audit.append(
+        self._append(
             "confirmation.declined",
             {
                 "reason": "input-changed-after-decision",
@@ -602,6 +626,33 @@ class Guard:
 
     # -- sessions ---------------------------------------------------------
 
+    def attribute(self, session_id: str | None, session_file: str | None = None) -> None:
+        """Every record this guard appends from now on names pi's session ``session_id``
+        (its file, if it has one) and this process; ``None`` stops naming one."""
+        if session_id is None:
+            self.session = None
+            return
+        ref: dict[str, Any] = {"id": shorten(session_id, 128), "guardPid": os.getpid()}
+        if session_file:
+            ref["file"] = shorten(session_file, 4096)
+        if ref != self.session:
+            self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
+        self.session = ref
+
+    def _append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
+        """Append ``event``, naming the session it belongs to where the event can (a record
+        delivered late names the session the shim kept it in, or none)."""
+        if (
+            self.session is not None
+            and "session" not in data
+            and not data.get("deliveredLate")
+            and "session" in EVENT_MODELS[event].model_fields
+        ):
+            data = {**data, "session": self.session}
+        record = self.audit.append(event, data)
+        _count(self.session_counts, event, data)
+        return record
+
     def session_started(
         self,
         scope: str,
@@ -611,24 +662,38 @@ class Guard:
         message: str | None = None,
         pi_version: str | None = None,
         sidecar_restarted: bool = False,
+        mode: str | None = None,
+        network: str | None = None,
     ) -> None:
-        """Audit ``session.started``: a sidecar took over a pi session, and its sandbox state."""
+        """Audit ``session.started``: a sidecar took over a pi session, its sandbox state and
+        the digest of the policy in force for it."""
         fields: dict[str, Any] = {
             "sandbox": sandbox,
             "scope": scope,
             "sidecarRestarted": sidecar_restarted,
+            "policyDigest": sha256_prefixed(
+                canonical_json(self.classifier.policy_for(scope).describe())
+            ),
         }
+        if mode in ("tui", "rpc", "json", "print"):
+            fields["mode"] = mode
+        if network is not None and sandbox == "sandboxed":
+            fields["network"] = network
         if reason:
             fields["reason"] = reason
         if message and sandbox != "sandboxed":
             fields["message"] = shorten(message, 1024)
         if pi_version:
             fields["piVersion"] = shorten(pi_version, 64)
-        self.audit.append("session.started", fields)
+        self._append("session.started", fields)
+
+    def session_ended(self, reason: Literal["shutdown", "switched"]) -> None:
+        """Audit ``session.ended`` with what happened in the session (:attr:`session_counts`)."""
+        self._append("session.ended", {"reason": reason, **self.session_counts})
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
         """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""
-        self.audit.append(
+        self._append(
             "network.refused",
             {"host": shorten(host, 253) or "?", "port": port, "reason": reason, "scope": scope},
         )
@@ -659,7 +724,7 @@ class Guard:
             data["digest"] = review.digest
         if tool_call_id is not None:
             data["toolCallId"] = tool_call_id
-        self.audit.append("effects.reviewed", data)
+        self._append("effects.reviewed", data)
 
     def record_effects(
         self,
@@ -691,7 +756,7 @@ class Guard:
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         base = {"layer": layer, "digest": held.digest, **call}
         if not confirmed:
-            self.audit.append(
+            self._append(
                 "effects.resolved",
                 {**base, "decision": "discarded", "reason": reason or "declined"},
             )
@@ -710,7 +775,7 @@ class Guard:
             tool_call_id=tool_call_id,
         )
         d = envelope.details
-        self.audit.append(
+        self._append(
             "effects.resolved", {**base, "decision": "applied", "evidenceId": d.evidence_id}
         )
         return RecordResult(
@@ -732,7 +797,7 @@ class Guard:
         """
         inp = plan_input(planner, params)
         result = PLANNERS[planner].run(inp)
-        self.audit.append(
+        self._append(
             "planner.reported",
             {"planner": planner, "decision": result.decision, "reasons": list(result.reasons)},
         )

@@ -20,6 +20,7 @@ from audit import (
     render_records,
     render_records_jsonl,
     render_report,
+    session_of,
     set_aside_rows,
     tty_progress,
     verify_log,
@@ -112,6 +113,13 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
             "no record of this log names it; it has: " + (", ".join(tools) or "none"),
             args.tool,
         )
+    if args.session is not None and not any(session_of(r) == args.session for r in every):
+        sessions = sorted({s for r in every if (s := session_of(r)) is not None})
+        raise BadInputError(
+            "--session",
+            "no record of this log names it; it has: " + (", ".join(sessions[:20]) or "none"),
+            args.session,
+        )
     records = filter_records(
         every,
         event=args.event,
@@ -119,6 +127,7 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
         since=args.since,
         until=args.until,
         evidence_id=args.evidence,
+        session=args.session,
     )
     # --json prints each record's line exactly as it stands in the log (canonical bytes).
     sys.stdout.write(render_records_jsonl(records) if args.json else render_records(records))
@@ -273,6 +282,7 @@ def register(sub: Subparsers) -> None:
     show.add_argument("--since", default=None, help="UTC ISO timestamp")
     show.add_argument("--until", default=None, help="UTC ISO timestamp")
     show.add_argument("--evidence", default=None, help="evidence id")
+    show.add_argument("--session", default=None, help="pi's session id (records it wrote)")
     show.set_defaults(func=cmd_audit_show)
     report = audit_sub.add_parser("report", help="auditable vs audit-gap per executed call")
     report.add_argument("log", nargs="?", default=None)

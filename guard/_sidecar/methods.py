@@ -65,6 +65,7 @@ from guard._sidecar.text import (
     sandbox_block_reason,
     sandbox_line,
     sandbox_notice,
+    session_counts_line,
     status_audit_damaged,
     status_home_unusable,
     status_on,
@@ -309,6 +310,9 @@ class Sidecar(RpcServer):
             # unless the log is damaged: nothing is signed over it), its /tmp and layers go.
             if self._damage is None:
                 self._discard_held(self._reviewer, "session-end")
+                if self._guard.session is not None:
+                    with contextlib.suppress(GuardError, AuditError, OSError):
+                        self._guard.session_ended("shutdown")
             shutil.rmtree(self._session_dir, ignore_errors=True)
             if self._damage is None:
                 self._anchor("session-end")
@@ -402,8 +406,10 @@ class Sidecar(RpcServer):
                 f"  audit verify: {'intact' if intact else 'NOT INTACT'}",
                 f"  sidecar pid:  {os.getpid()} ({self.requests} requests)",
                 f"  sandbox:      {sandbox_line(self._sandbox)}",
+                f"  this session: {session_counts_line(guard.session, guard.session_counts)}",
             ]
         )
+        status["sessionCounts"] = dict(guard.session_counts)
         return status
 
     def _evaluate(self, p: EvaluateParams) -> dict[str, Any]:
@@ -667,7 +673,11 @@ class Sidecar(RpcServer):
         the plan comes back without a notice (the home's problem is the one to tell).
         """
         session = self._plan_sandbox(p)
-        if self._guard is not None:
+        if self._guard is not None and self._damage is None:
+            attributed = self._guard.session
+            if attributed is not None and p.session_id and attributed["id"] != p.session_id:
+                self._guard.session_ended("switched")  # pi moved to another session
+            self._guard.attribute(p.session_id or f"sidecar-{os.getpid()}", p.session_file)
             self._guard.session_started(
                 session.cwd,
                 session.state,
@@ -675,6 +685,8 @@ class Sidecar(RpcServer):
                 message=session.message,
                 pi_version=p.pi_version,
                 sidecar_restarted=p.sidecar_restarted,
+                mode=p.mode,
+                network=session.network,
             )
         notice = sandbox_notice(session) if self._guard is not None else None
         return self._sandbox_reply(session, notice).model_dump(mode="json")

@@ -26,6 +26,7 @@ __all__ = [
     "sandbox_block_reason",
     "sandbox_line",
     "sandbox_notice",
+    "session_counts_line",
     "status_audit_damaged",
     "status_home_unusable",
     "status_on",
@@ -231,6 +232,18 @@ def sandbox_block_reason(plan: SandboxPlan) -> str | None:
         " Nothing was run."
         " [reason: sandbox-unavailable]"
     )
+
+
+def session_counts_line(session: Mapping[str, Any] | None, counts: Mapping[str, int]) -> str:
+    """The ``this session:`` line of ``/guard``: what was asked and answered, blocked and run."""
+    line = (
+        f"asked {counts.get('asked', 0)} (yes {counts.get('confirmed', 0)},"
+        f" no {counts.get('declined', 0)}), blocked {counts.get('blocked', 0)},"
+        f" ran {counts.get('executed', 0)}"
+    )
+    if session is not None:
+        line += f" [session {one_line(str(session.get('id')), VALUE_LIMIT)}]"
+    return line
 
 
 def sandbox_line(plan: SandboxPlan | None) -> str:

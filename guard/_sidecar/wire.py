@@ -199,7 +199,9 @@ class SandboxPlanParams(_Wire):
     in the workspace. ``sidecarRestarted``: a replacement sidecar takes over the session.
     ``envNames``: the names (never the values) of pi's environment, so credentials in it
     are removed from the agent's commands. ``piDir``, ``nodePath``: pi's package and the
-    node running it, which the agent's file tools may never write.
+    node running it, which the agent's file tools may never write. ``sessionId``,
+    ``sessionFile``, ``mode``: pi's session (every record this sidecar writes names it from
+    now on; another id ends the previous one) and how pi runs.
     """
 
     cwd: str = Field(min_length=1, max_length=4096)
@@ -212,6 +214,11 @@ class SandboxPlanParams(_Wire):
     )
     pi_dir: AbsolutePath | None = None
     node_path: AbsolutePath | None = None
+    session_id: str | None = Field(default=None, min_length=1, max_length=128)
+    session_file: str | None = Field(default=None, min_length=1, max_length=4096)
+    # Any text: a mode a newer pi adds must not cost the session its sandbox plan (the
+    # audit records only the modes it knows).
+    mode: str | None = Field(default=None, max_length=32)
 
 
 class SandboxPlanReply(SandboxPlan):

@@ -46,6 +46,7 @@ def test_known_events_are_explicit() -> None:
         "log.recovered",
         "network.refused",
         "planner.reported",
+        "session.ended",
         "session.started",
         "tool.executed",
     ]

@@ -8,9 +8,8 @@ not the analysis or a No. Runs on both pinned pi versions (the ``world`` fixture
 
 from __future__ import annotations
 
-import json
-
 import base64
+import json
 import os
 import sysconfig
 from collections.abc import Mapping, Sequence

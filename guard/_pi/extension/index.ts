@@ -433,12 +433,14 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	// The session's sandbox, planned by the sidecar; the spawn hook (synchronous) applies it.
 	let sandbox: Of<typeof SANDBOX> | undefined;
 	let sessionCwd = process.cwd();
+	// pi's session: every record the sidecar writes names it (sandbox.plan tells it).
+	let session: { sessionId?: string; sessionFile?: string; mode?: string } = {};
 	const piPkg = piPackage();
 	const planSandbox = async (sidecarRestarted = false) => {
 		const extraReadOnly = [HERE, process.execPath, ...(piPkg ? [piPkg.dir] : [])];
 		const envNames = Object.keys(process.env); // names only: credentials among them are removed from the agent's commands
 		const runtime = { piDir: piPkg?.dir, nodePath: process.execPath }; // pi renames its process: /proc cannot tell
-		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames, ...runtime };
+		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames, ...runtime, ...session };
 		const plan = expect("sandbox.plan", await sidecar!.call("sandbox.plan", params), SANDBOX);
 		return (sandbox = plan);
 	};
@@ -617,6 +619,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	pi.on("session_start", async (_event, ctx) => {
 		ui = ctx.ui;
 		sessionCwd = ctx.cwd;
+		session = { sessionId: ctx.sessionManager.getSessionId() || undefined, sessionFile: ctx.sessionManager.getSessionFile() || undefined, mode: (ctx as { mode?: string }).mode };
 		sandbox = undefined;
 		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends;
 		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox).

@@ -87,7 +87,9 @@ def test_a_call_a_user_rule_let_through_names_the_rule_and_what_it_was(tmp_path:
     try:
         evaluated = result(server, "evaluate", {**call(project), "toolCallId": "c1"})
         assert evaluated["action"] == "allow"  # no dialog: the user's rule relaxed builtin.rm
-        result(server, "audit.toolExecuted", {**call(project), "toolCallId": "c1", "isError": False})
+        result(
+            server, "audit.toolExecuted", {**call(project), "toolCallId": "c1", "isError": False}
+        )
         result(
             server,
             "audit.toolExecuted",

@@ -359,8 +359,16 @@ def test_status_gives_every_field_and_the_text_of_guard(sidecar: Sidecar, projec
             "  audit verify: intact",
             f"  sidecar pid:  {os.getpid()} (3 requests)",
             "  sandbox:      not planned yet (no session started in this sidecar)",
+            "  this session: asked 1 (yes 1, no 0), blocked 0, ran 0",
         ]
     )
+    assert status["sessionCounts"] == {
+        "asked": 1,
+        "confirmed": 1,
+        "declined": 0,
+        "blocked": 0,
+        "executed": 0,
+    }
 
 
 def test_status_says_not_intact_when_the_log_is_tampered_under_it(
@@ -771,7 +779,10 @@ def test_a_replay_logs_how_many_events_went_where(
     at = "2026-01-02T03:04:05.678Z"
     replay(sidecar, spooled(1, project, at=at))
     logs.clear()
-    allowed = spooled(2, project, at=at, toolName="read", input={"path": "README.md"})
+    # A decline of a call the policy now allows is skipped (a block is kept: it was one).
+    allowed = spooled(
+        2, project, at=at, reason="declined", toolName="read", input={"path": "README.md"}
+    )
     replay(
         sidecar,
         spooled(1, project, at=at),

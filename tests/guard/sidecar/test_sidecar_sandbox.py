@@ -49,7 +49,14 @@ def started(home: Path) -> list[dict[str, Any]]:
 def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: Path) -> None:
     plan, health, status = plan_then(
         home,
-        {"cwd": str(project), "extraReadOnly": ["/usr/bin"], "piVersion": "0.87.1"},
+        {
+            "cwd": str(project),
+            "extraReadOnly": ["/usr/bin"],
+            "piVersion": "0.87.1",
+            "sessionId": "0193-session",
+            "sessionFile": "/s/0193.jsonl",
+            "mode": "rpc",
+        },
         "health",
         "status",
     )
@@ -60,14 +67,22 @@ def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: P
     assert plan["audited"] is True
     assert health["statusText"] == f"operator-guard on (sidecar pid {health['pid']}, sandboxed)"
     assert "  sandbox:      sandboxed: agent commands run in bubblewrap" in status["text"]
-    assert started(home) == [
-        {
-            "sandbox": "sandboxed",
-            "scope": str(project.resolve()),
-            "piVersion": "0.87.1",
-            "sidecarRestarted": False,
-        }
-    ]
+    (record,) = started(home)
+    digest = record.pop("policyDigest")
+    assert digest.startswith("sha256:") and len(digest) == 71
+    assert record == {
+        "sandbox": "sandboxed",
+        "scope": str(project.resolve()),
+        "piVersion": "0.87.1",
+        "sidecarRestarted": False,
+        "mode": "rpc",
+        "network": "open",
+        "session": {
+            "id": "0193-session",
+            "file": "/s/0193.jsonl",
+            "guardPid": record["session"]["guardPid"],
+        },
+    }
     assert plan["effects"] == "review"
     assert shlex.split(plan["prefix"])[1:] == plan["argv"]
     # The session's directory (layers, /tmp) goes with its sidecar.
@@ -190,6 +205,9 @@ def test_describe_lists_it_with_its_params(home: Path) -> None:
         "envNames",
         "piDir",
         "nodePath",
+        "sessionId",
+        "sessionFile",
+        "mode",
     }
 
 
