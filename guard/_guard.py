@@ -40,7 +40,7 @@ from audit._errors import LineFault
 from guard._anchors import anchor_dir
 from guard._effects.model import Review
 from guard._errors import BadInputError, LedgerError, TtlError
-from guard._evidence.consume import DEFAULT_SKEW, check_and_consume
+from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.fingerprint import (
     Fingerprint,
@@ -57,7 +57,7 @@ from guard._evidence.models import (
     Evaluation,
     RecordResult,
 )
-from guard._evidence.resync import recall_consumed, sync_ledger
+from guard._evidence.single_use import consume_synced
 from guard._home import ensure_private_dir, env, resolve_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
@@ -428,15 +428,12 @@ class Guard:
         _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
-        sync_ledger(self.ledger, self.audit.path, self.public_keyring().public_keys())
-        # Even a ledger edited in place (rows gone, position forged) cannot forget: the
-        # log's recent evidence.consumed records are checked for this very id.
-        recall_consumed(self.ledger, self.audit.path, envelope)
-        result = check_and_consume(
+        result = consume_synced(
             envelope,
             pending,
             keyring=self.public_keyring(),
             ledger=self.ledger,
+            log_path=self.audit.path,
             now=utc_now(),
             tool_call_id=tool_call_id,
         )

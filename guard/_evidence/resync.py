@@ -182,6 +182,7 @@ def recall_consumed(
     raw: Mapping[str, Any] | str | bytes | None,
     *,
     margin: timedelta = RECALL_MARGIN,
+    require_log: bool = True,
 ) -> bool:
     """Look for the envelope's id among the log's recent ``evidence.consumed`` records.
 
@@ -190,6 +191,7 @@ def recall_consumed(
     (a consumption is never earlier than that), at most the maximum TTL of records. A
     hit is put into the ledger, so the consume that follows is a ``replay``. Returns
     whether it was found. An envelope that does not parse is left to the checks.
+    ``require_log=False``: a missing log holds nothing to recall (a monitor home).
     """
     if raw is None:
         return False
@@ -202,6 +204,8 @@ def recall_consumed(
     try:
         stream, size, _ = open_snapshot(log_path, with_head=False)
     except LogNotFoundError:
+        if not require_log:
+            return False
         raise LedgerError(log_path, "the audit log is missing: consumption refused") from None
     with stream:
         for offset, line in lines_backward(stream.fileno(), size):

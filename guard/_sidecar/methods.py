@@ -153,23 +153,21 @@ class _VerifyOnly:
         *,
         tool_call_id: str | None = None,
     ) -> ConsumeResult:
-        from audit import utc_now
-        from guard._evidence.consume import check_and_consume
-        from guard._evidence.resync import sync_ledger
+        from guard._evidence.single_use import consume_synced
         from guard._guard import AUDIT_LOG_FILE
 
         _, pending = self.classifier.pending(tool_name, tool_input, cwd)
-        # Ids the guard consumed in this home (its audit log) stay consumed here too.
-        sync_ledger(
-            self.ledger, self.home / AUDIT_LOG_FILE, self.keyring.public_keys(), require_log=False
-        )
-        return check_and_consume(
+        # The guard's own consume path: ids consumed in this home (its audit log) stay
+        # consumed here too.
+        return consume_synced(
             envelope,
             pending,
             keyring=self.keyring,
             ledger=self.ledger,
+            log_path=self.home / AUDIT_LOG_FILE,
             now=utc_now(),
             tool_call_id=tool_call_id,
+            require_log=False,
         )
 
     def close(self) -> None:

@@ -9,17 +9,21 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from freezegun import freeze_time
 
-from audit import read_records
+from audit import read_records, utc_now
 from guard import Guard, KeyStore, LedgerError
+from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.ledger import SqliteLedger
 from guard._evidence.resync import sync_ledger
 from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
+from guard._sidecar.methods import _VerifyOnly
 
 CALL = {"command": "rm -rf build"}
 
@@ -182,17 +186,72 @@ def test_missing_log_refuses_when_required(tmp_path: Path) -> None:
         ledger.close()
 
 
-def test_rebuilt_ids_expire_no_earlier_than_the_evidence(tmp_path: Path) -> None:
+def _stored_expiry(home: Path, pg_url: str | None, evidence_id: str) -> datetime | None:
+    if pg_url is None:
+        db = sqlite3.connect(home / LEDGER_FILE)
+        try:
+            sql = "SELECT expires_at_ms FROM consumed WHERE evidence_id = ?"
+            row = db.execute(sql, (evidence_id,)).fetchone()
+        finally:
+            db.close()
+    else:
+        with psycopg.connect(pg_url) as pg:
+            sql = "SELECT expires_at_ms FROM pi_guard.consumed WHERE evidence_id = %s"
+            row = pg.execute(sql, (evidence_id,)).fetchone()
+    return None if row is None else datetime.fromtimestamp(row[0] / 1000, UTC)
+
+
+def _lose_ledger(home: Path, pg_url: str | None) -> None:
+    if pg_url is None:
+        _delete(home / LEDGER_FILE)
+        return
+    with psycopg.connect(pg_url) as pg:
+        pg.execute("DELETE FROM pi_guard.consumed")
+        pg.execute("DELETE FROM pi_guard.synced")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_rebuilt_ids_expire_no_earlier_than_the_evidence(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A consumed id rebuilt from the log keeps an expiry no earlier than the evidence's own,
+    so a prune cannot drop it while the evidence is still valid; a replay after that prune is
+    refused on the guard's path and on a verify-only monitor's (the same consume path)."""
+    pg_url = request.getfixturevalue("pg_url") if backend == "postgresql" else None
+    if pg_url is not None:
+        monkeypatch.setenv("PI_OPERATOR_GUARD_LEDGER", pg_url)
     home = tmp_path / "guard"
-    with freeze_time("2026-11-22T01:00:00Z"):
+    # Near the real time: the PostgreSQL ledger never prunes far past its server's clock.
+    t0 = datetime.now(UTC).replace(microsecond=0)
+    with freeze_time(t0) as clock:
         with Guard.open(home) as g:
             rec = g.record("bash", CALL, tmp_path, confirmed=True, ttl_seconds=600)
-            assert rec.envelope is not None
-            env = rec.envelope.model_dump(mode="json")
-        with freeze_time("2026-11-22T01:09:59Z"):
-            assert _consume(home, tmp_path, env).decision == "consumed"
-            _delete(home / LEDGER_FILE)
-            assert _consume(home, tmp_path, env).reasons == ("replay",)
+            later = g.record("bash", CALL, tmp_path, confirmed=True, ttl_seconds=600)
+        assert rec.envelope is not None and rec.evidence_id is not None
+        assert later.envelope is not None
+        env = rec.envelope.model_dump(mode="json")
+        expires = t0 + timedelta(seconds=600)
+        clock.tick(60)
+        assert _consume(home, tmp_path, env).decision == "consumed"
+        _lose_ledger(home, pg_url)
+        clock.tick(1)
+        # The next consume (other evidence) rebuilds the ledger from the log.
+        assert _consume(home, tmp_path, later.envelope.model_dump(mode="json")).decision == (
+            "consumed"
+        )
+        stored = _stored_expiry(home, pg_url, rec.evidence_id)
+        assert stored is not None and stored >= expires, (stored, expires)
+        clock.tick(120)  # well past the consumption, well before the evidence expires
+        with Guard.open(home) as g:  # opening prunes
+            g.ledger.prune(utc_now(), DEFAULT_SKEW)
+        assert _stored_expiry(home, pg_url, rec.evidence_id) == stored
+        monitor = _VerifyOnly(home)
+        try:
+            seen = monitor.consume(env, "bash", CALL, str(tmp_path))
+        finally:
+            monitor.close()
+        assert (seen.decision, seen.reasons) == ("rejected", ("replay",))
+        assert _consume(home, tmp_path, env).reasons == ("replay",)
 
 
 def test_ledger_without_the_audit_log_refuses_to_consume(tmp_path: Path) -> None:

@@ -1,0 +1,51 @@
+"""The one consume path of the guard and of a verify-only monitor.
+
+Both bring the ledger up to date from the home's audit log, look for this very id among the
+log's recent ``evidence.consumed`` records, and only then run the seven checks
+(:func:`guard._evidence.consume.check_and_consume`). They share this function so that what
+one of them knows about a consumed id the other cannot miss: the monitor once skipped the
+recall, and would then have accepted a replay of an id a prune had dropped from the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from guard._evidence.consume import check_and_consume
+from guard._evidence.fingerprint import Fingerprint
+from guard._evidence.keys import PublicKeyring
+from guard._evidence.ledger import SyncedLedger
+from guard._evidence.models import ConsumeResult
+from guard._evidence.resync import recall_consumed, sync_ledger
+
+__all__ = ["consume_synced"]
+
+
+def consume_synced(
+    raw: Mapping[str, Any] | str | bytes | None,
+    pending: Fingerprint | None,
+    *,
+    keyring: PublicKeyring,
+    ledger: SyncedLedger,
+    log_path: Path,
+    now: datetime,
+    tool_call_id: str | None = None,
+    require_log: bool = True,
+) -> ConsumeResult:
+    """Sync ``ledger`` from the audit log at ``log_path``, recall this id from it, check and
+    consume ``raw`` once. Never authorizes anything.
+
+    ``require_log=False``: a home without an audit log (a monitor's) has nothing to sync or
+    recall; otherwise a log that cannot be read or verified raises :class:`LedgerError` and
+    nothing is consumed.
+    """
+    sync_ledger(ledger, log_path, keyring.public_keys(), require_log=require_log)
+    # Even a ledger edited in place (rows gone, position forged) cannot forget: the log's
+    # recent evidence.consumed records are checked for this very id.
+    recall_consumed(ledger, log_path, raw, require_log=require_log)
+    return check_and_consume(
+        raw, pending, keyring=keyring, ledger=ledger, now=now, tool_call_id=tool_call_id
+    )
