@@ -50,7 +50,7 @@ def _consumer(home: str, project: str, rounds: int, barrier: Any, results: Any, 
         raise
 
 
-@pytest.mark.slow  # 16 processes x 100 rounds per ledger: about 40 s each on 2 cores
+@pytest.mark.slow  # 16 processes x 100 rounds per ledger: about a minute each on 2 cores
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_sixteen_consumers_race_one_consumes_the_rest_are_replays(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
