@@ -109,3 +109,56 @@ def test_a_bad_entry_in_the_file_is_one_problem_naming_file_and_key(tmp_path: Pa
     assert "allow entries" in str(problems[0])
     # A file with problems never relaxes: the sandbox stays as strict as the default.
     assert settings.mode == "required"
+
+
+# -- the proxy itself, attacked with the spellings a command could send ----------------------
+
+
+def ask_proxy(sock: Path, request: bytes) -> bytes:
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as conn:
+        conn.settimeout(20)
+        conn.connect(str(sock))
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(4096):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("request_line", "host", "port", "reason"),
+    [
+        # Allowed by name or literal, refused by the address it is: the host's own.
+        (b"CONNECT [::1]:443 HTTP/1.1", "::1", 443, "host-address"),
+        (b"CONNECT 2130706433:443 HTTP/1.1", "2130706433", 443, "host-address"),
+        (b"CONNECT localhost:443 HTTP/1.1", "localhost", 443, "host-address"),
+        (b"GET http://localhost/ HTTP/1.1", "localhost", 80, "host-address"),
+        (b"CONNECT 169.254.169.254:443 HTTP/1.1", "169.254.169.254", 443, "host-address"),
+        # Named to look allowed, but the host is another.
+        (b"GET http://pypi.org@evil.example/ HTTP/1.1", "evil.example", 80, "not-allowed"),
+        (b"CONNECT pypi.org.evil.example:443 HTTP/1.1", "pypi.org.evil.example", 443,
+         "not-allowed"),
+        (b"CONNECT evil.example:443 HTTP/1.1\r\nHost: pypi.org", "evil.example", 443,
+         "not-allowed"),
+        # Not an HTTP request for a host at all.
+        (b"GET ftp://pypi.org/ HTTP/1.1", "ftp://pypi.org/", 0, "bad-request"),
+    ],
+)  # fmt: skip
+def test_the_proxy_refuses_each_spelling(
+    tmp_path: Path, request_line: bytes, host: str, port: int, reason: str
+) -> None:
+    from guard._sandbox.proxy import NetworkProxy
+
+    allow = ("pypi.org", "[::1]", "2130706433", "localhost", "169.254.169.254")
+    proxy = NetworkProxy(tmp_path / "p.sock", allow)
+    proxy.start()
+    try:
+        answer = ask_proxy(proxy.socket_path, request_line + b"\r\n\r\n")
+        refusals = proxy.take_refusals()
+    finally:
+        proxy.stop()
+    assert answer.startswith((b"HTTP/1.1 403 ", b"HTTP/1.1 400 ")), answer
+    assert b"operator-guard: " in answer
+    assert [(r.host, r.port, r.reason) for r in refusals] == [(host, port, reason)]
