@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEROP := $(VENV)/.interop
 
-.PHONY: test lint demo schemas bench soak fuzz mutants clean
+.PHONY: test check lint demo schemas bench soak fuzz mutants clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ lint: $(STAMP)
 
 test: lint $(INTEROP)
 	$(BIN)/python -m pytest
+
+# The fast inner loop: lint, types and every test that needs neither the real pi nor minutes.
+check: lint $(INTEROP)
+	$(BIN)/python -m pytest -m "not e2e and not slow"
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo
