@@ -647,7 +647,8 @@ class Guard:
         ):
             data = {**data, "session": self.session}
         record = self.audit.append(event, data)
-        _count(self.session_counts, event, data)
+        if not data.get("deliveredLate"):  # a late record belongs to the session it names
+            _count(self.session_counts, event, data)
         return record
 
     def session_started(

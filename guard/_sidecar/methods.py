@@ -621,7 +621,14 @@ class Sidecar(RpcServer):
                 reply.duplicates.append(event.id)
                 continue
             seen.add(event.id)
-            late = {"deliveredLate": True, "spoolId": event.id, "occurredAtIso": event.at}
+            late: dict[str, Any] = {
+                "deliveredLate": True,
+                "spoolId": event.id,
+                "occurredAtIso": event.at,
+            }
+            if event.session_id is not None:
+                kept = {"id": event.session_id, "file": event.session_file}
+                late["session"] = {k: v for k, v in kept.items() if v is not None}
             if isinstance(event, SpooledDecline) and event.reason == "input-changed-after-decision":
                 guard.input_changed(
                     event.tool_name,

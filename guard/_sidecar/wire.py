@@ -116,10 +116,13 @@ SpoolId = Annotated[str, Field(pattern=r"^spool_[A-Za-z0-9_-]{16,64}$")]
 
 class _Spooled(CallParams):
     """One spooled event: ``id`` is unique (a replay skips ids already logged), ``at`` is
-    when it happened by the shim's clock."""
+    when it happened by the shim's clock, ``sessionId``/``sessionFile`` the pi session it
+    happened in (its record names that session, not the one that delivers it)."""
 
     id: SpoolId
     at: IsoMillis
+    session_id: str | None = Field(default=None, min_length=1, max_length=128)
+    session_file: str | None = Field(default=None, min_length=1, max_length=4096)
 
 
 class SpooledDecline(_Spooled):

@@ -84,4 +84,8 @@ def test_a_call_blocked_while_the_sidecar_is_down_reaches_the_log_after_a_pi_res
     assert [(r["data"]["reason"], r["data"]["toolCallId"]) for r in late] == [
         ("sidecar-unavailable", end["toolCallId"])
     ]
+    # It names the session it happened in (the first pi), not the one that delivered it.
+    started = [r["data"]["session"]["id"] for r in world.audit("session.started")]
+    first, second = started[0], started[-1]
+    assert first != second and late[0]["data"]["session"]["id"] == first
     assert not list(extension.glob("spool*"))

@@ -107,9 +107,13 @@ function piPackage(): { dir: string; version: string } | undefined {
 /** An event for `audit.replay` (guard/_sidecar/wire.py `SpooledEvent`) without its id and time. */
 type Spoolable = { kind: "declined"; reason: string; operatorReason?: string } | { kind: "executed"; isError: boolean; evidenceId?: string | null };
 
+/** pi's session when an event was kept: a late record names the session it happened in. */
+let spoolSession: { sessionId?: string; sessionFile?: string } = {};
+
 /** Keep an event no sidecar could take: one JSON line with a unique id and the time, fsynced. */
 function spool(event: Spoolable & JsonObject): void {
-	const line = `${JSON.stringify({ id: `spool_${randomBytes(12).toString("base64url")}`, at: new Date().toISOString(), ...event })}\n`;
+	const kept = { id: `spool_${randomBytes(12).toString("base64url")}`, at: new Date().toISOString(), ...spoolSession, ...event };
+	const line = `${JSON.stringify(kept)}\n`;
 	const path = join(HERE, SPOOL);
 	let fd: number | undefined;
 	try {
@@ -620,6 +624,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		ui = ctx.ui;
 		sessionCwd = ctx.cwd;
 		session = { sessionId: ctx.sessionManager.getSessionId() || undefined, sessionFile: ctx.sessionManager.getSessionFile() || undefined, mode: (ctx as { mode?: string }).mode };
+		spoolSession = { sessionId: session.sessionId, sessionFile: session.sessionFile };
 		sandbox = undefined;
 		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends;
 		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox).

@@ -121,3 +121,36 @@ def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PI_OPERATOR_GUARD_HOME": str(home)}
     return subprocess.run([sys.executable, "-m", "guard", *args], env=env, capture_output=True,
                           text=True, check=False)  # fmt: skip
+
+
+@needs_bwrap
+def test_a_late_record_names_the_session_it_happened_in(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    project = tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    server = start(home, project, "now")
+    kept = {
+        "at": "2026-01-02T03:04:05.678Z",
+        "kind": "declined",
+        "reason": "sidecar-unavailable",
+        "toolName": "bash",
+        "input": {"command": "ls"},
+        "cwd": str(project),
+    }
+    try:
+        result(server, "audit.replay", {"events": [
+            {**kept, "id": "spool_0000000000000001", "toolCallId": "then",
+             "sessionId": "then-session", "sessionFile": "/s/then.jsonl"},
+            {**kept, "id": "spool_0000000000000002", "toolCallId": "unknown"},
+        ]})  # fmt: skip
+        counts = result(server, "status")["sessionCounts"]
+    finally:
+        server.close()
+    late = {
+        r.data["toolCallId"]: r.data.get("session")
+        for r in read_records(home / "audit.jsonl")
+        if r.data.get("deliveredLate")
+    }
+    assert late == {"then": {"id": "then-session", "file": "/s/then.jsonl"}, "unknown": None}
+    assert counts["blocked"] == 0  # not this session's blocks
