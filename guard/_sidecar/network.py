@@ -9,6 +9,8 @@ the commands then have an empty network (fail closed), and the reason is logged.
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,11 +32,14 @@ class SessionNetwork:
         self._dir: Path | None = None
         self._proxy: NetworkProxy | None = None
         self._audited: set[ProxyRefusal] = set()
+        self._made = False
 
     def socket_path(self) -> str:
-        """Where the proxy listens (the directory is made on first use, mode 0700)."""
+        """Where the proxy would listen: a directory of its own, made (mode 0700, never one
+        that exists already) only when a proxy starts."""
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="pi-guard-net-"))
+            name = f"pi-guard-net-{os.getpid()}-{secrets.token_hex(6)}"
+            self._dir = Path(tempfile.gettempdir()) / name
         return str(self._dir / "proxy.sock")
 
     def update(self, plan: SandboxPlan) -> None:
@@ -49,6 +54,9 @@ class SessionNetwork:
             return
         proxy = NetworkProxy(Path(plan.proxy_socket), plan.network_allow)
         try:
+            if self._dir is not None and not self._made:
+                os.mkdir(self._dir, 0o700)  # raises if anything is there already
+                self._made = True
             proxy.start()
         except OSError as exc:
             _log.error("network-proxy-failed", socket=plan.proxy_socket, error=str(exc))
@@ -69,7 +77,8 @@ class SessionNetwork:
         if self._proxy is not None:
             self._proxy.stop()
             self._proxy = None
-        if self._dir is not None:
+        if self._dir is not None and self._made:
             with contextlib.suppress(OSError):
                 shutil.rmtree(self._dir)
-            self._dir = None
+        self._dir = None
+        self._made = False
