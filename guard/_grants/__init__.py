@@ -1,0 +1,31 @@
+"""Signed scoped grants, the core: which grants to offer for an asked call, and what they cover.
+
+Besides "this call once" the dialog may offer at most two grants, derived from the guard's
+own analysis of the call (``derive``): the same call again, or the same action on a glob in
+the same directory. A later call is covered (``match``) only when its analysis yields the
+same facts (``facts``) with every target inside the grant (``model``). Not wired into the
+sidecar or the shim yet; signing, time, uses and session belong to the store.
+"""
+
+from guard._grants.derive import NEVER_GRANTED, offers
+from guard._grants.match import covers
+from guard._grants.model import (
+    COVERAGE_REASONS,
+    Breadth,
+    Coverage,
+    CoverageReason,
+    GrantOffer,
+    GrantPattern,
+)
+
+__all__ = [
+    "COVERAGE_REASONS",
+    "NEVER_GRANTED",
+    "Breadth",
+    "Coverage",
+    "CoverageReason",
+    "GrantOffer",
+    "GrantPattern",
+    "covers",
+    "offers",
+]
