@@ -478,39 +478,65 @@ def _classify(
     )
 
 
-def render_report(report: AuditReport) -> str:
-    """Summary lines and a per-call table for people."""
-    s = report.summary
-    lines = [
-        f"audit report: {report.decision}",
-        f"  destructive/protected executions: {s.executions}",
-        f"  auditable: {s.auditable}  (consumed: {s.consumed}, not consumed: {s.not_consumed})",
-        f"  audit gaps: {s.audit_gaps}",
+TABLE_WIDTH = 120
+"""The compact tables fit this many characters a line; ``wide`` shows every column."""
+
+
+def _when(ts: str) -> str:
+    """``MM-DD HH:MM:SS`` of an ISO timestamp (the JSON keeps it whole)."""
+    return f"{ts[5:10]} {ts[11:19]}" if len(ts) >= 19 else ts
+
+
+def _result(row: ReportRow) -> str:
+    if row.reason is not None:
+        return f"GAP {row.reason}"
+    return f"ok, {row.consumption or 'not consumed'}".replace("not-consumed", "not consumed")
+
+
+def _compact_tables(report: AuditReport, external: bool) -> str:
+    """The per-call tables within :data:`TABLE_WIDTH`: what, when, the result and what it
+    was; hashes, call ids and the rest are in ``--wide`` and ``--json``."""
+    rows = [
+        [
+            "-" if r.seq is None else str(r.seq),
+            _when(r.ts),
+            r.tool_name,
+            r.action_kind,
+            _result(r),
+            r.evidence_id or "-",
+            (r.source + ": " if external and r.source else "") + (r.preview or r.path or "-"),
+        ]
+        for r in report.rows
     ]
-    lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
-    lines.append(f"  confirmed by the operator: {s.confirmations}")
-    lines.append(f"  declined by the operator (did not run): {s.declined}")
-    lines.append(f"  blocked by the guard (did not run): {s.blocked}")
-    lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
-    if s.delivered_late:
-        lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
-    lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
-    lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
-    if len(s.by_session) > 1 or (s.by_session and _NO_SESSION not in s.by_session):
-        lines.append("  by pi session:")
-        lines.extend(
-            f"    {safe_cell(session)}: {c['executions']} destructive/protected executions"
-            f" ({c['gaps']} gaps), {c['confirmed']} confirmed, {c['declined']} declined,"
-            f" {c['blocked']} blocked, {c['allowedByRule']} allowed by a user rule"
-            for session, c in s.by_session.items()
-        )
-    lines.extend(
-        f"  also searched {x.kind} in {x.location}: {x.files} files,"
-        f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"
-        + (f", {x.unreadable} unreadable (not counted)" if x.unreadable else "")
-        for x in report.external
+    headers = ["SEQ", "TIME", "TOOL", "KIND", "RESULT", "EVIDENCE", "WHAT"]
+    text = (
+        render_table(headers, rows, width=TABLE_WIDTH)
+        if rows
+        else "(no destructive or protected executions)\n"
     )
-    external = any(r.source is not None for r in report.rows)
+    if report.stopped:
+        stopped = [
+            [str(r.seq), _when(r.ts), r.tool_name, r.action_kind,
+             f"{r.outcome}: {r.reason}" + (" (late)" if r.delivered_late else ""),
+             r.preview or r.path or "-"]
+            for r in report.stopped
+        ]  # fmt: skip
+        headers = ["SEQ", "TIME", "TOOL", "KIND", "OUTCOME", "WHAT"]
+        text += "\ncalls that did not run:\n" + render_table(headers, stopped, width=TABLE_WIDTH)
+    if report.allowed:
+        allowed = [
+            [str(r.seq), _when(r.ts), r.tool_name, ",".join(r.rule_ids), r.preview or "-"]
+            for r in report.allowed
+        ]
+        headers = ["SEQ", "TIME", "TOOL", "RULES", "WHAT"]
+        text += "\nran without asking because a user rule allowed it:\n" + render_table(
+            headers, allowed, width=TABLE_WIDTH
+        )
+    return text
+
+
+def _wide_tables(report: AuditReport, external: bool) -> str:
+    """Every column of every row (``audit report --wide``)."""
     rows = [
         [
             "-" if r.seq is None else str(r.seq),
@@ -544,8 +570,7 @@ def render_report(report: AuditReport) -> str:
         "WHAT",
         *(["SOURCE"] if external else []),
     ]
-    table = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
-    text = "\n".join(lines) + "\n\n" + table
+    text = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
     if report.stopped:
         stopped = [
             [
@@ -574,4 +599,45 @@ def render_report(report: AuditReport) -> str:
         text += "\nran without asking because a user rule allowed it:\n" + render_table(
             headers, allowed
         )
+    return text
+
+
+def render_report(report: AuditReport, *, wide: bool = False) -> str:
+    """Summary lines and the per-call tables for people: within 120 characters a line, or
+    every column with ``wide``."""
+    s = report.summary
+    lines = [
+        f"audit report: {report.decision}",
+        f"  destructive/protected executions: {s.executions}",
+        f"  auditable: {s.auditable}  (consumed: {s.consumed}, not consumed: {s.not_consumed})",
+        f"  audit gaps: {s.audit_gaps}",
+    ]
+    lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
+    lines.append(f"  confirmed by the operator: {s.confirmations}")
+    lines.append(f"  declined by the operator (did not run): {s.declined}")
+    lines.append(f"  blocked by the guard (did not run): {s.blocked}")
+    lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
+    if s.delivered_late:
+        lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
+    lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
+    lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
+    if len(s.by_session) > 1 or (s.by_session and _NO_SESSION not in s.by_session):
+        lines.append("  by pi session:")
+        lines.extend(
+            f"    {safe_cell(session)[:48]}: {c['executions']} risky ran ({c['gaps']} gaps),"
+            f" {c['confirmed']} yes, {c['declined']} no, {c['blocked']} blocked,"
+            f" {c['allowedByRule']} by a user rule"
+            for session, c in s.by_session.items()
+        )
+    lines.extend(
+        f"  also searched {x.kind} in {x.location}: {x.files} files,"
+        f" {x.executions} destructive/protected executions, {x.gaps} added as gaps"
+        + (f", {x.unreadable} unreadable (not counted)" if x.unreadable else "")
+        for x in report.external
+    )
+    external = any(r.source is not None for r in report.rows)
+    if wide:
+        text = "\n".join(lines) + "\n\n" + _wide_tables(report, external)
+    else:
+        text = "\n".join(lines) + "\n\n" + _compact_tables(report, external)
     return text

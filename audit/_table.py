@@ -33,15 +33,21 @@ def _clip(text: str, width: int | None) -> str:
     return text if width is None or len(text) <= width else text[: width - 1] + "…"
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+def render_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, width: int | None = None
+) -> str:
     """Left-aligned columns separated by two spaces; the last column is not padded; cells
-    of :data:`CLIP` columns are cut to their width."""
+    of :data:`CLIP` columns are cut to their width. With ``width``, the last column is cut
+    so that no line is longer (it keeps at least 12 characters)."""
     limits = [CLIP.get(h) for h in headers]
     cells = [
         [safe_cell(c) for c in headers],
         *[[_clip(safe_cell(c), limits[i]) for i, c in enumerate(row)] for row in rows],
     ]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    if width is not None:
+        room = max(12, width - sum(w + 2 for w in widths[:-1]))
+        cells = [[*row[:-1], _clip(row[-1], room)] for row in cells]
     lines = []
     for row in cells:
         padded = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]

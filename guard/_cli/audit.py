@@ -203,7 +203,7 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     if args.json:
         emit(report)
     else:
-        sys.stdout.write(render_report(report) + "\n")
+        sys.stdout.write(render_report(report, wide=args.wide) + "\n")
     return ExitCode.OK if report.decision == "no-gaps" else ExitCode.GAPS
 
 
@@ -302,6 +302,9 @@ def register(sub: Subparsers) -> None:
         help="report on a log without a head file (with a warning) instead of exit 4",
     )
     report.add_argument("--json", action="store_true")
+    report.add_argument(
+        "--wide", action="store_true", help="every column (call ids, hashes); default fits 120"
+    )
     report.set_defaults(func=cmd_audit_report)
     recover = audit_sub.add_parser(
         "recover",

@@ -194,11 +194,17 @@ def test_report_json_and_table(tmp_path: Path, signer: FixedSigner) -> None:
     assert wire["rows"][0]["toolCallId"] == "c1"
     assert wire["rows"][0]["payloadHash"].startswith("sha256:")
     assert AuditReport.model_validate_json(report.model_dump_json()) == report
-    text = render_report(report)
+    text = render_report(report, wide=True)
     assert "audit gaps: 1" in text
     assert "no-evidence: 1" in text
     assert "\x1b" not in text
     assert "c2\\u001b[2J" in text
+    compact = render_report(report)
+    assert "GAP no-evidence" in compact and "\x1b" not in compact
+    assert max(len(line) for line in compact.splitlines()) <= 120
+    assert next(line for line in compact.splitlines() if line.startswith("SEQ")).split() == [
+        "SEQ", "TIME", "TOOL", "KIND", "RESULT", "EVIDENCE", "WHAT"
+    ]  # fmt: skip
     header = next(line for line in text.splitlines() if line.startswith("SEQ"))
     assert header.split() == [
         "SEQ",
@@ -273,7 +279,8 @@ def test_calls_that_did_not_run_are_counted_and_listed(tmp_path: Path, signer: F
         ("c6", "blocked", True),
         ("c7", "blocked", True),
     ]
-    text = render_report(report)
+    text = render_report(report, wide=True)
+    assert "blocked: sidecar-unavailable (late)" in render_report(report)
     assert "declined by the operator (did not run): 2" in text
     assert "blocked by the guard (did not run): 4" in text
     assert "confirmed-unrecorded: 1" in text

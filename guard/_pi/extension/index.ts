@@ -623,7 +623,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	pi.on("session_start", async (_event, ctx) => {
 		ui = ctx.ui;
 		sessionCwd = ctx.cwd;
-		session = { sessionId: ctx.sessionManager.getSessionId() || undefined, sessionFile: ctx.sessionManager.getSessionFile() || undefined, mode: (ctx as { mode?: string }).mode };
+		const manager = ctx.sessionManager as Partial<typeof ctx.sessionManager> | undefined; // a bare context (tests, older pi) may lack it
+		session = { sessionId: manager?.getSessionId?.() || undefined, sessionFile: manager?.getSessionFile?.() || undefined, mode: (ctx as { mode?: string }).mode };
 		spoolSession = { sessionId: session.sessionId, sessionFile: session.sessionFile };
 		sandbox = undefined;
 		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends;

@@ -416,7 +416,10 @@ def test_audit_report_exit_5_on_gaps_and_show_filters(home: Path, project: Path)
         "no-evidence",
     )
     table = run(home, "audit", "report")
-    assert table.returncode == 5 and "audit-gap" in table.stdout
+    assert table.returncode == 5 and "GAP no-evidence" in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 120
+    wide = run(home, "audit", "report", "--wide")
+    assert wide.returncode == 5 and "audit-gap" in wide.stdout and "call_2" in wide.stdout
     shown = run(home, "audit", "show", "--json", "--evidence", rec["evidenceId"])
     events = [json.loads(line)["event"] for line in shown.stdout.splitlines()]
     assert "confirmation.recorded" in events and "tool.executed" in events

@@ -93,10 +93,16 @@ def test_unguarded_destructive_and_protected_runs_are_guard_absent(
     assert report.decision == "gaps"
     assert report.exit_code == 5
     assert report.summary.gaps_by_reason["guard-absent"] == 2
-    text = render_report(report)
+    text = render_report(report, wide=True)
     assert "guard-absent: 2" in text
     assert "also searched pi-sessions" in text
     assert "SOURCE" in text
+    compact = render_report(report)
+    assert "GAP guard-absent" in compact
+    table = [
+        line for line in compact.splitlines() if line[:1].isdigit() or line[:3] in ("SEQ", "-  ")
+    ]
+    assert table and max(len(line) for line in table) <= 120
 
 
 def test_a_run_with_guard_records_is_not_counted(

@@ -83,7 +83,9 @@ def test_three_sessions_on_one_home_each_record_names_its_own(tmp_path: Path) ->
                    "allowedByRule": 0},
     }  # fmt: skip
     assert {r.session for r in report.rows} == set(ids)
-    assert "    sess-b: 1 destructive/protected executions (0 gaps)" in render_report(report)
+    assert "    sess-b: 1 risky ran (0 gaps), 1 yes, 1 no, 0 blocked, 0 by a user rule" in (
+        render_report(report)
+    )
 
     shown = cli(home, "audit", "show", "--session", "sess-b", "--json")
     assert shown.returncode == 0, shown.stderr
