@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from audit import WIRE_CONFIG, AuditError, verify_log
 from guard._anchors import anchor_dir, latest_anchor
-from guard._errors import GuardError, KeyFileError, KeyringError, PiFileError
+from guard._errors import KeyFileError, KeyringError, PiFileError
 from guard._evidence.keys import KeyStore, PublicKeyring
 from guard._guard import AUDIT_LOG_FILE
 from guard._hermetic import minimal_env
@@ -41,9 +41,8 @@ from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation, find_installs
 from guard._pi.probe import NodeFound, PiFound, find_node, find_pis, node_satisfies
 from guard._pi.trust import TrustDecision, project_trust
-from guard._sandbox import plan as sandbox_plan
 
-__all__ = ["Check", "CheckName", "CheckStatus", "DoctorReport", "diagnose"]
+__all__ = ["Check", "CheckName", "CheckStatus", "DoctorReport", "SandboxCheck", "diagnose"]
 
 CheckStatus = Literal["ok", "warn", "fail", "n/a"]
 CheckName = Literal[
@@ -563,44 +562,8 @@ def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
 # -- all together --------------------------------------------------------------------------
 
 
-def check_sandbox(directory: Path, home: Path, agent_dir: Path) -> Check:
-    """Will the agent's bash in ``directory`` run inside the sandbox (or is it opted out)?"""
-    try:
-        planned = sandbox_plan(directory, home, agent_dir=agent_dir)
-    except GuardError as exc:
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="fail",
-            reason="sandbox-config",
-            detail=str(exc),
-            fix="pi-guard policy check " + str(home / "operator-guard.toml"),
-        )
-    if planned.state == "sandboxed":
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="ok",
-            reason="sandboxed",
-            detail=planned.message,
-        )
-    if planned.state == "unsandboxed":
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="warn",
-            reason="unsandboxed",
-            detail=planned.message,
-        )
-    return Check(
-        name="sandbox",
-        subject=str(home),
-        status="fail",
-        reason=planned.reason or "sandbox-unavailable",
-        detail=planned.message + " (the agent's bash is blocked)",
-        fix="install bubblewrap (apt-get install bubblewrap), or opt out in the user policy: "
-        '[sandbox] mode = "off"',
-    )
+SandboxCheck = Callable[[Path, Path, Path], Check]
+"""``(directory, home, agent_dir) -> Check``: will the agent's bash there be sandboxed?"""
 
 
 def _home_of(config: ExtensionConfig | None, home: Path | None) -> Path:
@@ -616,11 +579,14 @@ def diagnose(
     home: Path | None = None,
     pi: Path | None = None,
     search_npm: bool = True,
+    sandbox_check: SandboxCheck | None = None,
 ) -> DoctorReport:
     """Run every check for a pi session in ``directory`` (see the module docstring).
 
     ``home`` stands in for the default home of installs whose ``guard.json`` names none;
     ``pi`` checks that pi only instead of searching ``PATH`` and the npm-global packages.
+    ``sandbox_check(directory, home, agent_dir)`` is the sandbox's own check, given by the
+    caller (the sandbox stands above pi's layer, so it is not imported here).
     """
     folder = directory.absolute()
     pis = find_pis(pi, search_npm=search_npm)
@@ -649,10 +615,10 @@ def diagnose(
             key_check, keyring = check_key(chosen)
             checks.append(key_check)
             checks.append(check_audit(chosen, keyring))
-        if folder.is_dir() and home_check.status != "fail":
+        if sandbox_check is not None and folder.is_dir() and home_check.status != "fail":
             # From the very first run: a fresh install's home does not exist yet, but the
             # agent's bash would still be blocked where the sandbox cannot start.
-            checks.append(check_sandbox(folder, chosen, agent_dir))
+            checks.append(sandbox_check(folder, chosen, agent_dir))
     failed = any(c.status == "fail" for c in checks)
     return DoctorReport(
         directory=str(folder),

@@ -7,7 +7,7 @@ from typing import Any
 
 from audit import JsonInputError, load_json
 from guard._evidence.models import EVIDENCE_CUSTOM_TYPE
-from guard._sidecar.framing import iter_frames
+from guard._lines import iter_frames
 
 __all__ = ["session_envelopes"]
 

@@ -26,8 +26,8 @@ from typing import Any
 from audit import AuditRecord, ExternalSource, JsonInputError, ReportRow, load_json
 from guard._errors import BadInputError
 from guard._evidence.fingerprint import Fingerprint
+from guard._lines import iter_frames
 from guard._policy.cache import PolicyCache
-from guard._sidecar.framing import iter_frames
 
 __all__ = ["SESSIONS_KIND", "guard_absent_rows"]
 
