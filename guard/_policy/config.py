@@ -8,6 +8,7 @@ relaxing settings are dropped and reported.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from guard._policy.models import (
     ConfigProblem,
     LayerName,
     LedgerSettings,
+    NetworkSettings,
     Rule,
     SandboxSettings,
     Settings,
@@ -292,7 +294,27 @@ def _parse_sandbox(
         return SandboxSettings.model_validate(_listify(raw)), line
     except ValidationError as exc:
         reader.validation("sandbox", None, exc)
-        return None, line
+        return _restrictions_of(raw), line
+
+
+def _restrictions_of(raw: Mapping[str, Any]) -> SandboxSettings | None:
+    """What an invalid ``[sandbox]`` table still says that can only take away: its valid
+    ``hidden`` paths, and its network as asked, or ``off`` when the network setting itself
+    is what is invalid (a typo never leaves the agent more network than the operator meant).
+    The file has problems, so nothing else of it counts (see ``layering``)."""
+    kept: dict[str, Any] = {}
+    if "hidden" in raw:
+        with contextlib.suppress(ValidationError):
+            hidden = _listify({"hidden": raw["hidden"]})["hidden"]
+            kept["hidden"] = SandboxSettings.model_validate({"hidden": hidden}).hidden
+    if "network" in raw:
+        network = raw["network"]
+        try:
+            value = _listify(network) if isinstance(network, dict) else network
+            kept["network"] = NetworkSettings.model_validate(value)
+        except ValidationError:
+            kept["network"] = NetworkSettings(mode="off")
+    return SandboxSettings.model_validate(kept) if kept else None
 
 
 PROJECT_LEDGER_MESSAGE = (

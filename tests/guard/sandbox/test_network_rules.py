@@ -107,8 +107,43 @@ def test_a_bad_entry_in_the_file_is_one_problem_naming_file_and_key(tmp_path: Pa
     settings, _, problems = effective_settings(home, tmp_path)
     assert len(problems) == 1 and "operator-guard.toml" in str(problems[0])
     assert "allow entries" in str(problems[0])
-    # A file with problems never relaxes: the sandbox stays as strict as the default.
+    # A file with problems never relaxes: the sandbox stays required, and a network setting
+    # that does not parse is off, never the open default (fail closed).
     assert settings.mode == "required"
+    assert settings.network.mode == "off"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[sandbox.network]\nmode = "sometimes"\n',
+        '[sandbox]\nnetwork = "nonee"\n',
+        '[sandbox.network]\nmode = "off"\nallow = "pypi.org"\nextra = 1\n',
+        '[sandbox]\nmode = "off"\nnetwork = {mode = "allowlist", allow = ["HTTP://X"]}\n',
+    ],
+)
+def test_a_network_setting_that_does_not_parse_is_off(tmp_path: Path, table: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "operator-guard.toml").write_text(table)
+    settings, _, problems = effective_settings(home, tmp_path)
+    assert problems
+    assert (settings.mode, settings.network.mode) == ("required", "off")
+
+
+def test_a_valid_network_in_an_invalid_table_is_kept_with_the_hidden_paths(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "operator-guard.toml").write_text(
+        '[sandbox]\nmode = "of"\nhidden = ["~/secret"]\n'
+        '[sandbox.network]\nmode = "allowlist"\nallow = ["pypi.org"]\n'
+    )
+    settings, _, problems = effective_settings(home, tmp_path)
+    assert problems and settings.mode == "required"
+    assert settings.hidden == ("~/secret",)
+    assert (settings.network.mode, settings.network.allow) == ("allowlist", ("pypi.org",))
 
 
 # -- the proxy itself, attacked with the spellings a command could send ----------------------
