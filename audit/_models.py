@@ -306,7 +306,14 @@ class EvidenceRejectedData(_Wire):
 
     evidence_id: AnyEvidenceId | None = None
     decision: Literal[
-        "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed", "missing"
+        "malformed",
+        "untrusted",
+        "expired",
+        "not-yet-valid",
+        "mismatch",
+        "not-dialog",
+        "consumed",
+        "missing",
     ]
     reasons: Reasons
     action_kind: ActionKind | None = None

@@ -29,6 +29,7 @@ __all__ = [
     "WIRE_CONFIG",
     "ActionKind",
     "EvidenceId",
+    "GrantId",
     "IsoMillis",
     "KeyId",
     "Origin",
@@ -214,11 +215,16 @@ WIRE_CONFIG = ConfigDict(
 
 ActionKind = Literal["destructive", "protected"]
 """What a confirmation is about (a local-safe call needs none)."""
-Origin = Literal["runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"]
-"""Where the operator's answer came from."""
+Origin = Literal[
+    "runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm", "runtime-grant"
+]
+"""Where the operator's answer came from (``runtime-grant``: a call covered by a scoped grant
+the operator gave in an earlier dialog, not a dialog of its own)."""
 Sha256 = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
 KeyId = Annotated[str, Field(pattern=r"^ed25519:[0-9a-f]{64}$")]
 Signature = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{86}$")]
 """Unpadded base64url of a 64-byte Ed25519 signature."""
 EvidenceId = Annotated[str, Field(pattern=r"^oce_[A-Za-z0-9_-]{22,64}$")]
 """``oce_`` + unpadded base64url of at least 128 random bits (minted: 16 bytes, 22 chars)."""
+GrantId = Annotated[str, Field(pattern=r"^grant_[A-Za-z0-9_-]{22}$")]
+"""``grant_`` + unpadded base64url of 128 random bits (16 bytes, 22 chars): a scoped grant."""

@@ -415,11 +415,14 @@ class Guard:
         cwd: str | os.PathLike[str],
         *,
         tool_call_id: str | None = None,
+        require_dialog: bool = False,
     ) -> ConsumeResult:
         """Check ``envelope`` against the pending call (recomputed here) and consume it once.
 
         ``tool_call_id``: the pending call's id, when the consumer knows it; evidence bound
-        to another call is rejected (``tool-call-id-mismatch``).
+        to another call is rejected (``tool-call-id-mismatch``). ``require_dialog``: evidence
+        a scoped grant covered (``origin: runtime-grant``) is rejected (``not-dialog`` /
+        ``grant-covered``) and not consumed, so a consumer that accepts grants still can.
 
         The ledger is first brought up to date from the audit log's ``evidence.consumed``
         records (a lost or stale ledger never forgets); if the log cannot be read or
@@ -436,6 +439,7 @@ class Guard:
             log_path=self.audit.path,
             now=utc_now(),
             tool_call_id=tool_call_id,
+            require_dialog=require_dialog,
         )
         call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
         if tool_call_id is not None:

@@ -61,6 +61,7 @@ AUDIT = [
     "FaultKind",
     "Frontier",
     "GapReason",
+    "GrantId",
     "HeadSigner",
     "HeldEffectData",
     "InclusionEntry",

@@ -75,7 +75,14 @@ def cmd_consume(args: argparse.Namespace) -> ExitCode:
     envelope = read_file_arg(args.envelope, "--envelope")
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
-        result = guard.consume(envelope, tool, tool_input, cwd, tool_call_id=args.tool_call_id)
+        result = guard.consume(
+            envelope,
+            tool,
+            tool_input,
+            cwd,
+            tool_call_id=args.tool_call_id,
+            require_dialog=args.require_dialog,
+        )
     emit(result)
     return ExitCode.OK if result.decision == "consumed" else ExitCode.REJECTED
 
@@ -123,5 +130,11 @@ def register(sub: Subparsers) -> None:
         "--tool-call-id",
         default=None,
         help="the pending call's id: evidence bound to another call is rejected",
+    )
+    p.add_argument(
+        "--require-dialog",
+        action="store_true",
+        help="reject evidence a scoped grant covered (origin runtime-grant; decision "
+        "not-dialog, exit 3) without consuming it",
     )
     p.set_defaults(func=cmd_consume)

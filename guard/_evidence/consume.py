@@ -6,8 +6,13 @@ envelope's fingerprint fields is trusted until it has been compared.
 
     1 structure   -> malformed        5 time          -> expired / not-yet-valid
     2 key         -> untrusted        6 exact match   -> mismatch
-    3 signature   -> untrusted        7 single use    -> consumed (a replay)
-    4 origin      -> untrusted
+    3 signature   -> untrusted       (6a dialog       -> not-dialog, only with require_dialog)
+    4 origin      -> untrusted        7 single use    -> consumed (a replay)
+
+6a comes after every check of the envelope itself and before the ledger is touched: a
+``not-dialog`` answer says the evidence is genuine, current and for this very call, but a grant
+covered it (``origin: runtime-grant``) where this consumer wants the operator's own dialog; and
+nothing was consumed, so a consumer that accepts grants can still consume it.
 """
 
 from __future__ import annotations
@@ -67,13 +72,16 @@ def check_and_consume(
     max_ttl_seconds: int = MAX_TTL_SECONDS,
     trusted_origins: Collection[str] = TRUSTED_ORIGINS,
     tool_call_id: str | None = None,
+    require_dialog: bool = False,
 ) -> ConsumeResult:
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
     ``pending`` is ``None`` when the pending call is local-safe: no evidence can
     match it. ``tool_call_id`` is the pending call's id when the consumer knows it:
     evidence bound to another call is a ``tool-call-id-mismatch`` (evidence minted
-    without a call id is bound by its fingerprint alone).
+    without a call id is bound by its fingerprint alone). ``require_dialog``: evidence
+    that a scoped grant covered (``origin: runtime-grant``) is rejected, ``not-dialog`` /
+    ``grant-covered``, once checks 1 to 6 pass, and is not consumed.
     """
     if raw is None or raw in ("", b"", {}):
         return _reject("missing", ("no-evidence",), None, "no envelope was given")
@@ -128,6 +136,14 @@ def check_and_consume(
         mismatched = (*mismatched, "tool-call-id-mismatch")
     if mismatched:
         return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
+    # 6a. a dialog of its own, when the consumer asks for one (before the ledger: not consumed)
+    if require_dialog and details.origin == "runtime-grant":
+        return _reject(
+            "not-dialog",
+            ("grant-covered",),
+            eid,
+            "a scoped grant covered this call, not a dialog of its own; nothing was consumed",
+        )
     # 7. single use
     outcome = ledger.try_consume(eid, expires, now)
     if outcome == "already-consumed":

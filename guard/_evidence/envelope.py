@@ -29,6 +29,7 @@ from guard._evidence.keys import Signer
 from guard._evidence.models import (
     EVIDENCE_CUSTOM_TYPE,
     EVIDENCE_SCHEMA,
+    CoveredBy,
     EvidenceDetails,
     EvidenceEnvelope,
 )
@@ -73,8 +74,15 @@ def mint_envelope(
     ttl_seconds: int,
     now: datetime,
     tool_call_id: str | None = None,
+    covered_by: CoveredBy | None = None,
 ) -> EvidenceEnvelope:
-    """Sign a fresh envelope for ``fingerprint``; ``ttl_seconds`` is already validated."""
+    """Sign a fresh envelope for ``fingerprint``; ``ttl_seconds`` is already validated.
+
+    ``covered_by``: the scoped grant that covered this call, which then ran without a dialog
+    of its own; given exactly when ``origin`` is ``runtime-grant`` (else a ``ValidationError``,
+    and nothing is returned). It is signed with the rest; without it the details are what
+    they always were.
+    """
     evidence_id = new_evidence_id()
     unsigned: dict[str, Any] = {
         "schema": EVIDENCE_SCHEMA,
@@ -91,6 +99,8 @@ def mint_envelope(
     }
     if tool_call_id is not None:
         unsigned["toolCallId"] = tool_call_id
+    if covered_by is not None:
+        unsigned["coveredBy"] = covered_by.model_dump(mode="json")
     signature = b64url_encode(signer.sign(signing_message(unsigned)))
     details = EvidenceDetails.model_validate({**unsigned, "signature": signature})
     return EvidenceEnvelope(

@@ -15,12 +15,14 @@ from pydantic import (
     Field,
     SerializerFunctionWrapHandler,
     model_serializer,
+    model_validator,
 )
 
 from audit import (
     WIRE_CONFIG,
     ActionKind,
     EvidenceId,
+    GrantId,
     IsoMillis,
     KeyId,
     Origin,
@@ -33,8 +35,10 @@ __all__ = [
     "DEFAULT_TTL_SECONDS",
     "EVIDENCE_CUSTOM_TYPE",
     "EVIDENCE_SCHEMA",
+    "MAX_GRANT_USES",
     "MAX_TTL_SECONDS",
     "ConsumeResult",
+    "CoveredBy",
     "Evaluation",
     "EvidenceDetails",
     "EvidenceEnvelope",
@@ -62,8 +66,19 @@ def _json_boolean(value: object) -> object:
 ExactTrue = Annotated[Literal[True], BeforeValidator(_json_boolean)]
 ExactFalse = Annotated[Literal[False], BeforeValidator(_json_boolean)]
 
+MAX_GRANT_USES = 1000
+"""The highest ``coveredBy.use`` an envelope may carry."""
+
 MatchDecision = Literal[
-    "match", "missing", "malformed", "untrusted", "expired", "not-yet-valid", "mismatch", "consumed"
+    "match",
+    "missing",
+    "malformed",
+    "untrusted",
+    "expired",
+    "not-yet-valid",
+    "mismatch",
+    "not-dialog",
+    "consumed",
 ]
 
 
@@ -75,6 +90,22 @@ class ReportOnly(BaseModel):
     dispatch_allowed: ExactFalse = False
     can_override_monitor_block: ExactFalse = False
     authorization: Literal["none"] = "none"
+
+
+class CoveredBy(BaseModel):
+    """Which scoped grant covered a call that ran without a dialog of its own (signed).
+
+    Present exactly when ``origin`` is ``runtime-grant``. See the guide,
+    docs/operator-confirmation.md, "The envelope (v1)".
+    """
+
+    model_config = WIRE_CONFIG
+
+    grant_id: GrantId
+    use: int = Field(ge=1, le=MAX_GRANT_USES)  # strict: true and 1.0 are not integers
+    """Which use of the grant this call is: 1 for the first call it covered."""
+    grant_evidence_id: EvidenceId
+    """The evidence of the dialog in which the operator gave the grant."""
 
 
 class EvidenceDetails(ReportOnly):
@@ -93,10 +124,19 @@ class EvidenceDetails(ReportOnly):
     scope: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
     payload_hash: Sha256
     tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
+    covered_by: CoveredBy | None = None
     created_at_iso: IsoMillis
     expires_at_iso: IsoMillis
     key_id: KeyId
     signature: Signature
+
+    @model_validator(mode="after")
+    def _grant_origin(self) -> EvidenceDetails:
+        # Either both say "a grant covered this call" or neither does: an envelope cannot
+        # claim a dialog while naming a grant, nor a grant without naming it.
+        if (self.origin == "runtime-grant") != (self.covered_by is not None):
+            raise ValueError("origin runtime-grant needs coveredBy, and coveredBy needs it")
+        return self
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -34,18 +34,26 @@ def consume_synced(
     now: datetime,
     tool_call_id: str | None = None,
     require_log: bool = True,
+    require_dialog: bool = False,
 ) -> ConsumeResult:
     """Sync ``ledger`` from the audit log at ``log_path``, recall this id from it, check and
     consume ``raw`` once. Never authorizes anything.
 
     ``require_log=False``: a home without an audit log (a monitor's) has nothing to sync or
     recall; otherwise a log that cannot be read or verified raises :class:`LedgerError` and
-    nothing is consumed.
+    nothing is consumed. ``require_dialog``: grant-covered evidence is rejected (``not-dialog``)
+    and not consumed, see :func:`check_and_consume`.
     """
     sync_ledger(ledger, log_path, keyring.public_keys(), require_log=require_log)
     # Even a ledger edited in place (rows gone, position forged) cannot forget: the log's
     # recent evidence.consumed records are checked for this very id.
     recall_consumed(ledger, log_path, raw, require_log=require_log)
     return check_and_consume(
-        raw, pending, keyring=keyring, ledger=ledger, now=now, tool_call_id=tool_call_id
+        raw,
+        pending,
+        keyring=keyring,
+        ledger=ledger,
+        now=now,
+        tool_call_id=tool_call_id,
+        require_dialog=require_dialog,
     )

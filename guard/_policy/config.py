@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import ValidationError
+from pydantic.alias_generators import to_snake
 
 from guard._policy.models import (
     ConfigProblem,
+    GrantSettings,
     LayerName,
     LedgerSettings,
     NetworkSettings,
@@ -61,7 +63,7 @@ LIST_FIELDS = frozenset(
         "hidden",
     }
 )
-_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "rule")
+_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "grants", "rule")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -84,6 +86,11 @@ class LayerFile:
     sandbox_line: int = 1
     # ``[ledger]`` (user layer only; ``None`` when absent, invalid or refused).
     ledger: LedgerSettings | None = None
+    # ``[grants]`` (user and project layer; ``None`` when absent; an invalid table is
+    # ``enabled = false``), the line of the table and of each of its keys.
+    grants: GrantSettings | None = None
+    grants_line: int = 1
+    grants_lines: Mapping[str, int] = field(default_factory=dict)
 
 
 class _Lines:
@@ -209,7 +216,8 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             reader.problem(
                 reader.lines.of("", 0, key),
                 key,
-                "unknown key (expected version, [settings], [sandbox], [ledger] or [[rule]])",
+                "unknown key (expected version, [settings], [sandbox], [ledger], [grants] "
+                "or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -231,6 +239,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
 
     sandbox, sandbox_line = _parse_sandbox(data, reader, layer)
     ledger = _parse_ledger(data, reader, layer)
+    grants, grants_line, grants_lines = _parse_grants(data, reader)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -267,6 +276,9 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         sandbox,
         sandbox_line,
         ledger,
+        grants,
+        grants_line,
+        grants_lines,
     )
 
 
@@ -342,6 +354,36 @@ def _parse_ledger(
     except ValidationError as exc:
         reader.validation("ledger", None, exc)
         return None
+
+
+def _parse_grants(
+    data: Mapping[str, Any], reader: _Reader
+) -> tuple[GrantSettings | None, int, dict[str, int]]:
+    """``[grants]`` of any layer, its line and the line of each key; whether a layer may raise
+    or only lower what it says is decided when the layers are merged (see ``layering``).
+
+    Fail closed: a table that does not validate (a wrong type, a value out of range, an
+    unknown key, not a table at all) is reported and counts as ``enabled = false``, never as
+    the defaults.
+    """
+    if "grants" not in data:
+        return None, 1, {}
+    raw = data["grants"]
+    has_header = ("grants", 0) in reader.lines.headers
+    line = reader.lines.of("grants", 0) if has_header else reader.lines.of("", 0, "grants")
+    if not isinstance(raw, dict):
+        reader.problem(line, "grants", "must be a table; grants are off")
+        return GrantSettings(enabled=False), line, {}
+    # keyed by field name (the table may spell a key camelCase too, as every wire model)
+    lines = {
+        to_snake(key): reader.lines.of("grants", 0, key) if has_header else line for key in raw
+    }
+    try:
+        return GrantSettings.model_validate(raw), line, lines
+    except ValidationError as exc:
+        reader.validation("grants", None, exc)
+        reader.problem(line, "grants", "this table does not validate, so grants are off")
+        return GrantSettings(enabled=False), line, lines
 
 
 def read_layer(path: Path, layer: LayerName) -> LayerFile:

@@ -19,6 +19,7 @@ from guard._policy.models import (
     ConfigProblem,
     DescribedCheck,
     DescribedRule,
+    GrantSettings,
     PolicyDescription,
     Rule,
     Verdict,
@@ -53,6 +54,7 @@ class Policy:
         self._settings_from = merged.settings_from
         self._placeholders = merged.placeholders
         self._placeholder_lists = merged.placeholder_lists
+        self._grants = merged.grants
         self._classifier = Classifier(
             rules=self._rules,
             exceptions=self._exceptions,
@@ -73,6 +75,12 @@ class Policy:
     def problems(self) -> tuple[ConfigProblem, ...]:
         """Config problems found while loading (invalid files, ignored relaxations)."""
         return self._problems
+
+    @property
+    def grants(self) -> GrantSettings:
+        """The limits of scoped grants in force (``[grants]``: the user's file sets them, a
+        project file can only lower them or switch grants off)."""
+        return self._grants
 
     def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
         """The verdict for one pending tool call (strictest matching rule wins)."""
@@ -114,6 +122,7 @@ class Policy:
             placeholder_lists=dict(self._placeholder_lists),
             settings=settings,
             settings_from={to_camel(k): v for k, v in self._settings_from.items()},
+            grants=self._grants,
             rules=tuple(rules),
             checks=tuple(checks),
             ignored=self._ignored,

@@ -30,6 +30,7 @@ from guard._policy.installation import installation_paths
 from guard._policy.models import (
     ConfigProblem,
     DescribedLayer,
+    GrantSettings,
     IgnoredRule,
     LayerName,
     Rule,
@@ -59,6 +60,7 @@ class MergedLayers:
     placeholder_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sandbox_from: LayerName = "builtin"
+    grants: GrantSettings = field(default_factory=GrantSettings)
 
 
 def load_layers(home: Path, project: Path | None) -> MergedLayers:
@@ -92,6 +94,7 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         loaded.problems.extend(layer_file.problems)
     loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
     _sandbox_settings(user, project_layer, loaded)
+    loaded.grants = _grant_settings(user, project_layer, loaded)
     _accept_rules(files, loaded, loaded.settings, placeholders, lists, project_dir)
     layers = tuple(
         DescribedLayer(
@@ -204,6 +207,97 @@ def _sandbox_settings(user: LayerFile, project: LayerFile | None, loaded: Merged
         loaded.problems.append(
             ConfigProblem(file=file, line=user.sandbox_line, key="sandbox", message=why)
         )
+
+
+_NEVER_RELAXES = (
+    "ignored: this file has problems, and a file with problems never relaxes the policy"
+)
+
+
+def _grant_settings(
+    user: LayerFile, project: LayerFile | None, loaded: MergedLayers
+) -> GrantSettings:
+    """``[grants]``: the defaults, then the user's table, then the project's, which only restricts.
+
+    The user's table replaces the defaults (it may raise the maxima up to the model's limits,
+    or switch grants off). A project table, and the table of a user file with problems, can
+    only restrict: ``enabled = false`` switches grants off, a lower maximum lowers it; what
+    would raise a maximum or switch grants on is reported and ignored. A table that does not
+    validate arrives as ``enabled = false`` (see ``config``); a file that cannot be read or
+    is not TOML switches grants off too, since what it says about them is unknown.
+    """
+    grants = GrantSettings()
+    for layer_file in (user, project):
+        if layer_file is None:
+            continue
+        file = layer_file.file or f"<{layer_file.layer}>"
+        if layer_file.status == "invalid":
+            if grants.enabled:
+                grants = GrantSettings(
+                    enabled=False, max_minutes=grants.max_minutes, max_uses=grants.max_uses
+                )
+                loaded.problems.append(
+                    ConfigProblem(
+                        file=file,
+                        line=1,
+                        key="grants",
+                        message="grants are off: this file could not be read, so what it "
+                        "says about [grants] is unknown",
+                    )
+                )
+            continue
+        asked = layer_file.grants
+        if asked is None:
+            continue
+        if layer_file.layer == "user" and not layer_file.problems:
+            grants = asked
+            continue
+        why = PROJECT_RELAX_MESSAGE if layer_file.layer == "project" else _NEVER_RELAXES
+        grants = _restrict_grants(grants, asked, layer_file, why, loaded)
+    return grants
+
+
+def _restrict_grants(
+    current: GrantSettings,
+    asked: GrantSettings,
+    layer_file: LayerFile,
+    why: str,
+    loaded: MergedLayers,
+) -> GrantSettings:
+    """``current`` restricted by what ``asked`` sets; what would widen it is recorded."""
+    file = layer_file.file or f"<{layer_file.layer}>"
+
+    def refuse(key: str, asks: str, effect: str) -> None:
+        line = layer_file.grants_lines.get(key, layer_file.grants_line)
+        reason = f"{why}; grants.{key} = {asks} would {effect}"
+        loaded.ignored.append(
+            IgnoredRule(
+                id=f"grants.{key}", layer=layer_file.layer, file=file, line=line, reason=reason
+            )
+        )
+        loaded.problems.append(
+            ConfigProblem(file=file, line=line, key=f"grants.{key}", message=reason)
+        )
+
+    given = asked.model_fields_set
+    enabled = current.enabled
+    if "enabled" in given:
+        if not asked.enabled:
+            enabled = False
+        elif not current.enabled:
+            refuse("enabled", "true", "switch grants back on")
+    maxima = {"max_minutes": current.max_minutes, "max_uses": current.max_uses}
+    for key, have in maxima.items():
+        if key not in given:
+            continue
+        want: int = getattr(asked, key)
+        if want < have:
+            maxima[key] = want
+        elif want > have:
+            refuse(key, str(want), f"raise it above {have}")
+    return GrantSettings(
+        enabled=enabled, max_minutes=maxima["max_minutes"], max_uses=maxima["max_uses"]
+    )
 
 
 def _relaxable_ids(builtin: LayerFile) -> frozenset[str]:

@@ -19,6 +19,7 @@ __all__ = [
     "DescribedCheck",
     "DescribedLayer",
     "DescribedRule",
+    "GrantSettings",
     "IgnoredRule",
     "LayerName",
     "LedgerSettings",
@@ -281,6 +282,26 @@ class SandboxSettings(BaseModel):
         return self
 
 
+class GrantSettings(BaseModel):
+    """``[grants]``: the limits of a scoped grant ("Yes, and allow calls like this for this
+    session").
+
+    ``enabled`` offers grants at all; ``max_minutes`` is the longest a grant lasts (1..1440),
+    ``max_uses`` the most calls one grant covers (1..1000). The contract: the user's file sets
+    the maxima (it may raise them up to those limits) and can switch grants off; a project
+    file can only lower them or switch grants off, never raise them or switch grants back on
+    (the model can write the project). A ``[grants]`` table that does not validate, in any
+    layer, switches grants off; a user file with problems never raises them above the
+    defaults.
+    """
+
+    model_config = _WIRE
+
+    enabled: bool = True
+    max_minutes: int = Field(default=30, ge=1, le=1440)
+    max_uses: int = Field(default=20, ge=1, le=1000)
+
+
 class ConfigFile(BaseModel):
     """A whole TOML layer."""
 
@@ -349,6 +370,7 @@ class PolicyDescription(BaseModel):
     placeholder_lists: dict[str, tuple[str, ...]]
     settings: dict[str, bool | list[str]]
     settings_from: dict[str, LayerName]
+    grants: GrantSettings
     rules: tuple[DescribedRule, ...]
     checks: tuple[DescribedCheck, ...]
     ignored: tuple[IgnoredRule, ...]

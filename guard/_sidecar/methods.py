@@ -152,6 +152,7 @@ class _VerifyOnly:
         cwd: str,
         *,
         tool_call_id: str | None = None,
+        require_dialog: bool = False,
     ) -> ConsumeResult:
         from guard._evidence.single_use import consume_synced
         from guard._guard import AUDIT_LOG_FILE
@@ -168,6 +169,7 @@ class _VerifyOnly:
             now=utc_now(),
             tool_call_id=tool_call_id,
             require_log=False,
+            require_dialog=require_dialog,
         )
 
     def close(self) -> None:
@@ -532,7 +534,12 @@ class Sidecar(RpcServer):
             envelope = found[-1] if found else None
         if self._monitor is not None:
             result = self._monitor.consume(
-                envelope, p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id
+                envelope,
+                p.tool_name,
+                p.input,
+                p.cwd,
+                tool_call_id=p.tool_call_id,
+                require_dialog=p.require_dialog,
             )
             _log.info(
                 "monitor-consume",
@@ -550,7 +557,12 @@ class Sidecar(RpcServer):
             )
         else:
             result = self._need_guard().consume(
-                envelope, p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id
+                envelope,
+                p.tool_name,
+                p.input,
+                p.cwd,
+                tool_call_id=p.tool_call_id,
+                require_dialog=p.require_dialog,
             )
         return result.model_dump(mode="json")
 

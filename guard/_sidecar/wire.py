@@ -89,11 +89,14 @@ class ConsumeParams(CallParams):
     entry whose ``details.toolCallId`` equals ``toolCallId`` (or the last one at all when no
     ``toolCallId`` is given); none found is the ``missing`` decision. A given ``toolCallId``
     is also compared with the evidence's signed one: another call's evidence is rejected
-    (``tool-call-id-mismatch``).
+    (``tool-call-id-mismatch``). ``requireDialog``: evidence a scoped grant covered
+    (``origin: runtime-grant``) is rejected (``not-dialog`` / ``grant-covered``) and not
+    consumed.
     """
 
     envelope: dict[str, Any] | str | None = None
     session_file: str | None = Field(default=None, min_length=1, max_length=4096)
+    require_dialog: bool = False
 
     @model_validator(mode="after")
     def _one_source(self) -> ConsumeParams:
