@@ -17,6 +17,7 @@ from audit._wire import (
     WIRE_CONFIG,
     ActionKind,
     EvidenceId,
+    GrantId,
     IsoMillis,
     KeyId,
     Origin,
@@ -42,6 +43,12 @@ __all__ = [
     "EffectsReviewedData",
     "EvidenceConsumedData",
     "EvidenceRejectedData",
+    "GrantCreatedData",
+    "GrantExpiredData",
+    "GrantPatternData",
+    "GrantRevokedData",
+    "GrantUseRef",
+    "GrantUsedData",
     "HeldEffectData",
     "KeyGeneratedData",
     "KeyRetiredData",
@@ -220,10 +227,20 @@ class ConfirmationRequestedData(_Wire):
     session: SessionRef | None = None
 
 
+class GrantUseRef(_Wire):
+    """Which grant covered a call, and which use of it this was."""
+
+    grant_id: GrantId
+    use: int = Field(ge=1, le=1000)
+
+
 class ConfirmationRecordedData(ConfirmationRequestedData):
-    """The operator said yes; evidence ``evidence_id`` was minted for the action."""
+    """The operator said yes; evidence ``evidence_id`` was minted for the action.
+
+    ``covered_by``: the yes was a grant's, not a dialog's (origin ``runtime-grant``)."""
 
     evidence_id: EvidenceId
+    covered_by: GrantUseRef | None = None
 
 
 RuleIds = Annotated[
@@ -243,8 +260,11 @@ class ConfirmationDeclinedData(_Wire):
         "confirmed-unrecorded",
         "input-changed-after-decision",
         "sandbox-unavailable",
+        "stopped",
     ] = Field(
         description=(
+            "``stopped``: the operator answered *No, and stop the agent*: this call and the "
+            "rest of the turn were declined. "
             "``confirmed-unrecorded``: the operator said yes but the sidecar died before it "
             "could record evidence; the call was blocked (fail closed). "
             "``sandbox-unavailable``: the OS sandbox could not start, so the agent's command "
@@ -482,6 +502,72 @@ class SessionEndedData(_Wire):
     declined: int = Field(ge=0)
     blocked: int = Field(ge=0)
     executed: int = Field(ge=0)
+    covered: int = Field(default=0, ge=0, description="calls a grant covered: no dialog")
+    session: SessionRef | None = None
+
+
+class GrantPatternData(_Wire):
+    """What a grant covers: one plain action (tool, kind, program, the fixed arguments) on
+    targets inside ``globs`` and ``scope``, asked about by exactly ``rule_ids``."""
+
+    tool: ToolName
+    kind: ActionKind
+    program: Annotated[str, Field(min_length=1, max_length=4096)] | None = None
+    fixed_args: Annotated[list[PathText], Field(max_length=64)]
+    globs: Annotated[list[PathText], Field(min_length=1, max_length=64)]
+    scope: PathText
+    rule_ids: RuleIds
+
+
+class GrantCreatedData(_Wire):
+    """The operator answered a dialog with a grant: later calls inside ``pattern`` in the
+    same pi session run without a dialog until ``expires_at_iso`` or ``max_uses``.
+    ``evidence_id`` is the evidence of that dialog's call; ``record_hash`` is the SHA-256
+    of the signed grant line kept in the home's grants file."""
+
+    grant_id: GrantId
+    pattern: GrantPatternData
+    breadth: Literal["same-call", "same-directory"]
+    label: Preview
+    created_at_iso: IsoMillis
+    expires_at_iso: IsoMillis
+    max_uses: int = Field(ge=1, le=1000)
+    evidence_id: EvidenceId
+    policy_digest: Sha256
+    key_id: KeyId
+    record_hash: Sha256
+    session: SessionRef | None = None
+
+
+class GrantUsedData(_Wire):
+    """A grant covered one more call; ``evidence_id`` is that call's own evidence."""
+
+    grant_id: GrantId
+    use: int = Field(ge=1, le=1000)
+    evidence_id: EvidenceId
+    tool_call_id: ToolCallId | None = None
+    preview: Preview | None = None
+    session: SessionRef | None = None
+
+
+class GrantRevokedData(_Wire):
+    """The operator revoked a grant (``by``: pi's ``/guard`` command or ``pi-guard grants``)."""
+
+    grant_id: GrantId
+    by: Literal["guard-command", "cli"]
+    uses: int = Field(ge=0)
+    session: SessionRef | None = None
+
+
+class GrantExpiredData(_Wire):
+    """A grant ended by itself: its time or uses ran out, its session ended, the key was
+    rotated, the policy changed, or grants were switched off."""
+
+    grant_id: GrantId
+    reason: Literal[
+        "time", "uses", "session-ended", "key-rotated", "policy-changed", "switched-off"
+    ]
+    uses: int = Field(ge=0)
     session: SessionRef | None = None
 
 
@@ -494,6 +580,10 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "effects.resolved": EffectsResolvedData,
         "effects.reviewed": EffectsReviewedData,
         "evidence.rejected": EvidenceRejectedData,
+        "grant.created": GrantCreatedData,
+        "grant.expired": GrantExpiredData,
+        "grant.revoked": GrantRevokedData,
+        "grant.used": GrantUsedData,
         "key.generated": KeyGeneratedData,
         "key.retired": KeyRetiredData,
         "key.rotated": KeyRotatedData,

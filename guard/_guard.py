@@ -54,11 +54,15 @@ from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
     ConsumeResult,
+    CoveredBy,
     Evaluation,
     RecordResult,
 )
 from guard._evidence.single_use import consume_synced
-from guard._home import ensure_private_dir, env, resolve_home
+from guard._grants import GrantOffer, offers
+from guard._grants.desk import GrantDesk, GrantLimits
+from guard._grants.store import GrantRecord, GrantStore
+from guard._home import GRANTS_FILE, ensure_private_dir, env, resolve_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
 from guard._plan import plan_input
@@ -78,8 +82,8 @@ __all__ = [
 
 AUDIT_LOG_FILE = "audit.jsonl"
 _log = get_logger("guard")
-DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable"]
-BlockReason = Literal["sidecar-unavailable", "sandbox-unavailable"]
+DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable", "stopped"]
+BlockReason = Literal["sidecar-unavailable", "sandbox-unavailable", "stopped"]
 """Why the guard stopped a call without asking anyone (any call, local-safe included)."""
 # A late decline may also be a yes the sidecar died before recording: the call was blocked.
 LateDeclineReason = (
@@ -99,13 +103,15 @@ def operator_reason_text(reason: str | None) -> str | None:
     return redact_preview(reason, limit=MAX_OPERATOR_REASON_CHARS) or None
 
 
-SESSION_COUNTS = ("asked", "confirmed", "declined", "blocked", "executed")
+SESSION_COUNTS = ("asked", "confirmed", "declined", "blocked", "executed", "covered")
 _OPERATOR_NO = ("declined", "timeout")
 
 
 def _count(counts: dict[str, int], event: str, data: Mapping[str, Any]) -> None:
     """What one record adds to a session's counts (``/guard``, ``session.ended``)."""
-    if event == "confirmation.recorded":
+    if event == "confirmation.recorded" and data.get("coveredBy"):
+        counts["covered"] += 1
+    elif event == "confirmation.recorded":
         counts["asked"] += 1
         counts["confirmed"] += 1
     elif event == "confirmation.declined" and data.get("reason") in _OPERATOR_NO:
@@ -168,6 +174,9 @@ class Guard:
         self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
         self.key_created = False
         self.classifier = PolicyCache(home)
+        self.grants = GrantDesk(
+            GrantStore(home / GRANTS_FILE), self._current_signer, self.public_keyring, self._append
+        )
 
     @classmethod
     def open(
@@ -320,6 +329,7 @@ class Guard:
         origin: Origin = "operator-contract-review",
         decline_reason: DeclineReason = "declined",
         operator_reason: str | None = None,
+        covered_by: CoveredBy | None = None,
     ) -> RecordResult:
         """Record the operator's answer about a call; a "yes" mints signed evidence.
 
@@ -327,7 +337,8 @@ class Guard:
         the caller. ``ttl_seconds`` outside 1..600 is refused, not clipped.
         ``operator_reason`` is what the operator said when declining; it goes into the
         ``confirmation.declined`` record (see :func:`operator_reason_text`) and is ignored
-        for a "yes".
+        for a "yes". ``covered_by``: the yes is a grant's (see :meth:`covered`), the
+        evidence's origin is ``runtime-grant``.
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
@@ -375,12 +386,18 @@ class Guard:
         envelope = mint_envelope(
             signer,
             fp,
-            origin=origin,
+            origin="runtime-grant" if covered_by is not None else origin,
             ttl_seconds=ttl_seconds,
             now=utc_now(),
             tool_call_id=tool_call_id,
+            covered_by=covered_by,
         )
         d = envelope.details
+        grant = (
+            {"coveredBy": {"grantId": covered_by.grant_id, "use": covered_by.use}}
+            if covered_by is not None
+            else {}
+        )
         # The audit record is durable before the evidence leaves this process.
         self._append(
             "confirmation.recorded",
@@ -393,6 +410,7 @@ class Guard:
                 "expiresAtIso": d.expires_at_iso,
                 "keyId": d.key_id,
                 **preview,
+                **grant,
             },
         )
         return RecordResult(
@@ -625,6 +643,115 @@ class Guard:
             },
         )
 
+    # -- grants -----------------------------------------------------------
+
+    def policy_digest(self, workspace: str | os.PathLike[str]) -> str:
+        """The SHA-256 of the policy in force for ``workspace`` (``policy show``'s JSON)."""
+        return sha256_prefixed(canonical_json(self.classifier.policy_for(workspace).describe()))
+
+    def grant_limits(self, workspace: str | os.PathLike[str]) -> GrantLimits:
+        """What the policy in force for ``workspace`` lets a new grant be (``[grants]``)."""
+        settings = self.classifier.policy_for(workspace).grants
+        return GrantLimits(settings.enabled, settings.max_minutes, settings.max_uses)
+
+    def grant_offers(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        workspace: str | os.PathLike[str],
+    ) -> tuple[GrantOffer, ...]:
+        """The grants a dialog about this call may offer (none without a pi session, with
+        grants switched off, or for a call :func:`guard._grants.offers` refuses)."""
+        if self.session is None or not self.grant_limits(workspace).enabled:
+            return ()
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classifier.classify(name, _check_input(tool_input), Path(cwd))
+        return offers(name, tool_input, cwd, verdict, workspace=workspace)
+
+    def create_grant(
+        self,
+        offer: GrantOffer,
+        evidence_id: str,
+        *,
+        workspace: str | os.PathLike[str],
+    ) -> GrantRecord:
+        """Keep ``offer`` as a signed grant of this pi session (audited ``grant.created``);
+        ``evidence_id`` is the evidence of the dialog's own call."""
+        if self.session is None:
+            raise BadInputError("no-session", "a grant needs a pi session")
+        return self.grants.create(
+            offer,
+            session_id=self.session["id"],
+            evidence_id=evidence_id,
+            limits=self.grant_limits(workspace),
+            policy_digest=self.policy_digest(workspace),
+            now=utc_now(),
+        )
+
+    def covered(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        workspace: str | os.PathLike[str],
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+    ) -> RecordResult | None:
+        """If a grant of this pi session covers the call: its own evidence (origin
+        ``runtime-grant``, ``coveredBy`` the grant), audited with ``grant.used``; else
+        ``None`` and the call gets the normal dialog."""
+        if self.session is None:
+            return None
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classifier.classify(name, _check_input(tool_input), Path(cwd))
+        cover = self.grants.cover(
+            name,
+            tool_input,
+            cwd,
+            verdict,
+            session_id=self.session["id"],
+            policy_digest=self.policy_digest(workspace),
+            now=utc_now(),
+        )
+        if cover is None:
+            return None
+        covered_by = CoveredBy(
+            grant_id=cover.grant.grant_id,
+            use=cover.use,
+            grant_evidence_id=cover.grant.evidence_id,
+        )
+        result = self.record(
+            tool_name,
+            tool_input,
+            cwd,
+            confirmed=True,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+            covered_by=covered_by,
+        )
+        if result.evidence_id is None:
+            return None
+        preview = _preview(name, tool_input, verdict)
+        used: dict[str, Any] = {
+            "grantId": cover.grant.grant_id,
+            "use": cover.use,
+            "evidenceId": result.evidence_id,
+        }
+        if tool_call_id is not None:
+            used["toolCallId"] = tool_call_id
+        if preview and self._preview:
+            used["preview"] = preview
+        self._append("grant.used", used)
+        return result
+
+    def end_grants(self, reason: Literal["session-ended"]) -> None:
+        """End this pi session's grants (a grant never outlives its session)."""
+        if self.session is not None:
+            self.grants.end(reason, utc_now(), session_id=self.session["id"])
+
     # -- sessions ---------------------------------------------------------
 
     def attribute(self, session_id: str | None, session_file: str | None = None) -> None:
@@ -690,7 +817,9 @@ class Guard:
         self._append("session.started", fields)
 
     def session_ended(self, reason: Literal["shutdown", "switched"]) -> None:
-        """Audit ``session.ended`` with what happened in the session (:attr:`session_counts`)."""
+        """End the session's grants, then audit ``session.ended`` with what happened in it
+        (:attr:`session_counts`)."""
+        self.end_grants("session-ended")
         self._append("session.ended", {"reason": reason, **self.session_counts})
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:

@@ -28,6 +28,7 @@ from guard._errors import BadInputError, HomeError, HomeUnderFileError
 __all__ = [
     "CACHES_DIR",
     "ENV_PREFIX",
+    "GRANTS_FILE",
     "LAYERS_DIR",
     "OLD_ENV_PREFIX",
     "PI_PACKAGES",
@@ -50,6 +51,8 @@ LAYERS_DIR = "layers"
 """In a session's directory: its command layers (``layers/<id>/{upper,work}``)."""
 SESSION_TMP_DIR = "tmp"
 """In a session's directory: the sandbox's ``/tmp`` for that session."""
+GRANTS_FILE = "grants.jsonl"
+"""The operator's signed scoped grants and their uses (``guard/_grants/store.py``)."""
 # Deprecated spelling of the prefix, still read when the new name is not set.
 OLD_ENV_PREFIX = "PI_GUARD_"
 """The prefix of the deprecated alias of every variable (still read)."""

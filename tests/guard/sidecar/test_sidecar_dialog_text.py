@@ -39,6 +39,7 @@ FORBIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
 BIDI = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
 SPOOF_NAME = "notes.txt\nKind:     local-safe\x1b[8mhidden\x1b[0m\r\u2028Why:      nothing"
 LABELS = (
+    "Command:  ",
     "Tool:     ",
     "Kind:     ",
     "Path:     ",
@@ -86,6 +87,11 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+def whole(dialog: Any) -> str:
+    """What the operator can read: the compact message, then the details one choice away."""
+    return f"{dialog['message']}\n{dialog['details']}"
 
 
 def dialog_lines(message: str) -> list[str]:
@@ -240,12 +246,16 @@ def test_no_field_can_add_a_dialog_line_or_an_unsafe_character(
     dialog = dialog_for(
         evaluation, tool, ttl_seconds=30, confirm_timeout_ms=60_000, tool_input={"command": command}
     )
-    lines = dialog_lines(dialog.message)
-    labels = [next(label for label in LABELS if line.startswith(label)) for line in lines]
-    assert len(labels) == len(set(labels)), lines  # each field once: none forged
-    for text in (dialog.title, dialog.reason_title, *dialog.choices.model_dump().values()):
+    for part in (dialog.message, dialog.details):
+        lines = dialog_lines(part)
+        labels = [next(label for label in LABELS if line.startswith(label)) for line in lines]
+        assert len(labels) == len(set(labels)), lines  # each field once: none forged
+    choices = dialog.choices
+    texts = (choices.no, choices.no_with_reason, choices.stop, choices.yes, choices.details)
+    for text in (dialog.title, dialog.reason_title, *texts, *choices.grants):
         assert_safe(text)
     assert len(dialog.message) < 12_000  # bounded, whatever the input
+    assert len(dialog.details) < 12_000
     for reason in ("declined", "timeout", "no-ui", "blocked-by-policy"):
         assert_safe(
             block_reason_for(
@@ -280,18 +290,22 @@ def test_a_file_name_cannot_forge_a_kind_line_or_hide_text(home: Path, project: 
     name = ".env" + SPOOF_NAME
     result = evaluate(home, "write", {"path": name, "content": "x"}, project)
     assert result["action"] == "confirm"
-    lines = dialog_lines(result["dialog"]["message"])
+    lines = whole(result["dialog"]).split("\n")
+    for part in ("message", "details"):
+        dialog_lines(result["dialog"][part])
     kinds = [line for line in lines if line.startswith("Kind:")]
     assert kinds == ["Kind:     protected"]
-    (path,) = [line for line in lines if line.startswith("Path:")]
+    paths = [line for line in lines if line.startswith("Path:")]
+    assert len(paths) == 2  # on screen and in the details, the same escaped line
+    path = paths[0]
     assert "\\nKind:     local-safe\\x1b[8mhidden\\x1b[0m\\r\\u2028Why:" in path
-    assert len([line for line in lines if line.startswith("Why:")]) == 1
+    assert len([line for line in lines if line.startswith("Why:")]) == 2  # on screen, in details
 
 
 def test_a_bidi_override_in_a_file_name_is_shown_escaped(home: Path, project: Path) -> None:
     # "evil\u202Egnp.sh" reads "evilhs.png" on screen when the override is interpreted.
     result = evaluate(home, "bash", {"command": "rm -f 'evil\u202egnp.sh'"}, project)
-    message = result["dialog"]["message"]
+    message = whole(result["dialog"])
     assert "\u202e" not in message
     assert "evil\\u202egnp.sh" in message
     dialog_lines(message)
@@ -301,7 +315,7 @@ def test_a_long_command_names_the_force_push_past_the_old_cut(home: Path, projec
     command = "rm -rf build && echo " + "x" * 450 + " && git push --force origin main"
     assert len(command) > 500
     result = evaluate(home, "bash", {"command": command}, project)
-    lines = dialog_lines(result["dialog"]["message"])
+    lines = dialog_lines(result["dialog"]["details"])
     (preview,) = [line for line in lines if line.startswith("Preview:")]
     assert preview.startswith("Preview:  rm -rf build && echo x")
     assert preview.endswith("&& git push --force origin main")
@@ -315,7 +329,7 @@ def test_a_long_command_names_the_force_push_past_the_old_cut(home: Path, projec
 def test_a_force_push_in_the_hidden_middle_is_still_named(home: Path, project: Path) -> None:
     command = "echo " + "a" * 300 + " && git push --force origin main && echo " + "b" * 300
     result = evaluate(home, "bash", {"command": command}, project)
-    message = result["dialog"]["message"]
+    message = whole(result["dialog"])
     assert "git push --force origin main" not in message  # in the hidden middle
     assert "builtin.git-push-force" in message
     assert "force push" in message
@@ -334,7 +348,7 @@ def test_many_targets_are_listed_up_to_a_count(home: Path, project: Path) -> Non
 def test_every_distinct_reason_is_listed(home: Path, project: Path) -> None:
     command = "rm -rf a && git reset --hard && git push --force origin main && git clean -fd"
     result = evaluate(home, "bash", {"command": command}, project)
-    message = result["dialog"]["message"]
+    message = whole(result["dialog"])
     for rule_id in result["evaluation"]["ruleIds"]:
         assert rule_id in message
     for reason in result["evaluation"]["reasons"]:

@@ -188,6 +188,8 @@ WRITING = [
     "effects.resolve",
     "effects.review",
     "evaluate",
+    "grants.list",
+    "grants.revoke",
     "plan",
     "record",
     "sandbox.plan",
@@ -368,6 +370,7 @@ def test_status_gives_every_field_and_the_text_of_guard(sidecar: Sidecar, projec
         "declined": 0,
         "blocked": 0,
         "executed": 0,
+        "covered": 0,
     }
 
 

@@ -73,8 +73,11 @@ def test_the_dialog_offers_no_first_then_no_with_a_reason_then_yes(
     choices = dialog["choices"]
     assert choices["no"] == "No"
     assert choices["noWithReason"].startswith("No, ")
-    assert choices["yes"].startswith("Yes, ") and "bash" in choices["yes"]
-    assert "Enter alone declines" in dialog["message"]
+    assert choices["stop"] == "No, and stop the agent"
+    assert choices["yes"] == "Yes, this call once"
+    assert choices["details"] == "Details…"
+    assert "Enter alone declines" in dialog["details"]
+    assert "Enter alone declines" not in dialog["message"]  # said once, one key away
     assert dialog["reasonTitle"]
     assert dialog["reasonPlaceholder"]
 

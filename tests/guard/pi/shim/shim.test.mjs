@@ -49,15 +49,22 @@ function fakePi() {
 }
 
 /** A tool-call context: `select` answers the dialog from its options (default: no answer, as without a UI). */
-function fakeCtx({ hasUI = false, select = () => undefined, input = undefined } = {}) {
-	const seen = { notify: [], status: [], select: [], input: [] };
+function fakeCtx({ hasUI = false, select = () => undefined, input = undefined, draft = undefined } = {}) {
+	const seen = { notify: [], status: [], select: [], input: [], aborted: 0, editor: [] };
+	let editor = draft ?? "";
 	const ui = {
+		getEditorText: () => editor,
+		setEditorText: (text) => (seen.editor.push(text), (editor = text)),
 		notify: (text, level) => seen.notify.push({ text, level }),
 		setStatus: (_key, text) => seen.status.push(text),
-		select: async (title, options, opts) => (seen.select.push({ title, options, opts }), select(options, opts)),
+		select: async (title, options, opts) => {
+			seen.select.push({ title, options, opts });
+			if (draft !== undefined) editor = ""; // the dialog took the keys the operator was typing
+			return select(options, opts);
+		},
 		input: async (title, placeholder) => (seen.input.push({ title, placeholder }), input),
 	};
-	return { seen, hasUI, mode: hasUI ? "tui" : "print", cwd: ROOT, ui };
+	return { seen, hasUI, mode: hasUI ? "tui" : "print", cwd: ROOT, ui, abort: () => seen.aborted++ };
 }
 
 /** What the shim writes to stderr while `fn` runs, and what `fn` returned. */
@@ -313,12 +320,13 @@ test("bash whose plan failed at the session start asks again, and runs sandboxed
 const DIALOG = {
 	title: "Confirm",
 	message: "write notes.txt",
-	choices: { no: "No", noWithReason: "No, with a reason", yes: "Yes" },
+	details: "Payload: sha256:…",
+	choices: { no: "No", noWithReason: "No, with a reason", stop: "No, and stop the agent", yes: "Yes", grants: [], details: "Details…" },
 	reasonTitle: "Why?",
 	reasonPlaceholder: "reason",
 };
 const confirm = (methods = {}) => ({ methods: { evaluate: { result: { action: "confirm", dialog: DIALOG } }, ...methods } });
-const YES = (options) => options[2];
+const YES = (options) => options.find((o) => o === "Yes");
 
 for (const [what, dialog] of [
 	["no dialog", undefined],
@@ -359,7 +367,7 @@ for (const [what, select, input, expected] of [
 		const [declined] = g.requests("audit.declined");
 		assert.equal(declined.params.reason, expected.reason);
 		assert.equal(declined.params.operatorReason, expected.operatorReason);
-		assert.equal(ctx.seen.input.length, select(["a", "b", "c"]) === "b" ? 1 : 0);
+		assert.equal(ctx.seen.input.length, select(["a", "b", "c", "d"]) === "b" ? 1 : 0);
 		assert.deepEqual(g.requests("record"), []);
 	});
 }
@@ -464,3 +472,97 @@ test("a second copy in the same pi stands down and the first one keeps guarding"
 	assertBlocked(await first.call("write", WRITE), "first");
 	assert.ok(globalThis[ACTIVE]);
 });
+
+// -- the compact dialog: details one choice away, stop the agent, grants, what the operator typed
+
+const GRANTS = ["Yes, and allow rm -f of exactly ./a.txt", "Yes, and allow rm -f of files matching ./*.txt"];
+const withGrants = (methods = {}) => ({
+	methods: { evaluate: { result: { action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } } } }, ...methods },
+});
+
+test("the choices come in order: No first, the grants after the plain Yes, Details last", async (t) => {
+	const g = await guard(t, { spec: withGrants() });
+	const ctx = fakeCtx({ hasUI: true, select: (o) => o[0] });
+	assertBlocked(await g.call("write", WRITE, ctx));
+	assert.deepEqual(ctx.seen.select[0].options, ["No", "No, with a reason", "No, and stop the agent", "Yes", ...GRANTS, "Details…"]);
+	assert.equal(ctx.seen.select[0].title, "Confirm\nwrite notes.txt");
+});
+
+test("Details shows the details, then asks again; only the answer after it counts", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	const answers = ["Details…", "Back", "Yes"];
+	const ctx = fakeCtx({ hasUI: true, select: () => answers.shift() });
+	assert.equal(await g.call("write", WRITE, ctx), undefined);
+	assert.deepEqual(ctx.seen.select.map((s) => s.title), ["Confirm\nwrite notes.txt", "Confirm\nPayload: sha256:…", "Confirm\nwrite notes.txt"]);
+	assert.equal(g.requests("record").length, 1);
+});
+
+test("Details, then no answer: declined, nothing recorded", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	const answers = ["Details…", "Back", undefined];
+	const ctx = fakeCtx({ hasUI: true, select: () => answers.shift() });
+	assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
+	assert.deepEqual(g.requests("record"), []);
+});
+
+for (const [what, index] of [["the first grant", 0], ["the second grant", 1]]) {
+	test(`Yes with ${what}: record asks for grant ${index} by number, never sends a pattern`, async (t) => {
+		const grant = { grantId: "grant_0123456789abcdefghijkl", label: "rm -f of ./*.txt", expiresAtIso: "2026-01-01T00:00:00.000Z", maxUses: 20 };
+		const record = { result: { decision: "recorded", evidenceId: "ev_fake", envelope: { evidence: "fake" }, summary: "recorded", grant } };
+		const g = await guard(t, { spec: withGrants({ record }) });
+		const ctx = fakeCtx({ hasUI: true, select: (o) => o[4 + index] });
+		assert.equal(await g.call("write", WRITE, ctx), undefined);
+		const [sent] = g.requests("record");
+		assert.deepEqual([sent.params.confirmed, sent.params.grant], [true, index]);
+		assert.equal(JSON.stringify(sent.params).includes("./*.txt"), false);
+		assert.match(ctx.seen.notify.at(-1).text, /grant grant_0123456789abcdefghijkl kept/);
+		assert.deepEqual(g.pi.entries, [{ type: "operator-confirmation-evidence", data: { evidence: "fake" } }]);
+	});
+}
+
+test("a plain Yes sends no grant", async (t) => {
+	const g = await guard(t, { spec: withGrants() });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined);
+	assert.equal(g.requests("record")[0].params.grant, undefined);
+});
+
+test("a covered call: no dialog, its own evidence appended, the operator told which grant", async (t) => {
+	const covered = { grantId: "grant_0123456789abcdefghijkl", label: "rm -f of ./*.txt" };
+	const record = { decision: "recorded", evidenceId: "ev_cov", envelope: { evidence: "covered" }, summary: "recorded" };
+	const g = await guard(t, { spec: { methods: { evaluate: { result: { action: "allow", record, covered } } } } });
+	const ctx = fakeCtx({ hasUI: true, select: YES });
+	assert.equal(await g.call("write", WRITE, ctx), undefined);
+	assert.deepEqual(ctx.seen.select, []);
+	assert.deepEqual(g.pi.entries, [{ type: "operator-confirmation-evidence", data: { evidence: "covered" } }]);
+	assert.match(ctx.seen.notify.at(-1).text, /covered by grant grant_0123456789abcdefghijkl/);
+});
+
+test("a covered call whose evidence was not recorded is blocked", async (t) => {
+	const record = { decision: "invalid", envelope: null, summary: "no" };
+	const g = await guard(t, { spec: { methods: { evaluate: { result: { action: "allow", record } } } } });
+	assertBlocked(await g.call("write", WRITE, fakeCtx({ hasUI: true })), /no evidence recorded \(no\)/);
+	assert.deepEqual(g.pi.entries, []);
+});
+
+test("No, and stop the agent: the turn is aborted, this call and every later one declined until the next prompt", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	const ctx = fakeCtx({ hasUI: true, select: (o) => o[2] });
+	assertBlocked(await g.call("write", WRITE, ctx));
+	assert.equal(ctx.seen.aborted, 1);
+	const later = fakeCtx({ hasUI: true, select: YES });
+	assertBlocked(await g.call("write", WRITE, later));
+	assert.deepEqual(later.seen.select, [], "no dialog after stop");
+	assert.deepEqual(g.requests("audit.declined").map((r) => r.params.reason), ["stopped", "stopped"]);
+	assert.deepEqual(g.requests("record"), []);
+	await g.pi.handlers.get("agent_start")({ type: "agent_start" }, fakeCtx());
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined, "asked again after a new prompt");
+});
+
+for (const [what, select] of [["Yes", YES], ["No", (o) => o[0]], ["no answer", () => undefined]]) {
+	test(`what the operator was typing survives the dialog (${what})`, async (t) => {
+		const g = await guard(t, { spec: confirm() });
+		const ctx = fakeCtx({ hasUI: true, select, draft: "half a sentence" });
+		await g.call("write", WRITE, ctx);
+		assert.equal(ctx.ui.getEditorText(), "half a sentence");
+	});
+}
