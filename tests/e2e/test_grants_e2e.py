@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tools.pi.harness import Pick, grant_choices, is_guard_dialog
-from tools.pi.scripted_model import ScriptedModelServer
+from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
 from .pi_world import World, bash, confirms, tool_ends, turns
 
@@ -189,3 +189,29 @@ def test_stop_the_agent_declines_the_rest_of_the_turn(
     assert (world.project / "a.txt").exists() and (world.project / "b.txt").exists()
     stopped = [r["data"] for r in world.audit("confirmation.declined")]
     assert stopped and all(d["reason"] == "stopped" for d in stopped), stopped
+
+
+def test_the_agent_cannot_write_itself_a_grant(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    """Through every tool: the grants file is the guard's, and a forged line would only make
+    the guard ask anyway."""
+    prepare(world)
+    grants = world.home / "grants.jsonl"
+    forged = json.dumps({"type": "created", "sessionId": "x", "maxUses": 1000}) + "\n"
+    calls = [
+        ToolCall("write", {"path": str(grants), "content": forged}),
+        ToolCall("edit", {"path": str(grants), "edits": [{"oldText": "a", "newText": "b"}]}),
+        bash(f"printf '%s' '{forged.strip()}' >> {grants}"),
+        bash(f"cp /dev/null {grants}; ls -la {world.home}"),
+    ]
+    model_server.add_scenario("grant-forge", [Turn(tool_calls=(c,)) for c in calls]
+                              + [Turn(tool_calls=(bash("rm -f b.txt"),)), Turn(text="done")])  # fmt: skip
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:grant-forge", grant_first, timeout=120)
+    assert not grants.exists()  # nothing was ever granted, nothing written
+    assert asked_about(events) == ["rm -f b.txt"]  # asked, not covered
+    ends = tool_ends(events)
+    assert [e["isError"] for e in ends[:2]] == [True, True], ends  # the file tools: blocked
+    assert (world.project / "b.txt").exists()
+    assert world.audit("grant.used") == []
