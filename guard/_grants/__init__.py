@@ -3,8 +3,9 @@
 Besides "this call once" the dialog may offer at most two grants, derived from the guard's
 own analysis of the call (``derive``): the same call again, or the same action on a glob in
 the same directory. A later call is covered (``match``) only when its analysis yields the
-same facts (``facts``) with every target inside the grant (``model``). Not wired into the
-sidecar or the shim yet; signing, time, uses and session belong to the store.
+same facts (``facts``) with every target inside the grant (``model``). Signing, time,
+uses and session belong to the store (``store``) and the desk (``desk``), which the
+``Guard`` uses: each covered call still gets evidence of its own.
 """
 
 from guard._grants.derive import NEVER_GRANTED, offers

@@ -353,3 +353,34 @@ def test_every_distinct_reason_is_listed(home: Path, project: Path) -> None:
         assert rule_id in message
     for reason in result["evaluation"]["reasons"]:
         assert one_line(reason, 240) in message
+
+
+def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/operator-confirmation.md, "What the operator sees": the first example, byte for
+    byte (the operator's home, the clock's time and the arrow aside)."""
+    from guard._sidecar.methods import Sidecar
+    from tests.guard.sidecar.test_sidecar_methods import result
+
+    user = tmp_path.resolve()
+    monkeypatch.setenv("HOME", str(user))
+    project = user / "project"
+    project.mkdir()
+    (project / "notes-1.txt").write_text("draft")
+    server = Sidecar(user / "guard-home")
+    try:
+        result(server, "sandbox.plan", {"cwd": str(project), "sessionId": "s", "mode": "tui"})
+        params = {"toolName": "bash", "input": {"command": "rm -f notes-1.txt"},
+                  "cwd": str(project), "toolCallId": "c1"}  # fmt: skip
+        dialog = result(server, "evaluate", params)["dialog"]
+    finally:
+        server.close()
+    choices = dialog["choices"]
+    options = [choices[k] for k in ("no", "noWithReason", "stop", "yes")]
+    options += [*choices["grants"], choices["details"]]
+    shown = "\n".join([dialog["title"], dialog["message"], *(f"  {o}" for o in options)])
+    shown = re.sub(r"until \d\d:\d\d", "until 14:32", shown.replace(str(user), "/home/me"))
+    guide = (Path(__file__).parents[3] / "docs" / "operator-confirmation.md").read_text()
+    example = guide.split("### What the operator sees", 1)[1].split("```\n", 2)[1]
+    assert shown + "\n" == example.replace("→ No", "  No")
