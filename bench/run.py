@@ -19,6 +19,9 @@ Sections (all by default):
   writing the workspace directly;
 * ``network``: added cost per agent command of the ``off`` and ``allowlist`` network modes
   (``bench/bench_network.py``) against ``open``, and the round trip of a refused request;
+* ``dialogs``: dialogs per task (``bench/bench_dialogs.py``): the dialogs a scripted task of
+  36 tool calls shows with scoped grants accepted against the same task without grants, and
+  the near misses mixed into it that a grant covered (none may be);
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
   (``bench/bench_postgres.py``).
@@ -57,6 +60,7 @@ SECTIONS = (
     "sandbox",
     "effects",
     "network",
+    "dialogs",
     "postgres",
 )
 
@@ -179,6 +183,30 @@ def _network_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
     return rows, result
 
 
+def _dialogs_rows(part: Path) -> tuple[list[Row], dict[str, Any]]:
+    from bench_dialogs import GOAL_REDUCTION, measure
+
+    from guard._logging import configure_logging
+
+    configure_logging()  # the sidecar's debug lines (one per request) stay off the table
+    result = measure(part)
+    section = "dialogs"
+    without, accepted = result["withoutGrants"], result["withGrants"]
+    outcomes = [n["withGrants"] for n in result["nearMissOutcomes"]]
+    rows = [
+        Row(section, "dialogs per task, grants accepted", "dialogs", accepted["dialogs"],
+            without["dialogs"], "the same task without grants", "lower",
+            goal=round(1 - GOAL_REDUCTION, 2),
+            note=f"{result['reduction']:.1%} fewer; {result['calls']} calls, "
+                 f"{result['nearMisses']} near misses; bench/bench_dialogs.py"),
+        Row(section, "near misses covered by a grant", "calls", result["nearMissesCovered"],
+            result["nearMisses"], "near misses in the task", "lower", goal=0.0,
+            note=f"with grants accepted: {outcomes.count('asked')} asked, "
+                 f"{outcomes.count('blocked')} blocked"),
+    ]  # fmt: skip
+    return rows, result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
@@ -240,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _effects_rows(sandbox_samples // 3, 2 if quick else 5)
             elif section == "network":
                 new, detail = _network_rows(sandbox_samples // 3)
+            elif section == "dialogs":
+                new, detail = _dialogs_rows(part)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 
