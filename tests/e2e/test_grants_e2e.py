@@ -8,7 +8,9 @@ The operator takes the dialog's second grant for ``rm -f a.txt`` ("``rm -f`` of 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -215,3 +217,23 @@ def test_the_agent_cannot_write_itself_a_grant(
     assert [e["isError"] for e in ends[:2]] == [True, True], ends  # the file tools: blocked
     assert (world.project / "b.txt").exists()
     assert world.audit("grant.used") == []
+
+
+def test_after_expiry_it_asks(world: World, model_server: ScriptedModelServer) -> None:
+    """The shortest life a policy allows is a minute: waited out in the real pi."""
+    prepare(world)
+    world.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (world.home / "operator-guard.toml").write_text("[grants]\nmax_minutes = 1\n")
+    model_server.add_scenario("grant-early", turns(bash("rm -f a.txt"), bash("rm -f b.txt")))
+    model_server.add_scenario("grant-late", turns(bash("rm -f c.txt")))
+    with world.rpc() as pi:
+        early = pi.prompt("scenario:grant-early", grant_first, timeout=120)
+        assert asked_about(early) == ["rm -f a.txt"]  # b.txt covered
+        (created,) = [r["data"] for r in world.audit("grant.created")]
+        expires = datetime.fromisoformat(created["expiresAtIso"].replace("Z", "+00:00"))
+        time.sleep(max(0.0, (expires - datetime.now(UTC)).total_seconds()) + 1)
+        late = pi.prompt("scenario:grant-late", grant_first, timeout=120)
+    assert asked_about(late) == ["rm -f c.txt"]
+    assert (world.project / "c.txt").exists()
+    expired = [(r["data"]["reason"], r["data"]["uses"]) for r in world.audit("grant.expired")]
+    assert expired == [("time", 1)]
