@@ -118,6 +118,19 @@ def no(decision: str, reason: str) -> dict[str, Any]:
     return {"decision": decision, "reasons": [reason]}
 
 
+GRANT = {
+    "grantId": "grant_ICEiIyQlJicoKSorLC0uLw",
+    "use": 2,
+    "grantEvidenceId": "oce_MDEyMzQ1Njc4OTo7PD0-Pw",
+}
+GRANTED = {"origin": "runtime-grant", "coveredBy": GRANT}
+
+
+def _covered(**changes: Any) -> dict[str, Any]:
+    """The valid grant's ``coveredBy`` with ``changes`` (``None`` removes a member)."""
+    return {k: v for k, v in {**GRANT, **changes}.items() if v is not None}
+
+
 def _flip_signature(details: dict[str, Any]) -> dict[str, Any]:
     sig = details["signature"]
     return {**details, "signature": sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]}
@@ -647,6 +660,216 @@ def vectors() -> list[Vector]:
             no("malformed", "schema-violation"),
         ),
     ]
+    return out + grant_vectors()
+
+
+def grant_vectors() -> list[Vector]:
+    """Evidence a scoped grant covered: ``origin: runtime-grant`` and a signed ``coveredBy``."""
+    granted = envelope(signed(**GRANTED))
+    malformed = no("malformed", "schema-violation")
+    out: list[Vector] = [
+        ("valid-runtime-grant", text(granted), NOW, match()),
+        (
+            "valid-runtime-grant-use-1000",
+            text(envelope(signed(origin="runtime-grant", coveredBy=_covered(use=1000)))),
+            NOW,
+            match(),
+        ),
+        (
+            "valid-covered-by-null",
+            text(envelope(sign({**UNSIGNED, "coveredBy": None}))),
+            NOW,
+            match(),
+        ),
+        # requireDialog (the vector says so): refused once checks 1 to 5 pass
+        ("require-dialog-runtime-grant", text(granted), NOW, no("not-dialog", "grant-covered")),
+        ("require-dialog-runtime-ui-confirm", text(envelope(signed())), NOW, match()),
+        (
+            "require-dialog-runtime-grant-expired",
+            text(granted),
+            "2026-11-22T01:00:30.000Z",
+            no("expired", "expired"),
+        ),
+        (
+            "require-dialog-runtime-grant-edited",
+            text(envelope({**signed(**GRANTED), "coveredBy": _covered(use=3)})),
+            NOW,
+            no("untrusted", "signature-invalid"),
+        ),
+        # the origin and coveredBy disagree (signed as they are)
+        (
+            "runtime-grant-without-covered-by",
+            text(envelope(signed(origin="runtime-grant"))),
+            NOW,
+            malformed,
+        ),
+        (
+            "runtime-grant-covered-by-null",
+            text(envelope(sign({**UNSIGNED, "origin": "runtime-grant", "coveredBy": None}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-with-runtime-ui-confirm",
+            text(envelope(signed(coveredBy=GRANT))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-with-operator-contract-review",
+            text(envelope(signed(origin="operator-contract-review", coveredBy=GRANT))),
+            NOW,
+            malformed,
+        ),
+        # a malformed coveredBy (signed as it is)
+        (
+            "covered-by-grant-id-short",
+            text(
+                envelope(
+                    signed(
+                        **{**GRANTED, "coveredBy": _covered(grantId="grant_ICEiIyQlJicoKSorLC0u")}
+                    )
+                )
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-grant-id-long",
+            text(
+                envelope(
+                    signed(**{**GRANTED, "coveredBy": _covered(grantId=GRANT["grantId"] + "A")})
+                )
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-grant-id-evidence-prefix",
+            text(
+                envelope(
+                    signed(
+                        **{**GRANTED, "coveredBy": _covered(grantId="oce_ICEiIyQlJicoKSorLC0uLw")}
+                    )
+                )
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-grant-id-padded",
+            text(
+                envelope(
+                    signed(
+                        **{**GRANTED, "coveredBy": _covered(grantId="grant_ICEiIyQlJicoKSorLC0u==")}
+                    )
+                )
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-0",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=0)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-negative",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=-1)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-1001",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=1001)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-the-float-2.0",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=2.0)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-true",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=True)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-use-a-string",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use="2")}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-grant-evidence-id-bad",
+            text(
+                envelope(signed(**{**GRANTED, "coveredBy": _covered(grantEvidenceId="oce_short")}))
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-missing-grant-id",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(grantId=None)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-missing-use",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(use=None)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-missing-grant-evidence-id",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(grantEvidenceId=None)}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-extra-field",
+            text(envelope(signed(**{**GRANTED, "coveredBy": _covered(scope="/")}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-snake-case",
+            text(
+                envelope(
+                    signed(
+                        **{
+                            **GRANTED,
+                            "coveredBy": {**_covered(grantId=None), "grant_id": GRANT["grantId"]},
+                        }
+                    )
+                )
+            ),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-a-string",
+            text(envelope(signed(**{**GRANTED, "coveredBy": GRANT["grantId"]}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-a-list",
+            text(envelope(signed(**{**GRANTED, "coveredBy": [GRANT]}))),
+            NOW,
+            malformed,
+        ),
+        (
+            "covered-by-empty",
+            text(envelope(signed(**{**GRANTED, "coveredBy": {}}))),
+            NOW,
+            malformed,
+        ),
+    ]
     return out
 
 
@@ -663,6 +886,8 @@ def main() -> None:
         vector["maxTtlSeconds"] = 600
         if name == "origin-untrusted":
             vector["trustedOrigins"] = ["runtime-ui-confirm"]
+        if name.startswith("require-dialog-"):
+            vector["requireDialog"] = True
         vector["expected"] = expected
         out.append(vector)
     doc = {

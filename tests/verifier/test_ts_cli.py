@@ -108,6 +108,31 @@ def test_verify_envelope(node: Path, tmp_path: Path, vector: str, code: int) -> 
 
 
 @pytest.mark.parametrize(
+    ("vector", "flags", "code", "decision"),
+    [
+        ("valid-runtime-grant", [], 0, "match"),
+        ("valid-runtime-grant", ["--require-dialog"], 3, "not-dialog"),
+        ("valid", ["--require-dialog"], 0, "match"),
+        ("covered-by-with-runtime-ui-confirm", [], 3, "malformed"),
+    ],
+)
+def test_verify_envelope_require_dialog(
+    node: Path, tmp_path: Path, vector: str, flags: list[str], code: int, decision: str
+) -> None:
+    v = next(x for x in ENVELOPES["vectors"] if x["id"] == vector)
+    ring = _file(tmp_path, "keyring.json", json.dumps(ENVELOPES["keyring"]))
+    env = _file(tmp_path, "envelope.json", v["envelope"])
+    status, out, err = _cli(
+        node, "verify-envelope", env, "--keyring", ring, "--now", v["now"], *flags
+    )
+    assert status == code, err
+    assert out["decision"] == decision
+    if decision == "not-dialog":
+        assert out["reasons"] == ["grant-covered"]
+        assert out["evidenceId"] == json.loads(v["envelope"])["details"]["evidenceId"]
+
+
+@pytest.mark.parametrize(
     "args",
     [
         [],

@@ -5,7 +5,7 @@
  *     node verifier/src/cli.ts verify-proof FILE (--key VKEY ... | --keyring KEYRING.json)
  *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
  *     node verifier/src/cli.ts verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
- *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S]
+ *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S] [--require-dialog]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
  * the guard's: 0 verified, 2 bad usage or unreadable input (a file that is not a proof file),
@@ -27,7 +27,7 @@ import { parseIsoMillis } from "./time.ts";
 const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
        pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
        pi-guard-verify verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
-       pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS]`;
+       pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS] [--require-dialog]`;
 
 class UsageError extends Error {}
 
@@ -111,6 +111,7 @@ function run(argv: string[]): number {
       now: { type: "string" },
       skew: { type: "string" },
       "max-ttl": { type: "string" },
+      "require-dialog": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -162,6 +163,7 @@ function run(argv: string[]): number {
         now,
         skewSeconds: seconds(values.skew, 5, "--skew"),
         maxTtlSeconds: seconds(values["max-ttl"], 600, "--max-ttl"),
+        requireDialog: values["require-dialog"] === true,
       });
       emit(result);
       return result.decision === "match" ? 0 : 3;

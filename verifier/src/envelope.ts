@@ -8,6 +8,13 @@
  *     3 signature  -> untrusted       signature-invalid  (malformed: not-canonicalizable)
  *     4 origin     -> untrusted       origin-untrusted
  *     5 time       -> expired | not-yet-valid   ttl-out-of-range | created-in-future | expired
+ *    (6a dialog    -> not-dialog      grant-covered: only with `requireDialog`)
+ *
+ * Evidence a scoped grant covered (`origin: "runtime-grant"`) names the grant in `coveredBy`
+ * (`grantId`, `use`, `grantEvidenceId`), inside the signed details; the origin and `coveredBy`
+ * must agree (check 1). With `requireDialog`, such evidence is `not-dialog` once checks 1 to 5
+ * pass: the guard puts that check after its exact match (6) and before single use (7), so
+ * there it also means nothing was consumed.
  *
  * The signature is Ed25519 over `"pi-operator-guard/evidence/v1\n" + JCS(details without
  * "signature")`, computed over the details exactly as they arrived. Checks 6 (the exact match
@@ -27,10 +34,14 @@ export const EVIDENCE_CUSTOM_TYPE = "operator-confirmation-evidence";
 export const MAX_ENVELOPE_BYTES = 16 * 1024;
 export const MAX_TTL_SECONDS = 600;
 export const DEFAULT_SKEW_SECONDS = 5;
-export const TRUSTED_ORIGINS: readonly string[] = ["runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"];
+export const ORIGINS: readonly string[] = ["runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm", "runtime-grant"];
+export const TRUSTED_ORIGINS: readonly string[] = ORIGINS;
+/** The origin of evidence a scoped grant covered, rather than a dialog of its own. */
+export const GRANT_ORIGIN = "runtime-grant";
+export const MAX_GRANT_USES = 1000;
 const DOMAIN = new TextEncoder().encode("pi-operator-guard/evidence/v1\n");
 
-export type EnvelopeDecision = "match" | "missing" | "malformed" | "untrusted" | "expired" | "not-yet-valid";
+export type EnvelopeDecision = "match" | "missing" | "malformed" | "untrusted" | "expired" | "not-yet-valid" | "not-dialog";
 
 /** What checks 1 to 5 say. `decision: "match"` means all five passed; it authorizes nothing. */
 export interface EnvelopeResult {
@@ -49,6 +60,8 @@ export interface EnvelopeOptions {
   skewSeconds?: number;
   maxTtlSeconds?: number;
   trustedOrigins?: readonly string[];
+  /** Refuse evidence a scoped grant covered (`not-dialog`, `grant-covered`); default false. */
+  requireDialog?: boolean;
 }
 
 function result(decision: EnvelopeDecision, reasons: string[], evidenceId: string | null): EnvelopeResult {
@@ -96,6 +109,12 @@ const orNull =
   (v) =>
     v === null || check(v);
 const iso: FieldCheck = (v) => typeof v === "string" && parseIsoMillis(v) !== null;
+/** A JSON integer in [min, max]: decoded text holds integers as `bigint` (`1.0` and `true` are not integers). */
+const integer =
+  (min: number, max: number, decodedNumbers: boolean): FieldCheck =>
+  (v) =>
+    (typeof v === "bigint" && v >= BigInt(min) && v <= BigInt(max)) ||
+    (decodedNumbers && typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= max);
 
 interface Field {
   check: FieldCheck;
@@ -105,7 +124,7 @@ interface Field {
 const DETAILS: Record<string, Field> = {
   schema: { check: literal(EVIDENCE_SCHEMA), required: true },
   evidenceId: { check: str(0, Infinity, /^oce_[A-Za-z0-9_-]{22,64}$/), required: true },
-  origin: { check: literal("runtime-ui-confirm", "operator-contract-review", "runtime-effects-confirm"), required: true },
+  origin: { check: literal(...ORIGINS), required: true },
   trusted: { check: literal(true), required: true },
   actionKind: { check: literal("destructive", "protected"), required: true },
   toolName: { check: str(1, 256), required: true },
@@ -113,6 +132,7 @@ const DETAILS: Record<string, Field> = {
   scope: { check: orNull(str(0, 4096)), required: false },
   payloadHash: { check: str(0, Infinity, /^sha256:[0-9a-f]{64}$/), required: true },
   toolCallId: { check: orNull(str(1, 256)), required: false },
+  coveredBy: { check: orNull(isJsonObject), required: false }, // its members: coveredByFields
   createdAtIso: { check: iso, required: true },
   expiresAtIso: { check: iso, required: true },
   dispatchAllowed: { check: literal(false), required: false },
@@ -121,6 +141,19 @@ const DETAILS: Record<string, Field> = {
   keyId: { check: str(0, Infinity, /^ed25519:[0-9a-f]{64}$/), required: true },
   signature: { check: str(0, Infinity, /^[A-Za-z0-9_-]{86}$/), required: true },
 };
+
+/**
+ * `details.coveredBy`. Its `use` must be an integer: text decodes integers as `bigint`, so
+ * `1.0` is refused as the Python side refuses it; an envelope given already decoded (by
+ * `JSON.parse`, which cannot tell `1` from `1.0`) may hold it as a safe-integer `number`.
+ */
+function coveredByFields(decodedNumbers: boolean): Record<string, Field> {
+  return {
+    grantId: { check: str(0, Infinity, /^grant_[A-Za-z0-9_-]{22}$/), required: true },
+    use: { check: integer(1, MAX_GRANT_USES, decodedNumbers), required: true },
+    grantEvidenceId: { check: str(0, Infinity, /^oce_[A-Za-z0-9_-]{22,64}$/), required: true },
+  };
+}
 
 const ENVELOPE: Record<string, Field> = {
   customType: { check: literal(EVIDENCE_CUSTOM_TYPE), required: false },
@@ -146,7 +179,8 @@ function checkShape(obj: JsonObject, fields: Record<string, Field>, where: strin
 /** Check 1: strictly parse an envelope (text, bytes or decoded JSON); returns its details. */
 export function parseEnvelope(raw: Uint8Array | string | JsonValue): JsonObject {
   let obj: JsonValue;
-  if (typeof raw === "string" || raw instanceof Uint8Array) {
+  const text = typeof raw === "string" || raw instanceof Uint8Array;
+  if (text) {
     try {
       obj = loadJson(raw, { maxBytes: MAX_ENVELOPE_BYTES });
     } catch (exc) {
@@ -181,6 +215,12 @@ export function parseEnvelope(raw: Uint8Array | string | JsonValue): JsonObject 
   checkShape(obj, ENVELOPE, "");
   if (!isJsonObject(details)) throw new Malformed("schema-violation", "details: not an object");
   checkShape(details, DETAILS, "details.");
+  const coveredBy = details["coveredBy"];
+  if (isJsonObject(coveredBy)) checkShape(coveredBy, coveredByFields(!text), "details.coveredBy.");
+  // A grant's evidence names its grant, and only a grant's evidence does (null is absent).
+  if ((details["origin"] === GRANT_ORIGIN) !== isJsonObject(coveredBy)) {
+    throw new Malformed("schema-violation", "details: origin runtime-grant needs coveredBy, and coveredBy needs it");
+  }
   return details;
 }
 
@@ -234,5 +274,7 @@ export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | und
   if (lifetime <= 0 || lifetime > maxTtl) return result("expired", ["ttl-out-of-range"], eid);
   if (now < created - skew) return result("not-yet-valid", ["created-in-future"], eid);
   if (now >= expires) return result("expired", ["expired"], eid);
+  // 6a. a dialog of its own, when asked for (the guard: after its exact match, before single use)
+  if (options.requireDialog === true && details["origin"] === GRANT_ORIGIN) return result("not-dialog", ["grant-covered"], eid);
   return result("match", [], eid);
 }

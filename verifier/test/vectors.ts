@@ -96,6 +96,7 @@ export function envelopeOutcome(vector: JsonObject, keyring: PublicKeyring): Out
     skewSeconds: num(vector["skewSeconds"]),
     maxTtlSeconds: num(vector["maxTtlSeconds"]),
     ...(origins === undefined ? {} : { trustedOrigins: strings(origins) }),
+    requireDialog: vector["requireDialog"] === true,
   });
   return { decision: result.decision, reasons: result.reasons };
 }

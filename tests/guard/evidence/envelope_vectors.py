@@ -1,8 +1,9 @@
 """The Python consumer's answer to each shared envelope vector (tests/vectors/evidence/envelopes.json).
 
 ``envelope_result`` runs checks 1 to 5 of :func:`guard.check_and_consume` (the pending call is the
-envelope's own fingerprint and the ledger is fresh, so checks 6 and 7 pass whenever 1 to 5 do)
-and returns ``{"decision", "reasons"}`` as the vectors state them.
+envelope's own fingerprint and the ledger is fresh, so checks 6 and 7 pass whenever 1 to 5 do),
+and the dialog check (6a) for a vector with ``requireDialog``, and returns ``{"decision",
+"reasons"}`` as the vectors state them.
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def envelope_result(
     options: dict[str, Any] = {}
     if "trustedOrigins" in vector:
         options["trusted_origins"] = frozenset(vector["trustedOrigins"])
+    if vector.get("requireDialog") is True:
+        options["require_dialog"] = True
     try:
         result = check_and_consume(
             raw,

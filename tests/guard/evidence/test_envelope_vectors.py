@@ -22,7 +22,7 @@ def test_envelope_vectors(vector: dict[str, Any], tmp_path: Path) -> None:
     assert envelope_result(vector, RING, tmp_path) == vector["expected"]
 
 
-def test_there_is_a_vector_for_every_reason_of_checks_1_to_5() -> None:
+def test_there_is_a_vector_for_every_reason_of_checks_1_to_5_and_the_dialog_check() -> None:
     reasons = {r for v in DOC["vectors"] for r in v["expected"]["reasons"]}
     assert reasons >= {
         "no-evidence",
@@ -41,4 +41,5 @@ def test_there_is_a_vector_for_every_reason_of_checks_1_to_5() -> None:
         "ttl-out-of-range",
         "created-in-future",
         "expired",
+        "grant-covered",
     }
