@@ -47,6 +47,10 @@ VALUE_LIMIT = 240
 COMMAND_LIMIT = 240
 MAX_TARGETS = 12
 MAX_REASONS = 12
+# The compact dialog: each line two or three rows of an 80-column terminal (two targets,
+# two reasons, then a count), so the question, the action and why stay on screen; the
+# details carry every value at the budgets above.
+COMPACT_LIMIT = 150
 _TOOL_LIMIT = 64
 _PLAN_LIMIT = 2000
 
@@ -126,16 +130,18 @@ def dialog_for(
     tool = _tool(tool_name)
     fp = evaluation.fingerprint
     lines: list[str] = []
-    preview = _preview(evaluation, tool_input)
-    if preview:
-        lines.append(f"Command:  {preview}")
+    command = _command(tool_input)
+    if command is not None and command.strip():
+        lines.append(f"Command:  {command_line(command, COMPACT_LIMIT)}")
+    elif (preview := _preview(evaluation, tool_input)) is not None:
+        lines.append(f"Command:  {one_line(preview, COMPACT_LIMIT)}")
     if fp is not None and fp.path is not None:
-        lines.append(f"Path:     {one_line(fp.path, VALUE_LIMIT)}")
+        lines.append(f"Path:     {one_line(fp.path, COMPACT_LIMIT)}")
     if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
-        targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
+        targets = listing(evaluation.targets, max_items=2, limit=COMPACT_LIMIT * 2 // 3)
         lines.append(f"Targets:  {targets}")
     if evaluation.reasons:
-        reasons = listing(evaluation.reasons, max_items=MAX_REASONS, limit=VALUE_LIMIT, sep="; ")
+        reasons = listing(evaluation.reasons, max_items=2, limit=COMPACT_LIMIT * 2 // 3, sep="; ")
         lines.append(f"Why:      {reasons}")
     if not lines:  # nothing to show but the tool: say which, never an empty dialog
         lines.append(f"Tool:     {tool}")
@@ -157,7 +163,7 @@ def dialog_for(
             no_with_reason="No, and tell the agent why…",
             stop="No, and stop the agent",
             yes="Yes, this call once",
-            grants=[one_line(g, 2 * VALUE_LIMIT) for g in grants[:2]],
+            grants=[one_line(g, COMPACT_LIMIT + 60) for g in grants[:2]],
             details="Details…",
         ),
         reason_title=f"operator-guard: why not? (the agent reads this; {tool} stays blocked)",

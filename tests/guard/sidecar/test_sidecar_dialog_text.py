@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import shutil
+import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Any
@@ -296,8 +298,8 @@ def test_a_file_name_cannot_forge_a_kind_line_or_hide_text(home: Path, project: 
     kinds = [line for line in lines if line.startswith("Kind:")]
     assert kinds == ["Kind:     protected"]
     paths = [line for line in lines if line.startswith("Path:")]
-    assert len(paths) == 2  # on screen and in the details, the same escaped line
-    path = paths[0]
+    assert len(paths) == 2  # on screen (shortened) and whole in the details
+    path = paths[1]
     assert "\\nKind:     local-safe\\x1b[8mhidden\\x1b[0m\\r\\u2028Why:" in path
     assert len([line for line in lines if line.startswith("Why:")]) == 2  # on screen, in details
 
@@ -338,7 +340,10 @@ def test_a_force_push_in_the_hidden_middle_is_still_named(home: Path, project: P
 def test_many_targets_are_listed_up_to_a_count(home: Path, project: Path) -> None:
     names = [f"file-{i:03d}" for i in range(40)]
     result = evaluate(home, "bash", {"command": "rm -rf " + " ".join(names)}, project)
-    lines = dialog_lines(result["dialog"]["message"])
+    compact = dialog_lines(result["dialog"]["message"])
+    (shown,) = [line for line in compact if line.startswith("Targets:")]
+    assert shown.endswith(f"… and {40 - 2} more")  # two on screen, every one in the details
+    lines = dialog_lines(result["dialog"]["details"])
     (targets,) = [line for line in lines if line.startswith("Targets:")]
     for name in names[:MAX_TARGETS]:
         assert f"{project}/{name}" in targets
@@ -356,14 +361,16 @@ def test_every_distinct_reason_is_listed(home: Path, project: Path) -> None:
 
 
 def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """docs/operator-confirmation.md, "What the operator sees": the first example, byte for
     byte (the operator's home, the clock's time and the arrow aside)."""
     from guard._sidecar.methods import Sidecar
     from tests.guard.sidecar.test_sidecar_methods import result
 
-    user = tmp_path.resolve()
+    # A short home, as the guide's: a long one is shortened on screen (head and tail kept).
+    user = Path(tempfile.mkdtemp(prefix="u", dir="/tmp")).resolve()
+    request.addfinalizer(lambda: shutil.rmtree(user, ignore_errors=True))
     monkeypatch.setenv("HOME", str(user))
     project = user / "project"
     project.mkdir()
