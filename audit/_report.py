@@ -21,6 +21,14 @@ operator said no or did not answer: ``declined``, ``timeout``; or the guard bloc
 ``confirmations`` (``confirmation.recorded``), ``declined`` and ``blocked`` apart from the
 executions; stopped calls never make a gap.
 
+Scoped grants: a ``confirmation.recorded`` with ``coveredBy`` is a call a grant covered, with
+its own evidence but no dialog. It is matched to its execution like any other (the row
+names the grant in ``grantId``), but counted as ``coveredByGrant``, never as one of the
+operator's ``confirmations``. Each grant the log names is one :class:`GrantRow`: what it
+covers (its ``grant.created``), how many calls it covered and how many of those ran, and
+how it ended (``grant.revoked``, ``grant.expired``); ``byGrant`` counts the covered calls
+per grant id.
+
 A declined or rejected record without a ``toolCallId`` counts for the first later
 execution with its fingerprint. The report is report-only: it authorizes nothing.
 
@@ -46,6 +54,10 @@ from audit._models import (
     ConfirmationRecordedData,
     EvidenceConsumedData,
     EvidenceRejectedData,
+    GrantCreatedData,
+    GrantExpiredData,
+    GrantRevokedData,
+    GrantUsedData,
     ToolExecutedData,
 )
 from audit._show import session_of
@@ -59,6 +71,8 @@ __all__ = [
     "Classification",
     "ExternalSource",
     "GapReason",
+    "GrantEnd",
+    "GrantRow",
     "ReportRow",
     "ReportSummary",
     "StoppedRow",
@@ -75,6 +89,10 @@ GapReason = Literal[
     "guard-absent",
 ]
 GAP_REASONS: tuple[str, ...] = get_args(GapReason)
+GrantEnd = Literal[
+    "revoked", "time", "uses", "session-ended", "key-rotated", "policy-changed", "switched-off"
+]
+"""How a grant ended: revoked by the operator, or the reason of its ``grant.expired``."""
 
 _M = TypeVar("_M", bound=BaseModel)
 _Fingerprint = tuple[str | None, str, str | None, str | None, str | None]
@@ -107,6 +125,8 @@ class ReportRow(_Wire):
     source: str | None = None
     preview: str | None = None
     session: str | None = None
+    grant_id: str | None = None
+    """The scoped grant that covered the call (its evidence names it), if one did."""
 
 
 OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
@@ -149,6 +169,39 @@ class AllowedRow(_Wire):
     session: str | None = None
 
 
+class GrantRow(_Wire):
+    """One scoped grant as the log tells it: what it covers, how often it was used, how it
+    ended.
+
+    ``covered``: the calls it covered (``confirmation.recorded`` with its ``coveredBy``),
+    each with its own evidence; ``ran``: those matched to an execution; ``uses``: the
+    highest use its own records (``grant.used``, the end) count. ``ended``: ``revoked``
+    (``ended_by`` ``cli`` or ``guard-command``) or the reason of its ``grant.expired``;
+    ``None`` when the log records no end (still active when the log was read, or its
+    time ran out unnoticed). What comes from ``grant.created`` (label, scope, limits, the
+    ``evidence_id`` of the dialog that made it) is ``None`` when the log does not hold that
+    record.
+    """
+
+    grant_id: str
+    session: str | None
+    label: str | None
+    breadth: Literal["same-call", "same-directory"] | None
+    scope: str | None
+    globs: tuple[str, ...]
+    created_seq: int | None
+    created_at_iso: str | None
+    expires_at_iso: str | None
+    max_uses: int | None
+    evidence_id: str | None
+    covered: int
+    ran: int
+    uses: int
+    ended: GrantEnd | None
+    ended_by: Literal["cli", "guard-command"] | None
+    ended_seq: int | None
+
+
 class ExternalSource(_Wire):
     """A place outside the log that was searched for executions (``kind``, ``location``):
     how many ``files`` it read, how many destructive/protected ``executions`` it saw, how
@@ -178,6 +231,8 @@ class ReportSummary(_Wire):
     allowed_by_rule: int = 0
     allowed_by_rule_id: dict[str, int] = {}
     by_session: dict[str, dict[str, int]] = {}
+    covered_by_grant: int = 0
+    by_grant: dict[str, int] = {}
 
 
 class AuditReport(_Wire):
@@ -189,6 +244,7 @@ class AuditReport(_Wire):
     external: tuple[ExternalSource, ...] = ()
     stopped: tuple[StoppedRow, ...] = ()
     allowed: tuple[AllowedRow, ...] = ()
+    grants: tuple[GrantRow, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -199,6 +255,10 @@ class AuditReport(_Wire):
 class _Recorded:
     evidence_id: str
     fingerprint: _Fingerprint
+    grant_id: str | None = None
+
+
+_GRANT_EVENTS = ("grant.created", "grant.used", "grant.revoked", "grant.expired")
 
 
 def _fingerprint(
@@ -238,6 +298,7 @@ def build_report(
             "evidence.consumed",
             "evidence.rejected",
             "tool.executed",
+            *_GRANT_EVENTS,
         )
     ]
     consumed_ids = {
@@ -258,13 +319,20 @@ def build_report(
     confirmations = 0
     confirmed_in: list[str | None] = []
     late = 0
+    grants: dict[str, _Grant] = {}
 
     for record in relevant:
-        if record.event == "confirmation.recorded":
+        if record.event in _GRANT_EVENTS:
+            _grant_event(grants, record)
+        elif record.event == "confirmation.recorded":
             rec = _typed(record, ConfirmationRecordedData)
-            confirmations += 1
-            confirmed_in.append(session_of(record))
-            item = _Recorded(rec.evidence_id, _fingerprint(rec))
+            grant_id = rec.covered_by.grant_id if rec.covered_by is not None else None
+            if grant_id is None:
+                confirmations += 1
+                confirmed_in.append(session_of(record))
+            else:
+                _grant(grants, grant_id, record).covered += 1
+            item = _Recorded(rec.evidence_id, _fingerprint(rec), grant_id)
             if rec.tool_call_id is None:
                 unbound.append(item)
             else:
@@ -304,6 +372,9 @@ def build_report(
                 )
             )
 
+    for row in rows:
+        if row.grant_id is not None:
+            grants[row.grant_id].ran += 1
     rows.extend(external_rows)
     gaps_by_reason = dict.fromkeys(GAP_REASONS, 0)
     for row in rows:
@@ -325,6 +396,8 @@ def build_report(
         allowed_by_rule=len(allowed),
         allowed_by_rule_id=_count(i for r in allowed for i in r.rule_ids),
         by_session=_by_session(rows, stopped, allowed, confirmed_in),
+        covered_by_grant=sum(g.covered for g in grants.values()),
+        by_grant={g.grant_id: g.covered for g in grants.values()},
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
@@ -333,7 +406,79 @@ def build_report(
         external=tuple(external_sources),
         stopped=tuple(stopped),
         allowed=tuple(allowed),
+        grants=tuple(g.row() for g in grants.values()),
     )
+
+
+@dataclass(slots=True)
+class _Grant:
+    """A grant's row while the records are read (see :class:`GrantRow`)."""
+
+    grant_id: str
+    session: str | None
+    created: GrantCreatedData | None = None
+    created_seq: int | None = None
+    covered: int = 0
+    ran: int = 0
+    uses: int = 0
+    ended: GrantEnd | None = None
+    ended_by: Literal["cli", "guard-command"] | None = None
+    ended_seq: int | None = None
+
+    def row(self) -> GrantRow:
+        made = self.created
+        return GrantRow(
+            grant_id=self.grant_id,
+            session=self.session,
+            label=None if made is None else made.label,
+            breadth=None if made is None else made.breadth,
+            scope=None if made is None else made.pattern.scope,
+            globs=() if made is None else tuple(made.pattern.globs),
+            created_seq=self.created_seq,
+            created_at_iso=None if made is None else made.created_at_iso,
+            expires_at_iso=None if made is None else made.expires_at_iso,
+            max_uses=None if made is None else made.max_uses,
+            evidence_id=None if made is None else made.evidence_id,
+            covered=self.covered,
+            ran=self.ran,
+            uses=self.uses,
+            ended=self.ended,
+            ended_by=self.ended_by,
+            ended_seq=self.ended_seq,
+        )
+
+
+def _grant(grants: dict[str, _Grant], grant_id: str, record: AuditRecord) -> _Grant:
+    """The tally of ``grant_id``, started at the first record that names it."""
+    found = grants.get(grant_id)
+    if found is None:
+        found = grants[grant_id] = _Grant(grant_id, session_of(record))
+    return found
+
+
+def _grant_event(grants: dict[str, _Grant], record: AuditRecord) -> None:
+    """What one ``grant.*`` record says about its grant."""
+    if record.event == "grant.created":
+        made = _typed(record, GrantCreatedData)
+        tally = _grant(grants, made.grant_id, record)
+        tally.session = session_of(record) or tally.session
+        tally.created, tally.created_seq = made, record.seq
+    elif record.event == "grant.used":
+        used = _typed(record, GrantUsedData)
+        tally = _grant(grants, used.grant_id, record)
+        tally.uses = max(tally.uses, used.use)
+    elif record.event == "grant.revoked":
+        revoked = _typed(record, GrantRevokedData)
+        tally = _grant(grants, revoked.grant_id, record)
+        tally.uses = max(tally.uses, revoked.uses)
+        if tally.ended is None:  # the first end is the grant's end
+            tally.ended, tally.ended_by, tally.ended_seq = "revoked", revoked.by, record.seq
+    else:
+        expired = _typed(record, GrantExpiredData)
+        tally = _grant(grants, expired.grant_id, record)
+        tally.uses = max(tally.uses, expired.uses)
+        if tally.ended is None:
+            tally.ended, tally.ended_seq = expired.reason, record.seq
 
 
 _NO_SESSION = "(no session)"
@@ -383,6 +528,13 @@ def _allowed(record: AuditRecord, run: ToolExecutedData) -> AllowedRow:
         is_error=run.is_error,
         session=session_of(record),
     )
+
+
+def _count_by(items: Iterable[tuple[str, int]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for key, n in items:
+        counts[key] = counts.get(key, 0) + n
+    return counts
 
 
 def _count(reasons: Iterable[str]) -> dict[str, int]:
@@ -475,6 +627,7 @@ def _classify(
         consumption=consumption,
         preview=run.preview,
         session=session_of(record),
+        grant_id=None if matched is None else matched.grant_id,
     )
 
 
@@ -490,7 +643,65 @@ def _when(ts: str) -> str:
 def _result(row: ReportRow) -> str:
     if row.reason is not None:
         return f"GAP {row.reason}"
-    return f"ok, {row.consumption or 'not consumed'}".replace("not-consumed", "not consumed")
+    ok = "ok by grant" if row.grant_id is not None else "ok"
+    return f"{ok}, {row.consumption or 'not consumed'}".replace("not-consumed", "not consumed")
+
+
+def _grant_end(grant: GrantRow) -> str:
+    """How a grant ended, in a few words (``not ended``: the log records no end)."""
+    if grant.ended is None:
+        return "not ended"
+    if grant.ended == "revoked":
+        return "revoked (/guard)" if grant.ended_by == "guard-command" else "revoked (pi-guard)"
+    return f"expired ({grant.ended})"
+
+
+def _grant_calls(grant: GrantRow) -> str:
+    return f"{grant.covered}" if grant.max_uses is None else f"{grant.covered}/{grant.max_uses}"
+
+
+def _grants_table(report: AuditReport, *, wide: bool) -> str:
+    """The scoped grants: what each covers, how many calls it covered, how it ended."""
+    if not report.grants:
+        return ""
+    if wide:
+        rows = [
+            [
+                "-" if g.created_seq is None else str(g.created_seq),
+                g.created_at_iso or "-",
+                g.grant_id,
+                g.session or "-",
+                g.breadth or "-",
+                str(g.covered),
+                str(g.ran),
+                str(g.uses),
+                "-" if g.max_uses is None else str(g.max_uses),
+                g.expires_at_iso or "-",
+                _grant_end(g) + ("" if g.ended_seq is None else f" at seq {g.ended_seq}"),
+                g.evidence_id or "-",
+                g.label or "-",
+            ]
+            for g in report.grants
+        ]
+        headers = ["SEQ", "TIME", "GRANT", "SESSION", "BREADTH", "COVERED", "RAN", "USES",
+                   "MAX", "EXPIRES", "ENDED", "EVIDENCE", "COVERS"]  # fmt: skip
+        return "\nscoped grants (calls each covered without a dialog):\n" + render_table(
+            headers, rows
+        )
+    rows = [
+        [
+            "-" if g.created_seq is None else str(g.created_seq),
+            g.grant_id,
+            _grant_calls(g),
+            _grant_end(g),
+            g.label or "-",
+        ]
+        for g in report.grants
+    ]
+    headers = ["SEQ", "GRANT", "COVERED", "ENDED", "COVERS"]
+    return "\nscoped grants (calls each covered without a dialog):\n" + render_table(
+        headers, rows, width=TABLE_WIDTH
+    )
 
 
 def _compact_tables(report: AuditReport, external: bool) -> str:
@@ -532,11 +743,12 @@ def _compact_tables(report: AuditReport, external: bool) -> str:
         text += "\nran without asking because a user rule allowed it:\n" + render_table(
             headers, allowed, width=TABLE_WIDTH
         )
-    return text
+    return text + _grants_table(report, wide=False)
 
 
 def _wide_tables(report: AuditReport, external: bool) -> str:
     """Every column of every row (``audit report --wide``)."""
+    grants = any(r.grant_id is not None for r in report.rows)
     rows = [
         [
             "-" if r.seq is None else str(r.seq),
@@ -552,6 +764,7 @@ def _wide_tables(report: AuditReport, external: bool) -> str:
             short_hash(r.payload_hash),
             r.preview or r.path or "-",
             *([r.source or "-"] if external else []),
+            *([r.grant_id or "-"] if grants else []),
         ]
         for r in report.rows
     ]
@@ -569,6 +782,7 @@ def _wide_tables(report: AuditReport, external: bool) -> str:
         "PAYLOAD",
         "WHAT",
         *(["SOURCE"] if external else []),
+        *(["GRANT"] if grants else []),
     ]
     text = render_table(headers, rows) if rows else "(no destructive or protected executions)\n"
     if report.stopped:
@@ -599,7 +813,7 @@ def _wide_tables(report: AuditReport, external: bool) -> str:
         text += "\nran without asking because a user rule allowed it:\n" + render_table(
             headers, allowed
         )
-    return text
+    return text + _grants_table(report, wide=True)
 
 
 def render_report(report: AuditReport, *, wide: bool = False) -> str:
@@ -614,6 +828,11 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
     ]
     lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
     lines.append(f"  confirmed by the operator: {s.confirmations}")
+    if report.grants or s.covered_by_grant:
+        lines.append(
+            f"  covered by a scoped grant (no dialog, each its own evidence): {s.covered_by_grant}"
+            f" (grants: {len(report.grants)})"
+        )
     lines.append(f"  declined by the operator (did not run): {s.declined}")
     lines.append(f"  blocked by the guard (did not run): {s.blocked}")
     lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
@@ -622,11 +841,15 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
     lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
     lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
     if len(s.by_session) > 1 or (s.by_session and _NO_SESSION not in s.by_session):
+        covered = _count_by(
+            (g.session or _NO_SESSION, g.covered) for g in report.grants if g.covered
+        )
         lines.append("  by pi session:")
         lines.extend(
             f"    {safe_cell(session)[:48]}: {c['executions']} risky ran ({c['gaps']} gaps),"
             f" {c['confirmed']} yes, {c['declined']} no, {c['blocked']} blocked,"
             f" {c['allowedByRule']} by a user rule"
+            + (f", {covered[session]} by a grant" if session in covered else "")
             for session, c in s.by_session.items()
         )
     lines.extend(

@@ -10,7 +10,7 @@ from audit._errors import UsageError
 from audit._models import KNOWN_EVENTS, AuditRecord
 from audit._table import render_table, short_hash
 
-__all__ = ["filter_records", "render_records", "render_records_jsonl", "session_of"]
+__all__ = ["filter_records", "grant_of", "render_records", "render_records_jsonl", "session_of"]
 
 
 def _instant(value: datetime | str, what: str) -> datetime:
@@ -45,12 +45,15 @@ def filter_records(
     until: datetime | str | None = None,
     evidence_id: str | None = None,
     session: str | None = None,
+    grant: str | None = None,
 ) -> Iterator[AuditRecord]:
     """Records matching every given filter; ``since`` and ``until`` are inclusive.
 
     ``event`` is an exact event name, or a prefix ending in ``.`` (``"evidence."``);
     ``tool`` matches ``data.toolName``; ``evidence_id`` matches ``data.evidenceId``;
-    ``session`` matches ``data.session.id`` (pi's session id).
+    ``session`` matches ``data.session.id`` (pi's session id); ``grant`` keeps the records
+    that name a scoped grant (:func:`grant_of`): its ``grant.*`` records and the
+    ``confirmation.recorded`` of every call it covered.
     Times are ISO 8601 (a naive time means UTC). Raises :class:`audit.UsageError` for a
     bad time or an event name (or prefix) no record of any log can have.
     """
@@ -73,6 +76,8 @@ def filter_records(
             continue
         if session is not None and session_of(record) != session:
             continue
+        if grant is not None and grant_of(record) != grant:
+            continue
         if start is not None or stop is not None:
             moment = record.timestamp
             if start is not None and moment < start:
@@ -86,6 +91,16 @@ def session_of(record: AuditRecord) -> str | None:
     """The pi session id a record names (``data.session.id``), if it names one."""
     ref = record.data.get("session")
     return ref.get("id") if isinstance(ref, dict) and isinstance(ref.get("id"), str) else None
+
+
+def grant_of(record: AuditRecord) -> str | None:
+    """The scoped grant a record names: ``data.grantId`` (``grant.created``, ``grant.used``,
+    ``grant.revoked``, ``grant.expired``) or ``data.coveredBy.grantId`` (the
+    ``confirmation.recorded`` of a call the grant covered)."""
+    found = record.data.get("grantId")
+    if found is None and isinstance(covered := record.data.get("coveredBy"), dict):
+        found = covered.get("grantId")
+    return found if isinstance(found, str) else None
 
 
 def _detail(data: dict[str, Any]) -> str:
@@ -104,6 +119,10 @@ def _detail(data: dict[str, Any]) -> str:
             text = repr(value)
         elif key == "session" and isinstance(value, dict):
             text = str(value.get("id"))
+        elif key == "coveredBy" and isinstance(value, dict):
+            text = f"{value.get('grantId')}#{value.get('use')}"
+        elif key == "pattern" and isinstance(value, dict) and isinstance(value.get("globs"), list):
+            text = ",".join(str(g) for g in value["globs"])
         else:
             text = str(value)
         parts.append(f"{key}={text}")

@@ -25,6 +25,7 @@ from audit import (
     tty_progress,
     verify_log,
 )
+from audit._show import grant_of
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
@@ -120,6 +121,13 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
             "no record of this log names it; it has: " + (", ".join(sessions[:20]) or "none"),
             args.session,
         )
+    if args.grant is not None and not any(grant_of(r) == args.grant for r in every):
+        grants = sorted({g for r in every if (g := grant_of(r)) is not None})
+        raise BadInputError(
+            "--grant",
+            "no record of this log names it; it has: " + (", ".join(grants[:20]) or "none"),
+            args.grant,
+        )
     records = filter_records(
         every,
         event=args.event,
@@ -128,6 +136,7 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
         until=args.until,
         evidence_id=args.evidence,
         session=args.session,
+        grant=args.grant,
     )
     # --json prints each record's line exactly as it stands in the log (canonical bytes).
     sys.stdout.write(render_records_jsonl(records) if args.json else render_records(records))
@@ -283,6 +292,12 @@ def register(sub: Subparsers) -> None:
     show.add_argument("--until", default=None, help="UTC ISO timestamp")
     show.add_argument("--evidence", default=None, help="evidence id")
     show.add_argument("--session", default=None, help="pi's session id (records it wrote)")
+    show.add_argument(
+        "--grant",
+        default=None,
+        metavar="ID",
+        help="a scoped grant's life: its grant.* records and the calls it covered",
+    )
     show.set_defaults(func=cmd_audit_show)
     report = audit_sub.add_parser("report", help="auditable vs audit-gap per executed call")
     report.add_argument("log", nargs="?", default=None)
