@@ -24,6 +24,7 @@ from audit import (
     ProofCheck,
     VerifyResult,
 )
+from guard._cli.grants import GrantListings
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from guard._pi.doctor import DoctorReport
@@ -46,6 +47,7 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         "audit-report.schema.json": AuditReport,
         "audit-verify-result.schema.json": VerifyResult,
         "proof-check.schema.json": ProofCheck,
+        "grants-list.schema.json": GrantListings,
     }
     # The envelope is read by consumers: its validation schema is its wire shape.
     out = {
