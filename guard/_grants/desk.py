@@ -165,9 +165,16 @@ class GrantDesk:
         self._audit_ends(spent)
         return found
 
-    def _end(self, state: GrantState, reason: EndReason, signer: Signer, now: datetime) -> None:
+    def _end(
+        self,
+        state: GrantState,
+        reason: EndReason,
+        signer: Signer,
+        now: datetime,
+        by: Literal["guard-command", "cli"] | None = None,
+    ) -> None:
         kind: Literal["revoked", "expired"] = "revoked" if reason == "revoked" else "expired"
-        self.store.mark(state.record.grant_id, kind, signer, now, reason=reason)
+        self.store.mark(state.record.grant_id, kind, signer, now, reason=reason, by=by)
         state.ended = reason
 
     def end(
@@ -190,7 +197,7 @@ class GrantDesk:
                     continue
                 if session_id is not None and record.session_id != session_id:
                     continue
-                self._end(state, reason, signer, now)
+                self._end(state, reason, signer, now, by if reason == "revoked" else None)
                 ended.append(state)
         self._audit_ends(ended, by=by)
         return ended
@@ -206,7 +213,8 @@ class GrantDesk:
                 self._append("grant.expired", {**event, "reason": state.ended})
 
     def listed(self, now: datetime, *, session_id: str | None = None) -> list[GrantState]:
-        """The grants still active (time left, not ended), oldest first, of one session or all."""
+        """The grants still active (time and uses left, not ended), oldest first, of one
+        session or all."""
         with self._states() as states:
             found = [
                 s
@@ -214,6 +222,7 @@ class GrantDesk:
                 if s.active
                 and (session_id is None or s.record.session_id == session_id)
                 and now < _expires(s.record)
+                and s.uses < s.record.max_uses
             ]
         return sorted(found, key=lambda s: s.record.created_at_iso)
 

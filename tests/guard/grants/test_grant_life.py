@@ -140,9 +140,7 @@ def test_a_damaged_grants_file_makes_the_guard_ask(
     assert not covered(guard, workspace, "rm -f b.txt")
 
 
-def test_a_replayed_use_line_makes_the_guard_ask(
-    guard: Guard, home: Path, workspace: Path
-) -> None:
+def test_a_replayed_use_line_makes_the_guard_ask(guard: Guard, home: Path, workspace: Path) -> None:
     grant(guard, workspace)
     assert covered(guard, workspace, "rm -f b.txt")
     path = home / "grants.jsonl"
@@ -168,7 +166,9 @@ def test_the_grant_ends_with_its_uses(home: Path, workspace: Path) -> None:
         guard.attribute("session-1")
         grant(guard, workspace)
         assert covered(guard, workspace, "rm -f b.txt")
+        assert [s.uses for s in guard.grants.listed(utc_now())] == [1]
         assert covered(guard, workspace, "rm -f c.txt")
+        assert guard.grants.listed(utc_now()) == []  # used up: not active any more
         assert not covered(guard, workspace, "rm -f b.txt")
     assert [(e["reason"], e["uses"]) for e in events(home, "grant.expired")] == [("uses", 2)]
 
@@ -217,6 +217,8 @@ def test_revoked_from_another_process_the_next_call_asks(
     with Guard.open(home) as terminal:
         (ended,) = terminal.grants.end("revoked", utc_now(), grant_id=grant_id, by="cli")
     assert ended.record.grant_id == grant_id
+    revoke = json.loads((home / "grants.jsonl").read_text().splitlines()[-1])
+    assert (revoke["type"], revoke["reason"], revoke["by"]) == ("revoked", "revoked", "cli")
     assert not covered(guard, workspace, "rm -f b.txt")
     assert [e["by"] for e in events(home, "grant.revoked")] == ["cli"]
 
