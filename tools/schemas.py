@@ -24,6 +24,7 @@ from audit import (
     ProofCheck,
     VerifyResult,
 )
+from guard._cli.approvals import ApprovalListings
 from guard._cli.grants import GrantListings
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
@@ -48,6 +49,7 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
         "audit-verify-result.schema.json": VerifyResult,
         "proof-check.schema.json": ProofCheck,
         "grants-list.schema.json": GrantListings,
+        "approvals-list.schema.json": ApprovalListings,
     }
     # The envelope is read by consumers: its validation schema is its wire shape.
     out = {

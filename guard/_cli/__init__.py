@@ -1,9 +1,10 @@
 """``pi-guard``: the command-line boundary, where our errors become one line and an exit code.
 
-One module per command group (``evidence``, ``audit``, ``ledger``, ``grants``, ``plan``,
-``policy``, ``pi``, ``demo``, ``sandbox``, ``doctor``), each with ``register(subparsers)``;
-exit codes live in :mod:`guard._cli.exits` with the one table that maps our exceptions to
-them. A new command group is a new module here and one line in :data:`_GROUPS`.
+One module per command group (``evidence``, ``audit``, ``ledger``, ``grants``, ``approvals``,
+``plan``, ``policy``, ``pi``, ``demo``, ``sandbox``, ``doctor``), each with
+``register(subparsers)``; exit codes live in :mod:`guard._cli.exits` with the one table that
+maps our exceptions to them. A new command group is a new module here and one line in
+:data:`_GROUPS`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,19 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from guard._cli import audit, demo, doctor, evidence, grants, ledger, pi, plan, policy, sandbox
+from guard._cli import (
+    approvals,
+    audit,
+    demo,
+    doctor,
+    evidence,
+    grants,
+    ledger,
+    pi,
+    plan,
+    policy,
+    sandbox,
+)
 from guard._cli.args import Parser, Subparsers, home_arg
 from guard._cli.exits import ExitCode, exit_for
 from guard._home import env_flag
@@ -29,6 +42,7 @@ _GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     audit.register,
     ledger.register,
     grants.register,
+    approvals.register,
     policy.register,
     pi.register,
     doctor.register,
