@@ -34,6 +34,7 @@ __all__ = [
     "LOG_SCHEMA",
     "MAX_OPERATOR_REASON_CHARS",
     "RESERVED_EVENTS",
+    "ApprovalRefusedData",
     "AuditHead",
     "AuditRecord",
     "ConfirmationDeclinedData",
@@ -82,6 +83,8 @@ OperatorReason = Annotated[str, Field(min_length=1, max_length=MAX_OPERATOR_REAS
 Reason = Annotated[str, Field(min_length=1, max_length=512)]
 Reasons = Annotated[list[Reason], Field(max_length=64)]
 SpoolId = Annotated[str, Field(pattern=r"^spool_[A-Za-z0-9_-]{16,64}$")]
+Approver = Literal["pi-dialog", "cli", "web"]
+"""Which screen answered a question: pi's dialog, ``pi-guard approvals``, the page."""
 
 
 class _Wire(BaseModel):
@@ -241,6 +244,7 @@ class ConfirmationRecordedData(ConfirmationRequestedData):
 
     evidence_id: EvidenceId
     covered_by: GrantUseRef | None = None
+    approver: Approver | None = None
 
 
 RuleIds = Annotated[
@@ -291,6 +295,10 @@ class ConfirmationDeclinedData(_Wire):
             'What the operator typed when declining ("No, with a reason"): one line, '
             "secret-redacted, at most 200 characters."
         ),
+    )
+    approver: Approver | None = Field(
+        default=None,
+        description="which screen answered: pi's dialog, the second terminal, the page",
     )
     delivered_late: Literal[True] | None = Field(
         default=None,
@@ -474,6 +482,18 @@ class EffectsResolvedData(_Wire):
     session: SessionRef | None = None
 
 
+class ApprovalRefusedData(_Wire):
+    """An answer to a pending question was refused: it named a question that is not open
+    (``unknown-id``), not what it was shown (``stale``), came after the first answer
+    (``already-answered``), after the deadline (``expired``) or after the question was
+    withdrawn (``withdrawn``); or the caller was not the operator (``other-user``)."""
+
+    reason: Literal["unknown-id", "stale", "already-answered", "expired", "withdrawn", "other-user"]
+    approver: Approver
+    approval_id: Annotated[str, Field(max_length=64)] | None = None
+    session: SessionRef | None = None
+
+
 class NetworkRefusedData(_Wire):
     """The sandbox's network allowlist refused a request of an agent command.
 
@@ -573,6 +593,7 @@ class GrantExpiredData(_Wire):
 
 EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
     {
+        "approval.refused": ApprovalRefusedData,
         "confirmation.declined": ConfirmationDeclinedData,
         "confirmation.recorded": ConfirmationRecordedData,
         "confirmation.requested": ConfirmationRequestedData,

@@ -38,6 +38,7 @@ from audit import (
 from audit._chain import check_body, lines_backward, open_snapshot
 from audit._errors import LineFault
 from guard._anchors import anchor_dir
+from guard._approvals.model import Approver
 from guard._effects.model import Review
 from guard._errors import BadInputError, LedgerError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW
@@ -330,6 +331,7 @@ class Guard:
         decline_reason: DeclineReason = "declined",
         operator_reason: str | None = None,
         covered_by: CoveredBy | None = None,
+        approver: Approver | None = None,
     ) -> RecordResult:
         """Record the operator's answer about a call; a "yes" mints signed evidence.
 
@@ -338,7 +340,8 @@ class Guard:
         ``operator_reason`` is what the operator said when declining; it goes into the
         ``confirmation.declined`` record (see :func:`operator_reason_text`) and is ignored
         for a "yes". ``covered_by``: the yes is a grant's (see :meth:`covered`), the
-        evidence's origin is ``runtime-grant``.
+        evidence's origin is ``runtime-grant``. ``approver``: which screen answered (the
+        record says so).
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
@@ -347,6 +350,8 @@ class Guard:
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        if approver is not None:
+            preview = {**preview, "approver": approver}
         if evaluation.verdict == "allow" or fp is None:
             return RecordResult(
                 decision="invalid",
@@ -821,6 +826,13 @@ class Guard:
         (:attr:`session_counts`)."""
         self.end_grants("session-ended")
         self._append("session.ended", {"reason": reason, **self.session_counts})
+
+    def approval_refused(self, reason: str, approver: Approver, approval_id: str | None) -> None:
+        """Audit ``approval.refused``: a screen's answer lost or was not the operator's."""
+        data: dict[str, Any] = {"reason": reason, "approver": approver}
+        if approval_id:
+            data["approvalId"] = shorten(approval_id, 64)
+        self._append("approval.refused", data)
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
         """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""

@@ -38,6 +38,7 @@ AUDIT = [
     "AnchorDir",
     "Anchored",
     "AuditError",
+    "ApprovalRefusedData",
     "AuditHead",
     "AuditLog",
     "AuditRecord",

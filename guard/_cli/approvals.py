@@ -53,7 +53,6 @@ _log = get_logger("guard.cli.approvals")
 
 _TIMEOUT = 5.0
 """Seconds to wait for one sidecar's reply."""
-_NO_DIGEST = "sha256:" + "0" * 64
 """The digest of no question: asking why an id is gone can never answer it."""
 _MAX_REASON_CHARS = 4096
 """As :class:`AnswerRequest` has it."""
@@ -148,10 +147,15 @@ def _find(home: Path, approval_id: str) -> ApprovalListing | None:
     return next((p for p in _listed(home) if p.id == approval_id), None)
 
 
+_ANY_DIGEST = "sha256:" + "0" * 64  # stands in for a digest not given, to check the rest
+
+
 def _checked(approval_id: str, decision: Decision, digest: str | None, reason: str | None) -> None:
     """Refuse a malformed id, digest or reason before asking any sidecar."""
     try:
-        AnswerRequest(id=approval_id, digest=digest or _NO_DIGEST, decision=decision, reason=reason)
+        AnswerRequest(
+            id=approval_id, digest=digest or _ANY_DIGEST, decision=decision, reason=reason
+        )
     except ValidationError as exc:
         field = str(exc.errors()[0]["loc"][0])
         what, problem = _PROBLEMS.get(field, (field, "is not valid"))
@@ -220,19 +224,16 @@ def _refused(approval_id: str, outcome: str) -> ExitCode:
     return ExitCode.BAD_INPUT if outcome == "unknown-id" else ExitCode.REJECTED
 
 
-def _why_gone(home: Path, probe: AnswerRequest) -> ExitCode:
-    """``probe.id`` is pending nowhere: ask each live sidecar why (a digest of no question:
-    never accepted)."""
+def _why_gone(home: Path, approval_id: str) -> ExitCode:
+    """``approval_id`` is pending nowhere: ask each live sidecar what became of it (a query
+    that answers nothing)."""
     for directory in _sidecars(home):
-        reply = _ask(directory, {"op": "answer", **probe.model_dump(mode="json")})
-        outcome = None if reply is None else reply.get("outcome")
-        if outcome == "stale":
-            # The broker checks the digest before the deadline: a question it still knows,
-            # not answered, not withdrawn, yet not listed a moment ago is one whose time ran out.
-            outcome = "expired"
-        if isinstance(outcome, str) and outcome not in ("unknown-id", "accepted"):
-            return _refused(probe.id, outcome)
-    raise BadInputError("ID", "no live sidecar of this home knows this question", probe.id)
+        reply = _ask(directory, {"op": "state", "id": approval_id})
+        state = None if reply is None else reply.get("state")
+        outcome = {"answered": "already-answered", "withdrawn": "withdrawn", "expired": "expired"}
+        if isinstance(state, str) and state in outcome:
+            return _refused(approval_id, outcome[state])
+    raise BadInputError("ID", "no live sidecar of this home knows this question", approval_id)
 
 
 def _answer(args: argparse.Namespace, decision: Decision) -> ExitCode:
@@ -241,8 +242,7 @@ def _answer(args: argparse.Namespace, decision: Decision) -> ExitCode:
     home = _home(args)
     found = _find(home, args.approval_id)
     if found is None:
-        probe = AnswerRequest(id=args.approval_id, digest=_NO_DIGEST, decision=decision)
-        return _why_gone(home, probe)
+        return _why_gone(home, args.approval_id)
     digest: str = args.digest or found.digest
     request = AnswerRequest(id=found.id, digest=digest, decision=decision, reason=reason)
     sys.stdout.write(

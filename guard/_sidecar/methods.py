@@ -13,6 +13,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import threading
 import time
 from collections.abc import Mapping
 from datetime import timedelta
@@ -24,6 +25,14 @@ from pydantic import TypeAdapter, ValidationError
 
 from audit import AuditError, LogIntegrityError, parse_iso, utc_now
 from guard._anchors import anchor_checkpoint, anchor_dir
+from guard._approvals import (
+    AnswerRequest,
+    ApprovalBroker,
+    Approver,
+    Asked,
+    LocalApprovals,
+    question_digest,
+)
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
@@ -74,6 +83,9 @@ from guard._sidecar.text import (
     status_on,
 )
 from guard._sidecar.wire import (
+    ApprovalAnswerParams,
+    ApprovalPollParams,
+    ApprovalRef,
     ConsumeParams,
     DeclinedParams,
     DeclinedReply,
@@ -208,6 +220,12 @@ class Sidecar(RpcServer):
         self._sandbox_params: SandboxPlanParams | None = None
         self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
         self._network = SessionNetwork()
+        # The approval port: every question offered to every screen (the pi dialog, a second
+        # terminal); refusals heard on the listener's thread are audited on this one.
+        self._broker = ApprovalBroker()
+        self._local: LocalApprovals | None = None
+        self._refused: list[tuple[str, Approver, str | None]] = []
+        self._refused_lock = threading.Lock()
         try:
             if verify_only:
                 self._monitor = _VerifyOnly(self.home)
@@ -215,6 +233,7 @@ class Sidecar(RpcServer):
                 self._guard = Guard.open(self.home)
                 self._anchor("session-start")
                 self._settle_old_layers()
+                self._start_local()
         except (GuardError, AuditError, OSError) as exc:
             # Keep serving: every call then gets a clear error and the shim fails closed.
             self._open_error = f"{type(exc).__name__}: {exc}"
@@ -243,6 +262,8 @@ class Sidecar(RpcServer):
             "effects.review": Method(EffectsReviewParams, self._effects_review, False),
             "effects.resolve": Method(EffectsResolveParams, self._effects_resolve, False),
             "grants.list": Method(NoParams, self._grants_list, False),
+            "approvals.poll": Method(ApprovalPollParams, self._approvals_poll, False),
+            "approvals.answer": Method(ApprovalAnswerParams, self._approvals_answer, False),
             "grants.revoke": Method(GrantsRevokeParams, self._grants_revoke, False),
         }
         super().__init__(methods, verify_only=verify_only)
@@ -313,7 +334,37 @@ class Sidecar(RpcServer):
             return
         _log.info("anchored", when=when, size=written.size, created=written.created)
 
+    def _start_local(self) -> None:
+        """Listen for a second terminal's answers (``pi-guard approvals``); never fails a
+        start: without it the pi dialog is the one screen."""
+        local = LocalApprovals(self._session_dir, self._broker, self._note_refused)
+        try:
+            local.start()
+        except OSError as exc:
+            _log.warning("approvals-local-failed", error=str(exc))
+            return
+        self._local = local
+
+    def _note_refused(self, reason: str, approval_id: str) -> None:
+        with self._refused_lock:
+            self._refused.append((reason, "cli", approval_id or None))
+
+    def _audit_refused(self) -> None:
+        """Audit the answers the listener refused since the last call (on this thread)."""
+        with self._refused_lock:
+            taken, self._refused = self._refused, []
+        if self._guard is None or self._damage is not None:
+            return
+        for reason, approver, approval_id in taken:
+            self._guard.approval_refused(reason, approver, approval_id)
+
     def close(self) -> None:
+        # A sidecar that stops approves nothing: every open question is withdrawn.
+        for asked in self._broker.withdraw_all("sidecar-stopped"):
+            _log.info("approval-withdrawn", id=asked.pending.id, tool=asked.pending.tool_name)
+        if self._local is not None:
+            self._local.close()
+        self._audit_refused()
         self._audit_network()
         self._network.close()
         if self._guard is not None:
@@ -473,6 +524,7 @@ class Sidecar(RpcServer):
 
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
+        approver = self._settled(p.approval_id, yes=p.confirmed)
         if p.confirmed and p.tool_call_id is not None:
             self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
         shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
@@ -486,6 +538,7 @@ class Sidecar(RpcServer):
             origin="runtime-ui-confirm",
             decline_reason=p.decline_reason,
             operator_reason=p.operator_reason,
+            approver=approver,
         )
         note: GrantNote | None = None
         if p.confirmed and p.grant is not None and result.evidence_id is not None:
@@ -565,7 +618,61 @@ class Sidecar(RpcServer):
             tool_input=p.input,
             grants=[grant_choice(o, until=until, max_uses=limits.max_uses) for o in offered],
         )
-        return EvaluateReply(evaluation=evaluation, action="confirm", dialog=dialog)
+        fingerprint = (
+            evaluation.fingerprint.model_dump(mode="json") if evaluation.fingerprint else None
+        )
+        session = guard.session["id"] if guard.session is not None else None
+        pending = self._broker.ask(
+            kind="call",
+            title=dialog.title,
+            message=dialog.message,
+            details=dialog.details,
+            digest=question_digest(dialog.title, dialog.message, dialog.details, fingerprint),
+            tool_name=p.tool_name,
+            timeout_ms=p.confirm_timeout_ms,
+            tool_call_id=p.tool_call_id,
+            session_id=session,
+        )
+        approval = ApprovalRef(id=pending.id, digest=pending.digest)
+        return EvaluateReply(
+            evaluation=evaluation, action="confirm", dialog=dialog, approval=approval
+        )
+
+    def _approvals_poll(self, p: ApprovalPollParams) -> dict[str, Any]:
+        """Whether another screen answered question ``id`` (the shim then closes its dialog)."""
+        self._audit_refused()
+        asked = self._broker.result(p.id)
+        if asked is None:
+            raise RpcFault(RpcCode.BAD_INPUT, "no such question", "unknown-approval")
+        answer = asked.answer.model_dump(mode="json") if asked.answer is not None else None
+        return {"open": asked.answer is None and asked.withdrawn is None, "answer": answer}
+
+    def _approvals_answer(self, p: ApprovalAnswerParams) -> dict[str, Any]:
+        """pi's dialog answered question ``id``: accepted if it is the first valid answer;
+        either way the reply holds the answer that won."""
+        self._audit_refused()
+        request = AnswerRequest(id=p.id, digest=p.digest, decision=p.decision, reason=p.reason)
+        outcome = self._broker.answer(request, "pi-dialog")
+        if outcome != "accepted" and self._guard is not None and self._damage is None:
+            self._guard.approval_refused(outcome, "pi-dialog", p.id)
+        asked = self._broker.result(p.id)
+        won = asked.answer if asked is not None else None
+        return {"outcome": outcome, "answer": won.model_dump(mode="json") if won else None}
+
+    def _settled(self, approval_id: str | None, *, yes: bool) -> Approver | None:
+        """Close question ``approval_id`` and say who answered it; a yes that no screen gave
+        is refused (the call stays blocked)."""
+        self._audit_refused()
+        if approval_id is None:
+            return None
+        asked: Asked | None = self._broker.result(approval_id)
+        answer = asked.answer if asked is not None else None
+        if yes and (answer is None or answer.decision != "yes"):
+            raise RpcFault(
+                RpcCode.BAD_INPUT, "no screen answered yes to this question", "not-approved"
+            )
+        self._broker.close(approval_id)
+        return answer.approver if answer is not None else None
 
     def _grants_list(self, _: NoParams) -> dict[str, Any]:
         """The active grants of this session, for ``/guard grants``."""
@@ -627,6 +734,7 @@ class Sidecar(RpcServer):
             guard.blocked(p.tool_name, p.input, p.cwd, p.reason, tool_call_id=p.tool_call_id)
             said = sandbox_block_reason(self._sandbox) if self._sandbox is not None else None
             return {"blockReason": said or NO_SANDBOX_YET, "audited": True}
+        approver = self._settled(p.approval_id, yes=False)
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
         if p.reason == "stopped" and evaluation.verdict == "allow":
             # The operator stopped the agent: even a call nobody would be asked about is
@@ -641,6 +749,7 @@ class Sidecar(RpcServer):
             origin="runtime-ui-confirm",
             decline_reason=p.reason,
             operator_reason=p.operator_reason,
+            approver=approver,
         )
         reason = block_reason_for(
             p.reason,

@@ -16,6 +16,9 @@ from guard._guard import DeclineReason, LateDeclineReason
 from guard._sandbox.model import SandboxPlan
 
 __all__ = [
+    "ApprovalAnswerParams",
+    "ApprovalPollParams",
+    "ApprovalRef",
     "CallParams",
     "ConsumeParams",
     "DeclinedParams",
@@ -72,12 +75,18 @@ class EvaluateParams(CallParams):
 OperatorReasonText = Annotated[str, Field(max_length=4096)]
 
 
+ApprovalIdText = Annotated[str, Field(pattern=r"^apr_[A-Za-z0-9_-]{16,32}$")]
+
+
 class RecordParams(CallParams):
     """``grant``: the operator chose the dialog's grant number ``grant`` (0 or 1) besides
-    this call; the sidecar derives the offers again, it never takes a pattern from the shim."""
+    this call; the sidecar derives the offers again, it never takes a pattern from the shim.
+    ``approvalId``: the question this answers; a yes needs that question's winning answer
+    to be yes (from whichever screen), and the record names its approver."""
 
     confirmed: bool
     grant: int | None = Field(default=None, ge=0, le=1)
+    approval_id: ApprovalIdText | None = None
     ttl_seconds: int = DEFAULT_TTL_SECONDS
     decline_reason: DeclineReason = "declined"
     operator_reason: OperatorReasonText | None = None
@@ -85,6 +94,7 @@ class RecordParams(CallParams):
 
 class DeclinedParams(CallParams):
     reason: DeclineReason | Literal["input-changed-after-decision", "sandbox-unavailable"]
+    approval_id: ApprovalIdText | None = None
     confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     operator_reason: OperatorReasonText | None = None
 
@@ -348,6 +358,26 @@ class JudgedFile(_Wire):
     real: str
 
 
+class ApprovalRef(_Wire):
+    """The question every screen shows for this call: answer it by ``id`` and ``digest``."""
+
+    id: str
+    digest: str
+
+
+class ApprovalPollParams(_Wire):
+    id: ApprovalIdText
+
+
+class ApprovalAnswerParams(_Wire):
+    """pi's dialog answered: the first valid answer from any screen wins."""
+
+    id: ApprovalIdText
+    digest: str = Field(max_length=80)
+    decision: Literal["yes", "no"]
+    reason: Annotated[str, Field(max_length=4096)] | None = None
+
+
 class GrantNote(_Wire):
     """A grant as the operator sees it: ``use`` of ``maxUses`` (a covered call's)."""
 
@@ -394,6 +424,7 @@ class EvaluateReply(_Wire):
     covered: GrantNote | None = None
     record: RecordResult | None = None
     dialog: Dialog | None = None
+    approval: ApprovalRef | None = None
     block_reason: str | None = None
     audited: bool = False
     sandbox: SandboxPlanReply | None = None

@@ -32,6 +32,7 @@ json_values = st.recursive(
 
 def test_known_events_are_explicit() -> None:
     assert sorted(KNOWN_EVENTS) == [
+        "approval.refused",
         "confirmation.declined",
         "confirmation.recorded",
         "confirmation.requested",

@@ -40,7 +40,10 @@ type Kinds = { string: string; boolean: boolean; object: JsonObject; list: reado
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?" } as const;
+const APPROVAL = { id: "string", digest: "string" } as const;
+const ANSWER = { decision: "string", approver: "string", reason: "string?" } as const;
+const POLL_MS = 300; // how often an open dialog asks whether another screen answered
 const JUDGED = { path: "string", real: "string" } as const;
 const DIALOG = { title: "string", message: "string", details: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
 const CHOICES = { no: "string", noWithReason: "string", stop: "string", yes: "string", grants: "list", details: "string" } as const;
@@ -709,26 +712,62 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const asked = Date.now();
 		const left = () => Math.max(1, cfg!.confirmTimeoutMs - (Date.now() - asked));
 		const draft = ctx.ui.getEditorText?.() ?? ""; // what the operator was typing is given back
+		// The same question is open on every screen (a second terminal: pi-guard approvals); the
+		// first answer wins. While this dialog is open the shim asks whether another screen
+		// answered, and closes the dialog if one did.
+		const approval = has(reply.approval, APPROVAL) ? { approvalId: reply.approval.id, digest: reply.approval.digest } : undefined;
+		const closer = new AbortController();
+		let elsewhere: Of<typeof ANSWER> | undefined;
+		let open = approval !== undefined;
+		const watch = async () => {
+			while (open) {
+				await new Promise((r) => setTimeout(r, POLL_MS));
+				if (!open) return;
+				try {
+					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }), { open: "boolean", answer: "object?" });
+					if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
+					if (!polled.open) return;
+				} catch {
+					return; // the pi dialog stays the one screen
+				}
+			}
+		};
+		void watch();
 		let choice: string | undefined;
 		try {
 			const options = [choices.no, choices.noWithReason, choices.stop, choices.yes, ...grants, choices.details];
-			choice = await ctx.ui.select(`${dialog.title}\n${dialog.message}`, options, { timeout: left() });
-			while (choice === choices.details) {
-				await ctx.ui.select(`${dialog.title}\n${dialog.details}`, ["Back"], { timeout: left() });
-				choice = Date.now() - asked < cfg.confirmTimeoutMs ? await ctx.ui.select(`${dialog.title}\n${dialog.message}`, options, { timeout: left() }) : undefined;
+			const ask = (text: string, items: string[]) => ctx.ui.select(`${dialog.title}\n${text}`, items, { timeout: left(), signal: closer.signal });
+			choice = await ask(dialog.message, options);
+			while (choice === choices.details && !elsewhere) {
+				await ask(dialog.details, ["Back"]);
+				choice = Date.now() - asked < cfg.confirmTimeoutMs && !elsewhere ? await ask(dialog.message, options) : undefined;
 			}
 		} finally {
+			open = false;
 			if (draft && ctx.ui.getEditorText?.() !== draft) ctx.ui.setEditorText?.(draft);
 		}
+		if (approval && !elsewhere && choice !== undefined) {
+			// This dialog's answer goes to the broker; if another screen answered first, that one wins.
+			const decision = choice === choices.yes || grants.includes(choice) ? "yes" : "no";
+			try {
+				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision }), { outcome: "string", answer: "object?" });
+				if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
+			} catch {
+				// the sidecar refused or is gone: record/audit.declined below fail closed the same way
+			}
+		}
+		if (elsewhere) ctx.ui.notify(`operator-guard: answered ${elsewhere.decision} from ${elsewhere.approver}`, "info");
+		if (elsewhere) choice = elsewhere.decision === "yes" ? choices.yes : choices.no;
 		const opts = { timeout: cfg.confirmTimeoutMs };
-		if (choice === choices.stop) return stopTurn(ctx, call);
+		const answered = approval ? { approvalId: approval.approvalId } : {}; // the sidecar closes the question
+		if (choice === choices.stop) return stopTurn(ctx, call, approval);
 		const grant = choice === undefined ? -1 : grants.indexOf(choice);
 		if (choice !== choices.yes && grant < 0) {
 			const reason = choice === undefined && Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
-			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : undefined;
+			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : elsewhere?.reason ?? undefined;
 			const operatorReason = said?.trim() ? said.slice(0, MAX_REASON_CHARS) : undefined;
 			try {
-				const declined = await sidecar.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg.confirmTimeoutMs });
+				const declined = await sidecar.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg.confirmTimeoutMs, ...answered });
 				return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
 			} catch (err) {
 				if (!(err instanceof RpcError)) spool({ kind: "declined", reason, ...call, ...(operatorReason ? { operatorReason } : {}) });
@@ -738,7 +777,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		let record: Of<typeof RECORD>;
 		try {
 			const chosen = grant >= 0 ? { grant } : {};
-			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds, ...chosen }), RECORD);
+			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds, ...chosen, ...answered }), RECORD);
 		} catch (err) {
 			return failClosed(ctx, call, err, "confirmed-unrecorded"); // a Yes without evidence: blocked, and kept
 		}
@@ -754,14 +793,14 @@ export default function operatorGuard(pi: ExtensionAPI) {
 
 	// "No, and stop the agent": the turn ends, and every call it still makes is declined with one reason.
 	let stopped = false;
-	const stopTurn = async (ctx: ExtensionContext, call: Call): Promise<ToolCallEventResult> => {
+	const stopTurn = async (ctx: ExtensionContext, call: Call, approval?: { approvalId: string }): Promise<ToolCallEventResult> => {
 		stopped = true;
 		ctx.abort();
-		return declineStopped(ctx, call);
+		return declineStopped(ctx, call, approval);
 	};
-	const declineStopped = async (ctx: ExtensionContext, call: Call): Promise<ToolCallEventResult> => {
+	const declineStopped = async (ctx: ExtensionContext, call: Call, approval?: { approvalId: string }): Promise<ToolCallEventResult> => {
 		try {
-			const declined = await sidecar!.call("audit.declined", { ...call, reason: "stopped" });
+			const declined = await sidecar!.call("audit.declined", { ...call, reason: "stopped", ...(approval ? { approvalId: approval.approvalId } : {}) });
 			return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
 		} catch (err) {
 			if (!(err instanceof RpcError)) spool({ kind: "declined", reason: "stopped", ...call });

@@ -182,6 +182,8 @@ def test_a_home_that_cannot_be_opened_is_logged_with_the_home_and_the_error(
 
 READ_ONLY = ["audit.verify", "consume", "describe", "health", "ping"]
 WRITING = [
+    "approvals.answer",
+    "approvals.poll",
     "audit.declined",
     "audit.replay",
     "audit.toolExecuted",

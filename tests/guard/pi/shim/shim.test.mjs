@@ -566,3 +566,58 @@ for (const [what, select] of [["Yes", YES], ["No", (o) => o[0]], ["no answer", (
 		assert.equal(ctx.ui.getEditorText(), "half a sentence");
 	});
 }
+
+// -- the approval port: the same question on every screen, the first answer wins
+
+const APPROVAL = { id: "apr_0123456789abcdefgh", digest: "sha256:" + "0".repeat(64) };
+const ported = (methods = {}) => ({ methods: { evaluate: { result: { action: "confirm", dialog: DIALOG, approval: APPROVAL } }, ...methods } });
+/** A dialog nobody at pi answers: it resolves only when the shim closes it (its signal). */
+const waitForClose = (_options, opts) => new Promise((resolve) => opts.signal.addEventListener("abort", () => resolve(undefined)));
+
+for (const [what, answer, expectYes] of [
+	["yes", { decision: "yes", approver: "cli" }, true],
+	["no with a reason", { decision: "no", approver: "cli", reason: "not now" }, false],
+]) {
+	test(`answered ${what} from another screen: the pi dialog closes and that answer counts`, async (t) => {
+		const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: false, answer } } }) });
+		const ctx = fakeCtx({ hasUI: true, select: waitForClose });
+		const result = await g.call("write", WRITE, ctx);
+		assert.equal(ctx.seen.select.length, 1);
+		assert.match(ctx.seen.notify.at(-1).text, new RegExp(`answered ${answer.decision} from cli`));
+		assert.deepEqual(g.requests("approvals.answer"), [], "the pi dialog gave no answer");
+		if (expectYes) {
+			assert.equal(result, undefined);
+			assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
+		} else {
+			assertBlocked(result, /the operator declined/);
+			const [declined] = g.requests("audit.declined");
+			assert.deepEqual([declined.params.approvalId, declined.params.operatorReason], [APPROVAL.id, "not now"]);
+			assert.deepEqual(g.requests("record"), []);
+		}
+	});
+}
+
+test("answered in the pi dialog: the answer goes to the broker first, then the record names the question", async (t) => {
+	const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "accepted", answer: { decision: "yes", approver: "pi-dialog" } } } }) });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined);
+	const [sent] = g.requests("approvals.answer");
+	assert.deepEqual([sent.params.id, sent.params.digest, sent.params.decision], [APPROVAL.id, APPROVAL.digest, "yes"]);
+	assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
+	assert.equal(g.requests("record")[0].params.digest, undefined);
+});
+
+test("the pi dialog says No but another screen said Yes first: the first answer wins", async (t) => {
+	const first = { decision: "yes", approver: "cli" };
+	const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "already-answered", answer: first } } }) });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: (o) => o[0] })), undefined);
+	assert.equal(g.requests("record").length, 1);
+	assert.deepEqual(g.requests("audit.declined"), []);
+});
+
+test("the poll fails: the pi dialog stays the one screen", async (t) => {
+	const g = await guard(t, { spec: ported({ "approvals.poll": { error: { code: 1, message: "no", data: { reason: "unknown-approval" } } }, "approvals.answer": { result: { outcome: "accepted", answer: null } } }) });
+	const ctx = fakeCtx({ hasUI: true, select: (o) => sleep(700).then(() => o[0]) });
+	assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
+	assert.equal(ctx.seen.select.length, 1);
+	assert.equal(g.requests("audit.declined")[0].params.approvalId, APPROVAL.id);
+});

@@ -1,0 +1,177 @@
+"""One approval broker per sidecar: every pending question offered to every screen at once.
+
+Contract: :meth:`ApprovalBroker.ask` opens a question with a deadline; the first
+:meth:`~ApprovalBroker.answer` that names its id and digest before the deadline wins, and every
+later one gets the outcome that says why it lost (``already-answered``, ``stale``,
+``expired``, ``withdrawn``, ``unknown-id``); :meth:`~ApprovalBroker.result` tells the asker
+what won (or that nobody answered in time: a timeout is No). Thread-safe: the sidecar's
+request loop and the approvers' listener threads share one broker. Nothing here approves a
+call: the winning answer goes back through the guard, which records it as it records a
+dialog's.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Literal
+
+from audit import b64url_encode, canonical_json, format_iso, parse_iso, sha256_prefixed, utc_now
+from guard._approvals.model import Answer, AnswerRequest, Approver, Outcome, Pending
+
+__all__ = ["ApprovalBroker", "Asked", "question_digest"]
+
+_KEEP_CLOSED = 256
+
+
+def question_digest(title: str, message: str, details: str, fingerprint: object) -> str:
+    """The digest a screen must name when it answers: what it showed, and the exact call."""
+    shown = {"title": title, "message": message, "details": details, "call": fingerprint}
+    return sha256_prefixed(canonical_json(shown))
+
+
+@dataclass
+class Asked:
+    """A question and what became of it."""
+
+    pending: Pending
+    answer: Answer | None = None
+    withdrawn: str | None = None
+
+
+class ApprovalBroker:
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._asked: dict[str, Asked] = {}
+        self._closed: dict[str, Asked] = {}  # the last questions closed, for state()
+        self.version = 0
+        """Bumped on every change: a screen that saw ``version`` waits for the next one."""
+
+    def ask(
+        self,
+        *,
+        kind: Literal["call", "effects"],
+        title: str,
+        message: str,
+        details: str,
+        digest: str,
+        tool_name: str,
+        timeout_ms: int,
+        tool_call_id: str | None = None,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Pending:
+        """Open a question; every screen sees it until it is answered, withdrawn or late."""
+        start = now or utc_now()
+        pending = Pending(
+            id="apr_" + b64url_encode(secrets.token_bytes(15)),
+            digest=digest,
+            kind=kind,
+            title=title,
+            message=message,
+            details=details,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            session_id=session_id,
+            created_at_iso=format_iso(start),
+            deadline_iso=format_iso(start + timedelta(milliseconds=timeout_ms)),
+        )
+        with self._lock:
+            self._asked[pending.id] = Asked(pending)
+            self._changed()
+        return pending
+
+    def answer(self, request: AnswerRequest, approver: Approver) -> Outcome:
+        """Give an answer from ``approver``; only the first valid one is accepted."""
+        now = utc_now()
+        with self._lock:
+            asked = self._asked.get(request.id)
+            if asked is None:
+                return "unknown-id"
+            if asked.withdrawn is not None:
+                return "withdrawn"
+            if asked.answer is not None:
+                return "already-answered"
+            if request.digest != asked.pending.digest:
+                return "stale"
+            if now >= parse_iso(asked.pending.deadline_iso, "deadlineIso"):
+                return "expired"
+            asked.answer = Answer(
+                decision=request.decision,
+                approver=approver,
+                reason=request.reason,
+                at_iso=format_iso(now),
+            )
+            self._changed()
+            return "accepted"
+
+    def result(self, approval_id: str) -> Asked | None:
+        """The question ``approval_id`` and its answer so far (``None``: no such question)."""
+        with self._lock:
+            return self._asked.get(approval_id)
+
+    def close(self, approval_id: str, why: str = "answered") -> Asked | None:
+        """The asker is done with ``approval_id``: no screen shows it any more; an answer not
+        yet given is withdrawn (``why``)."""
+        with self._lock:
+            asked = self._asked.pop(approval_id, None)
+            if asked is not None:
+                if asked.answer is None:
+                    asked.withdrawn = why
+                self._closed[approval_id] = asked
+                while len(self._closed) > _KEEP_CLOSED:
+                    self._closed.pop(next(iter(self._closed)))
+            self._changed()
+            return asked
+
+    def state(self, approval_id: str) -> str:
+        """What became of ``approval_id``, without answering it: ``open``, ``answered``,
+        ``withdrawn``, ``expired`` or ``unknown`` (never asked here, or closed long ago)."""
+        with self._lock:
+            asked = self._asked.get(approval_id) or self._closed.get(approval_id)
+            if asked is None:
+                return "unknown"
+            if asked.answer is not None:
+                return "answered"
+            if asked.withdrawn is not None:
+                return "withdrawn"
+            if utc_now() >= parse_iso(asked.pending.deadline_iso, "deadlineIso"):
+                return "expired"
+            return "open"
+
+    def withdraw_all(self, why: str) -> list[Asked]:
+        """Withdraw every open question (the sidecar stops: a restart approves nothing)."""
+        with self._lock:
+            gone = list(self._asked.values())
+            for asked in gone:
+                if asked.answer is None:
+                    asked.withdrawn = why
+            self._asked.clear()
+            self._changed()
+            return gone
+
+    def pending(self) -> list[Pending]:
+        """The questions still open, oldest first (answered and late ones are not)."""
+        now = utc_now()
+        with self._lock:
+            return [
+                a.pending
+                for a in self._asked.values()
+                if a.answer is None
+                and a.withdrawn is None
+                and now < parse_iso(a.pending.deadline_iso, "deadlineIso")
+            ]
+
+    def wait_change(self, seen: int, timeout: float) -> int:
+        """Block until :attr:`version` differs from ``seen`` or ``timeout`` seconds pass."""
+        with self._lock:
+            self._lock.wait_for(lambda: self.version != seen, timeout)
+            return self.version
+
+    def _changed(self) -> None:
+        self.version += 1
+        self._lock.notify_all()

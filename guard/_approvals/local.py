@@ -1,0 +1,144 @@
+"""The second terminal's way in: a Unix socket in the sidecar's own directory of the guard home.
+
+Contract: :class:`LocalApprovals` serves one JSON request per connection (one line in, one line
+out) on ``<session dir>/approvals.sock``: ``{"op": "list"}`` gives the pending questions,
+``{"op": "answer", "id", "digest", "decision", "reason"}`` answers one as approver ``cli``,
+``{"op": "state", "id"}`` says what became of one without answering it.
+Only the operator reaches it: the guard home is hidden from the agent's sandbox and refused
+to pi's file tools, the socket is ``0600`` in a ``0700`` directory, and a peer of another
+user is refused (``SO_PEERCRED``). The path is bound and reached through the directory's
+descriptor (``/proc/self/fd/N/…``): a Unix socket path is limited to 107 bytes, a home is not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import socketserver
+import struct
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from audit import JsonInputError, load_json
+from guard._approvals.broker import ApprovalBroker
+from guard._approvals.model import AnswerRequest
+
+__all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local"]
+
+SOCKET_NAME = "approvals.sock"
+MAX_REQUEST_BYTES = 64 * 1024
+
+
+@contextlib.contextmanager
+def _via_fd(directory: Path) -> Iterator[str]:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield f"/proc/self/fd/{fd}/{SOCKET_NAME}"
+    finally:
+        os.close(fd)
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+class LocalApprovals:
+    """The socket listener of one sidecar (a thread); ``on_refused`` hears every refusal."""
+
+    def __init__(
+        self,
+        directory: Path,
+        broker: ApprovalBroker,
+        on_refused: Callable[[str, str], None] = lambda why, detail: None,
+    ) -> None:
+        self.directory = directory
+        self.path = directory / SOCKET_NAME
+        self._broker = broker
+        self._on_refused = on_refused
+        self._server: socketserver.ThreadingUnixStreamServer | None = None
+
+    def start(self) -> None:
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        outer = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                reply = outer._serve(self.connection, self.rfile.readline(MAX_REQUEST_BYTES + 1))
+                self.wfile.write(json.dumps(reply).encode() + b"\n")
+
+        with _via_fd(self.directory) as where:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(where)
+            old = os.umask(0o177)
+            try:
+                server = socketserver.ThreadingUnixStreamServer(where, Handler)
+            finally:
+                os.umask(old)
+        server.daemon_threads = True
+        self._server = server
+        threading.Thread(target=server.serve_forever, name="approvals-local", daemon=True).start()
+
+    def _serve(self, conn: socket.socket, line: bytes) -> dict[str, Any]:
+        if _peer_uid(conn) != os.getuid():
+            self._on_refused("other-user", "")
+            return {"error": "refused"}
+        if len(line) > MAX_REQUEST_BYTES:
+            self._on_refused("too-large", "")
+            return {"error": "too-large"}
+        try:
+            request = load_json(line, max_bytes=MAX_REQUEST_BYTES)
+        except JsonInputError:
+            request = None
+        if not isinstance(request, dict):
+            return {"error": "not-json"}
+        if request.get("op") == "list":
+            return {"pending": [p.model_dump(mode="json") for p in self._broker.pending()]}
+        if request.get("op") == "state" and isinstance(request.get("id"), str):
+            return {"state": self._broker.state(request["id"][:64])}
+        if request.get("op") == "answer":
+            try:
+                answer = AnswerRequest.model_validate(
+                    {k: v for k, v in request.items() if k != "op"}, by_alias=True, by_name=False
+                )
+            except ValidationError as exc:
+                where = ".".join(str(x) for x in exc.errors()[0]["loc"])
+                return {"error": f"invalid {where}"}
+            outcome = self._broker.answer(answer, "cli")
+            if outcome != "accepted":
+                self._on_refused(outcome, answer.id)
+            return {"outcome": outcome}
+        return {"error": "unknown-op"}
+
+    def close(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def ask_local(directory: Path, request: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:
+    """Send one request to the sidecar whose directory is ``directory``; its reply.
+
+    Raises :class:`OSError` when no sidecar listens there (it ended, or never had the port).
+    """
+    with _via_fd(directory) as where, socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(timeout)
+        conn.connect(where)
+        conn.sendall(json.dumps(request).encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    reply = json.loads(data or b"{}")
+    return reply if isinstance(reply, dict) else {"error": "not-an-object"}

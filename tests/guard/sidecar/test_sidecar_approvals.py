@@ -1,0 +1,140 @@
+"""The approval port through the sidecar: a second terminal answers over the sidecar's socket,
+the first answer wins, the record names who answered, and every refused answer is audited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard._approvals import ask_local
+from guard._sidecar.methods import Sidecar
+from tests.guard.sidecar.test_sidecar_methods import error, records, result
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path.resolve() / "project"
+    (root / "build").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Sidecar]:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    sidecar = Sidecar(home)
+    yield sidecar
+    sidecar.close()
+
+
+def rm(project: Path, call_id: str = "c1") -> dict[str, Any]:
+    return {"toolName": "bash", "input": {"command": "rm -rf build"}, "cwd": str(project),
+            "toolCallId": call_id}  # fmt: skip
+
+
+def local(server: Sidecar, request: dict[str, Any]) -> dict[str, Any]:
+    return ask_local(server._session_dir, request)
+
+
+def test_a_second_terminal_answers_and_the_record_names_it(server: Sidecar, project: Path) -> None:
+    approval = result(server, "evaluate", rm(project))["approval"]
+    (listed,) = local(server, {"op": "list"})["pending"]
+    assert (listed["id"], listed["digest"], listed["toolCallId"]) == (
+        approval["id"], approval["digest"], "c1")  # fmt: skip
+    assert "rm -rf build" in listed["message"] and "Payload:" in listed["details"]
+    answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "yes"}
+    assert local(server, answer) == {"outcome": "accepted"}
+    polled = result(server, "approvals.poll", {"id": approval["id"]})
+    assert polled["open"] is False and polled["answer"]["approver"] == "cli"
+    # pi's dialog answered too late: the terminal's answer stands (and the loss is audited).
+    late = {"id": approval["id"], "digest": approval["digest"], "decision": "no"}
+    said = result(server, "approvals.answer", late)
+    assert said["outcome"] == "already-answered" and said["answer"]["decision"] == "yes"
+    recorded = result(server, "record", {**rm(project), "confirmed": True,
+                                         "approvalId": approval["id"]})  # fmt: skip
+    assert recorded["decision"] == "recorded"
+    (data,) = records(server.home, "confirmation.recorded")
+    assert data["approver"] == "cli"
+    assert [r["reason"] for r in records(server.home, "approval.refused")] == ["already-answered"]
+    assert local(server, {"op": "list"})["pending"] == []
+
+
+def test_a_yes_no_screen_gave_is_refused(server: Sidecar, project: Path) -> None:
+    approval = result(server, "evaluate", rm(project))["approval"]
+    refused = error(server, "record", {**rm(project), "confirmed": True,
+                                       "approvalId": approval["id"]})  # fmt: skip
+    assert refused["data"]["reason"] == "not-approved"
+    assert records(server.home, "confirmation.recorded") == []
+    approval = result(server, "evaluate", rm(project, "c2"))["approval"]
+    no = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "no",
+          "reason": "use git clean -n"}  # fmt: skip
+    assert local(server, no) == {"outcome": "accepted"}
+    refused = error(server, "record", {**rm(project, "c2"), "confirmed": True,
+                                       "approvalId": approval["id"]})  # fmt: skip
+    assert refused["data"]["reason"] == "not-approved"
+    declined = result(server, "audit.declined", {**rm(project, "c2"), "reason": "declined",
+                                                 "operatorReason": "use git clean -n",
+                                                 "approvalId": approval["id"]})  # fmt: skip
+    assert "use git clean -n" in declined["blockReason"]
+    (data,) = records(server.home, "confirmation.declined")
+    assert data["approver"] == "cli"
+
+
+def test_pi_dialog_first_then_the_terminal_loses(server: Sidecar, project: Path) -> None:
+    approval = result(server, "evaluate", rm(project))["approval"]
+    first = {"id": approval["id"], "digest": approval["digest"], "decision": "yes"}
+    assert result(server, "approvals.answer", first)["outcome"] == "accepted"
+    answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "no"}
+    assert local(server, answer) == {"outcome": "already-answered"}
+    result(server, "record", {**rm(project), "confirmed": True, "approvalId": approval["id"]})
+    assert records(server.home, "confirmation.recorded")[0]["approver"] == "pi-dialog"
+    assert [r["approver"] for r in records(server.home, "approval.refused")] == ["cli"]
+
+
+ATTACKS = {
+    "another question's id": lambda a: {**a, "id": "apr_" + "A" * 20},
+    "what another screen was shown": lambda a: {**a, "digest": "sha256:" + "f" * 64},
+    "no digest": lambda a: {k: v for k, v in a.items() if k != "digest"},
+    "not an answer": lambda a: {**a, "decision": "maybe"},
+}
+
+
+@pytest.mark.parametrize("what", sorted(ATTACKS))
+def test_a_forged_or_stale_answer_is_refused_and_audited(
+    server: Sidecar, project: Path, what: str
+) -> None:
+    approval = result(server, "evaluate", rm(project))["approval"]
+    answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "yes"}
+    reply = local(server, ATTACKS[what](answer))
+    assert reply.get("outcome") != "accepted", reply
+    assert result(server, "approvals.poll", {"id": approval["id"]})["open"] is True
+    if "outcome" in reply:  # a well-formed answer that lost: audited with its reason
+        assert [r["reason"] for r in records(server.home, "approval.refused")] == [reply["outcome"]]
+
+
+def test_a_replayed_answer_is_refused(server: Sidecar, project: Path) -> None:
+    approval = result(server, "evaluate", rm(project))["approval"]
+    answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "yes"}
+    assert local(server, answer) == {"outcome": "accepted"}
+    result(server, "record", {**rm(project), "confirmed": True, "approvalId": approval["id"]})
+    assert local(server, answer) == {"outcome": "unknown-id"}  # closed once recorded
+    assert error(server, "approvals.poll", {"id": approval["id"]})["data"]["reason"] == (
+        "unknown-approval"
+    )
+    assert [r["reason"] for r in records(server.home, "approval.refused")] == ["unknown-id"]
+
+
+def test_a_stopping_sidecar_withdraws_every_question(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    server = Sidecar(home)
+    approval = result(server, "evaluate", rm(project))["approval"]
+    directory = server._session_dir
+    server.close()
+    assert not (directory / "approvals.sock").exists()
+    with pytest.raises(OSError):
+        ask_local(directory, {"op": "answer", "id": approval["id"], "digest": approval["digest"],
+                              "decision": "yes"})  # fmt: skip
