@@ -138,10 +138,10 @@ def dialog_for(
     if fp is not None and fp.path is not None:
         lines.append(f"Path:     {one_line(fp.path, COMPACT_LIMIT)}")
     if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
-        targets = listing(evaluation.targets, max_items=2, limit=COMPACT_LIMIT * 2 // 3)
+        targets = listing(evaluation.targets, max_items=2, limit=COMPACT_LIMIT)
         lines.append(f"Targets:  {targets}")
     if evaluation.reasons:
-        reasons = listing(evaluation.reasons, max_items=2, limit=COMPACT_LIMIT * 2 // 3, sep="; ")
+        reasons = listing(evaluation.reasons, max_items=2, limit=COMPACT_LIMIT, sep="; ")
         lines.append(f"Why:      {reasons}")
     if not lines:  # nothing to show but the tool: say which, never an empty dialog
         lines.append(f"Tool:     {tool}")

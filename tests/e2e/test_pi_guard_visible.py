@@ -83,8 +83,8 @@ def test_no_is_first_so_enter_declines_and_yes_must_be_chosen(world: World) -> N
         events = pi.prompt("scenario:rm-build", lambda _request: None, on_event=enter)
     (dialog,) = confirms(events)
     assert dialog["options"][0] == "No"
-    assert "Yes" in dialog["options"][-1]
-    assert "Enter alone declines" in dialog["message"]
+    assert [o for o in dialog["options"] if o.startswith("Yes")][0] == "Yes, this call once"
+    assert dialog["options"][-1] == "Details…"  # Enter alone declines: said there
     assert picked == ["No"]
     (end,) = tool_ends(events)
     assert end["isError"] is True

@@ -710,7 +710,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const choices = expect("evaluate", dialog.choices, CHOICES);
 		const grants = choices.grants.map(String);
 		const asked = Date.now();
-		const left = () => Math.max(1, cfg!.confirmTimeoutMs - (Date.now() - asked));
+		let first = true; // the first ask waits the whole timeout; after Details…, what is left of it
+		const left = () => (first ? ((first = false), cfg!.confirmTimeoutMs) : Math.max(1, cfg!.confirmTimeoutMs - (Date.now() - asked)));
 		const draft = ctx.ui.getEditorText?.() ?? ""; // what the operator was typing is given back
 		// The same question is open on every screen (a second terminal: pi-guard approvals); the
 		// first answer wins. While this dialog is open the shim asks whether another screen
