@@ -1,0 +1,136 @@
+"""The approval port in the real pi (both pinned versions): a question answered from a second
+terminal closes the pi dialog and counts as that terminal's answer; the agent cannot answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from tools.pi.harness import is_guard_dialog
+from tools.pi.scripted_model import ScriptedModelServer, Turn
+
+from .pi_world import World, bash, confirms, result_text, tool_ends, turns
+
+pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
+
+
+def from_terminal(world: World, verb: str, *extra: str) -> Any:
+    """Answer the open dialog from a second terminal (``pi-guard approvals``), not in pi."""
+
+    def answer(request: Mapping[str, Any]) -> None:
+        if not is_guard_dialog(request):
+            return None
+        (pending,) = json.loads(world.cli("approvals", "list", "--json").stdout)
+        done = world.cli("approvals", verb, pending["id"], *extra)
+        assert done.returncode == 0, done.stderr
+        return None  # pi's own dialog is left open: the guard closes it
+
+    return answer
+
+
+def test_approved_from_a_second_terminal(world: World) -> None:
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:rm-build", from_terminal(world, "approve"), timeout=60)
+    assert len(confirms(events)) == 1
+    (end,) = tool_ends(events)
+    assert end["isError"] is False, result_text(end)
+    assert not (world.project / "build").exists()
+    (recorded,) = [r["data"] for r in world.audit("confirmation.recorded")]
+    assert recorded["approver"] == "cli"
+    (envelope,) = world.envelopes()
+    assert world.consume(envelope, "rm -rf build").returncode == 0
+
+
+def test_declined_from_a_second_terminal_with_a_reason(world: World) -> None:
+    answer = from_terminal(world, "decline", "--reason", "use git clean -n first")
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:rm-build", answer, timeout=60)
+    (end,) = tool_ends(events)
+    assert end["isError"] is True
+    assert "use git clean -n first" in result_text(end)
+    assert (world.project / "build" / "keep.txt").exists()
+    (declined,) = [r["data"] for r in world.audit("confirmation.declined")]
+    assert (declined["reason"], declined["approver"]) == ("declined", "cli")
+
+
+def test_the_pi_dialog_answers_first_and_the_terminal_loses(world: World) -> None:
+    seen: list[str] = []
+
+    def answer(request: Mapping[str, Any]) -> bool | None:
+        if is_guard_dialog(request):
+            (pending,) = json.loads(world.cli("approvals", "list", "--json").stdout)
+            seen.append(pending["id"])
+            return True
+        return None
+
+    with world.rpc() as pi:
+        pi.prompt("scenario:rm-build", answer, timeout=60)
+    late = world.cli("approvals", "decline", seen[0])
+    assert late.returncode in (2, 3), late.stderr  # answered already: nothing to decline
+    (recorded,) = [r["data"] for r in world.audit("confirmation.recorded")]
+    assert recorded["approver"] == "pi-dialog"
+    assert not (world.project / "build").exists()
+
+
+def test_two_sessions_answered_out_of_order(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    model_server.add_scenario("approve-a", turns(bash("rm -rf a")))
+    model_server.add_scenario("approve-b", turns(bash("rm -rf b")))
+    with world.rpc() as first, world.rpc() as second:
+        # The first session's dialog waits while the second's is answered from the terminal.
+        first.send({"id": "pa", "type": "prompt", "message": "scenario:approve-a"})
+        first.wait_for(lambda events: any(is_guard_dialog(e) for e in events), timeout=60)
+        second.prompt("scenario:approve-b", from_terminal_for(world, "rm -rf b"), timeout=60)
+        assert not (world.project / "b").exists() and (world.project / "a").exists()
+        from_terminal_for(world, "rm -rf a")({"title": "operator-guard: allow "})
+        first.wait_for(lambda events: any(e.get("type") == "agent_end" for e in events),
+                       timeout=60)  # fmt: skip
+    assert not (world.project / "a").exists()
+    approvers = [r["data"]["approver"] for r in world.audit("confirmation.recorded")]
+    assert approvers == ["cli", "cli"]
+
+
+def from_terminal_for(world: World, command: str) -> Any:
+    """Approve, from a second terminal, the one pending question about ``command``."""
+
+    def answer(request: Mapping[str, Any]) -> None:
+        if not is_guard_dialog(request):
+            return None
+        listed = json.loads(world.cli("approvals", "list", "--json").stdout)
+        (pending,) = [p for p in listed if command in p["message"]]
+        done = world.cli("approvals", "approve", pending["id"])
+        assert done.returncode == 0, done.stderr
+        return None
+
+    return answer
+
+
+def test_the_agent_cannot_answer_its_own_question(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    """From its sandboxed bash the agent reaches neither the CLI nor the socket; each try is
+    blocked or fails, and the dialog stays the operator's."""
+    sessions = world.home / "sessions"
+    tries = [
+        "pi-guard approvals approve $(pi-guard approvals list --json | head -c 40)",
+        "python3 -m guard approvals list",
+        f"ls {sessions}; cat {sessions}/*/approvals.sock",
+        f'python3 -c "import socket,glob;s=socket.socket(socket.AF_UNIX);'
+        f"s.connect(glob.glob('{sessions}/*/approvals.sock')[0]);print('REACH'+'ED')\"",
+    ]
+    model_server.add_scenario(
+        "approve-self",
+        [Turn(tool_calls=(bash(t),)) for t in tries] + turns(bash("rm -rf build")),
+    )
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:approve-self", lambda r: False if is_guard_dialog(r) else None,
+                           timeout=90)  # fmt: skip
+    ends = tool_ends(events)
+    assert len(ends) == len(tries) + 1, [result_text(e) for e in ends]
+    assert all("REACHED" not in result_text(e) for e in ends), [result_text(e) for e in ends]
+    assert (world.project / "build" / "keep.txt").exists()
+    assert world.audit("confirmation.recorded") == []
