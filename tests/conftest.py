@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from collections.abc import Callable, Iterator, MutableMapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import freezegun
 import pytest
@@ -15,6 +16,9 @@ from hypothesis import settings
 
 from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
 from tools.postgres import PostgresMissing, PostgresServer
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -141,6 +145,49 @@ def pg_role(postgres: PostgresServer, pg_url: str) -> Callable[[str], str]:
         return f"postgresql://{role}:{password}@127.0.0.1:{postgres.port}/{database}"
 
     return make
+
+
+CHROMIUM_HINT = (
+    "chromium not found on PATH: install it with `apt-get install chromium` (Debian/Ubuntu); "
+    "the approval page's tests drive it headless"
+)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """The system's chromium, headless, driven by Playwright, for the whole run.
+
+    Always the machine's own ``chromium`` (Debian's package), never a browser Playwright
+    downloads. It is a requirement of the tests (README): without it this fails, never skips,
+    and says how to install it. Playwright starts it with ``--no-sandbox`` (its default, and
+    what chromium needs as root, as in CI).
+    """
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail(CHROMIUM_HINT, pytrace=False)
+    playwright = sync_playwright().start()
+    try:
+        launched = playwright.chromium.launch(executable_path=executable, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
+    finally:
+        playwright.stop()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh page in its own browser context (no cookies or storage from another test),
+    closed after the test; every wait gives up after 10 seconds."""
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
 
 
 @pytest.fixture(autouse=True)
