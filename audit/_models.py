@@ -486,9 +486,26 @@ class ApprovalRefusedData(_Wire):
     """An answer to a pending question was refused: it named a question that is not open
     (``unknown-id``), not what it was shown (``stale``), came after the first answer
     (``already-answered``), after the deadline (``expired``) or after the question was
-    withdrawn (``withdrawn``); or the caller was not the operator (``other-user``)."""
+    withdrawn (``withdrawn``); or the caller was not the operator: another user on the socket
+    (``other-user``), on the page no session or a wrong login token (``no-session``,
+    ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS rebinding) or
+    ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
+    ``bad-csrf``)."""
 
-    reason: Literal["unknown-id", "stale", "already-answered", "expired", "withdrawn", "other-user"]
+    reason: Literal[
+        "unknown-id",
+        "stale",
+        "already-answered",
+        "expired",
+        "withdrawn",
+        "other-user",
+        "no-session",
+        "bad-login",
+        "login-locked",
+        "bad-host",
+        "bad-origin",
+        "bad-csrf",
+    ]
     approver: Approver
     approval_id: Annotated[str, Field(max_length=64)] | None = None
     session: SessionRef | None = None

@@ -19,7 +19,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("audit", "guard", "planning")
-PACKAGE_DATA = ("guard/_pi/extension/index.ts", "guard/_policy/_builtin.toml")
+PACKAGE_DATA = (
+    "guard/_pi/extension/index.ts",
+    "guard/_policy/_builtin.toml",
+    "guard/_approvals/page/index.html",
+    "guard/_approvals/page/app.js",
+    "guard/_approvals/page/app.css",
+)
 REPO_ONLY = ("tools", "tests", "bench", "docs", "examples", "verifier")
 
 

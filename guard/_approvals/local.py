@@ -2,7 +2,8 @@
 
 Contract: :class:`LocalApprovals` serves one JSON request per connection (one line in, one line
 out) on ``<session dir>/approvals.sock``: ``{"op": "list"}`` gives the pending questions,
-``{"op": "answer", "id", "digest", "decision", "reason"}`` answers one as approver ``cli``,
+``{"op": "answer", "id", "digest", "decision", "reason", "approver"}`` answers one as
+approver ``cli`` (or ``web``: the page of ``pi-guard approvals serve`` relays its answers),
 ``{"op": "state", "id"}`` says what became of one without answering it.
 Only the operator reaches it: the guard home is hidden from the agent's sandbox and refused
 to pi's file tools, the socket is ``0600`` in a ``0700`` directory, and a peer of another
@@ -27,7 +28,7 @@ from pydantic import ValidationError
 
 from audit import JsonInputError, load_json
 from guard._approvals.broker import ApprovalBroker
-from guard._approvals.model import AnswerRequest
+from guard._approvals.model import AnswerRequest, Approver
 
 __all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local"]
 
@@ -56,7 +57,7 @@ class LocalApprovals:
         self,
         directory: Path,
         broker: ApprovalBroker,
-        on_refused: Callable[[str, str], None] = lambda why, detail: None,
+        on_refused: Callable[[str, str, Approver], None] = lambda why, detail, who: None,
     ) -> None:
         self.directory = directory
         self.path = directory / SOCKET_NAME
@@ -87,10 +88,9 @@ class LocalApprovals:
 
     def _serve(self, conn: socket.socket, line: bytes) -> dict[str, Any]:
         if _peer_uid(conn) != os.getuid():
-            self._on_refused("other-user", "")
+            self._on_refused("other-user", "", "cli")
             return {"error": "refused"}
         if len(line) > MAX_REQUEST_BYTES:
-            self._on_refused("too-large", "")
             return {"error": "too-large"}
         try:
             request = load_json(line, max_bytes=MAX_REQUEST_BYTES)
@@ -105,14 +105,17 @@ class LocalApprovals:
         if request.get("op") == "answer":
             try:
                 answer = AnswerRequest.model_validate(
-                    {k: v for k, v in request.items() if k != "op"}, by_alias=True, by_name=False
+                    {k: v for k, v in request.items() if k not in ("op", "approver")},
+                    by_alias=True,
+                    by_name=False,
                 )
             except ValidationError as exc:
                 where = ".".join(str(x) for x in exc.errors()[0]["loc"])
                 return {"error": f"invalid {where}"}
-            outcome = self._broker.answer(answer, "cli")
+            approver: Approver = "web" if request.get("approver") == "web" else "cli"
+            outcome = self._broker.answer(answer, approver)
             if outcome != "accepted":
-                self._on_refused(outcome, answer.id)
+                self._on_refused(outcome, answer.id, approver)
             return {"outcome": outcome}
         return {"error": "unknown-op"}
 

@@ -22,28 +22,38 @@ another screen answered first (``already-answered``), the question is not the on
 withdrawn (``withdrawn``: its call or its sidecar ended); 6 the sidecar did not reply, so
 whether the answer counted is unknown (``approvals list`` tells).
 
-An id that no sidecar lists any more is asked of each live sidecar with a digest that matches
-no question (it can never be accepted), only to say why it is gone.
+For an id that no sidecar lists any more, each live sidecar is asked what became of it (a
+query that answers nothing), only to say why it is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import RootModel, ValidationError
 
 from audit import parse_iso, utc_now
+from guard._approvals.home import (
+    GONE,
+    REPLY_TIMEOUT,
+    Listed,
+    ask_sidecar,
+    pending_in,
+    sidecar_dirs,
+)
 from guard._approvals.local import ask_local
-from guard._approvals.model import AnswerRequest, Decision, Pending
+from guard._approvals.model import AnswerRequest, Decision
+from guard._approvals.web import ApprovalPage
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError, StateError
+from guard._guard import Guard
 from guard._home import SESSIONS_DIR, resolve_home
 from guard._logging import get_logger
 
@@ -51,9 +61,6 @@ __all__ = ["ApprovalListing", "ApprovalListings", "register"]
 
 _log = get_logger("guard.cli.approvals")
 
-_TIMEOUT = 5.0
-"""Seconds to wait for one sidecar's reply."""
-"""The digest of no question: asking why an id is gone can never answer it."""
 _MAX_REASON_CHARS = 4096
 """As :class:`AnswerRequest` has it."""
 
@@ -71,8 +78,6 @@ _WHY: dict[str, str] = {
     "expired": "the question's time ran out before the answer (a timeout is No)",
     "withdrawn": "the question was withdrawn (its call or its sidecar ended)",
 }
-_GONE = (ConnectionRefusedError, FileNotFoundError, NotADirectoryError)
-"""Nothing listens there: the sidecar ended (or never had the port)."""
 
 
 class NoReplyError(StateError):
@@ -81,12 +86,9 @@ class NoReplyError(StateError):
     what = "approvals"
 
 
-class ApprovalListing(Pending):
-    """One pending question in ``approvals list --json``: exactly as its sidecar offers it,
-    and which sidecar holds it."""
-
-    sidecar: str
-    """The sidecar's directory under ``<home>/sessions/`` (``s<pid>-<hex>``)."""
+ApprovalListing = Listed
+"""One pending question in ``approvals list --json``: exactly as its sidecar offers it, and
+which sidecar holds it (``sidecar``: its directory under ``<home>/sessions/``)."""
 
 
 class ApprovalListings(RootModel[list[ApprovalListing]]):
@@ -101,50 +103,8 @@ def _home(args: argparse.Namespace) -> Path:
     return home
 
 
-def _sidecars(home: Path) -> list[Path]:
-    """Every sidecar directory of the home, live or not."""
-    root = home / SESSIONS_DIR
-    if not root.is_dir():
-        return []
-    try:
-        entries = sorted(root.iterdir())
-    except OSError as exc:
-        raise StateError(root, f"cannot be read: {exc.strerror}") from None
-    return [p for p in entries if p.is_dir() and not p.is_symlink()]
-
-
-def _ask(directory: Path, request: dict[str, Any]) -> dict[str, Any] | None:
-    """The sidecar's reply; ``None`` when it cannot be had (logged unless it simply ended)."""
-    try:
-        return ask_local(directory, request, _TIMEOUT)
-    except _GONE:
-        _log.debug("approvals.sidecar_gone", sidecar=directory.name)
-    except (OSError, ValueError) as exc:
-        _log.warning("approvals.no_reply", sidecar=directory.name, error=str(exc))
-    return None
-
-
-def _listed(home: Path) -> Iterator[ApprovalListing]:
-    """Every pending question of every live sidecar of the home."""
-    for directory in _sidecars(home):
-        reply = _ask(directory, {"op": "list"})
-        if reply is None:
-            continue
-        items = reply.get("pending")
-        if not isinstance(items, list):
-            _log.warning("approvals.list_refused", sidecar=directory.name, reply=reply)
-            continue
-        try:
-            pending = [Pending.model_validate(i, by_alias=True, by_name=False) for i in items]
-        except ValidationError as exc:
-            _log.warning("approvals.list_invalid", sidecar=directory.name, error=str(exc))
-            continue
-        for one in pending:
-            yield ApprovalListing(**one.model_dump(), sidecar=directory.name)
-
-
 def _find(home: Path, approval_id: str) -> ApprovalListing | None:
-    return next((p for p in _listed(home) if p.id == approval_id), None)
+    return next((p for p in pending_in(home) if p.id == approval_id), None)
 
 
 _ANY_DIGEST = "sha256:" + "0" * 64  # stands in for a digest not given, to check the rest
@@ -181,7 +141,7 @@ def _block(p: ApprovalListing, now: datetime) -> str:
 
 
 def cmd_approvals_list(args: argparse.Namespace) -> ExitCode:
-    listings = list(_listed(_home(args)))
+    listings = list(pending_in(_home(args)))
     if args.json:
         emit(ApprovalListings(listings))
     elif not listings:
@@ -227,8 +187,8 @@ def _refused(approval_id: str, outcome: str) -> ExitCode:
 def _why_gone(home: Path, approval_id: str) -> ExitCode:
     """``approval_id`` is pending nowhere: ask each live sidecar what became of it (a query
     that answers nothing)."""
-    for directory in _sidecars(home):
-        reply = _ask(directory, {"op": "state", "id": approval_id})
+    for directory in sidecar_dirs(home):
+        reply = ask_sidecar(directory, {"op": "state", "id": approval_id})
         state = None if reply is None else reply.get("state")
         outcome = {"answered": "already-answered", "withdrawn": "withdrawn", "expired": "expired"}
         if isinstance(state, str) and state in outcome:
@@ -253,8 +213,10 @@ def _answer(args: argparse.Namespace, decision: Decision) -> ExitCode:
     sys.stdout.flush()
     directory = home / SESSIONS_DIR / found.sidecar
     try:
-        reply = ask_local(directory, {"op": "answer", **request.model_dump(mode="json")}, _TIMEOUT)
-    except _GONE:
+        reply = ask_local(
+            directory, {"op": "answer", **request.model_dump(mode="json")}, REPLY_TIMEOUT
+        )
+    except GONE:
         return _refused(found.id, "withdrawn")
     except (OSError, ValueError) as exc:
         raise NoReplyError(
@@ -329,3 +291,42 @@ def register(sub: Subparsers) -> None:
     )
     decline.add_argument("--digest", metavar="SHA256", default=None, help=digest_help)
     decline.set_defaults(func=cmd_approvals_decline)
+
+    serve = approvals_sub.add_parser(
+        "serve",
+        help="the approval page on 127.0.0.1: every pending question, Yes or No, in a browser",
+    )
+    serve.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    serve.set_defaults(func=cmd_approvals_serve)
+
+
+def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
+    """Serve the page until interrupted; the one-time login address goes to stderr (the
+    operator's terminal), never to stdout or a file."""
+    home = _home(args)
+    if not 0 <= args.port <= 65535:
+        raise BadInputError("--port", "must be 0..65535", args.port)
+    lock = threading.Lock()
+    with Guard.open(home) as guard:
+
+        def refused(why: str, approval_id: str | None) -> None:
+            with lock:  # the page's threads share one audit appender
+                guard.approval_refused(why, "web", approval_id)
+
+        page = ApprovalPage(home, port=args.port, on_refused=refused)
+        try:
+            page.start()
+        except OSError as exc:
+            raise BadInputError("--port", f"cannot listen ({exc.strerror})", args.port) from None
+        sys.stderr.write(
+            f"operator-guard approval page: {page.url}\n"
+            f"log in once (this address works one time): {page.login_url}\n"
+        )
+        sys.stderr.flush()
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            page.close()
+    return ExitCode.OK

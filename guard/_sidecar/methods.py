@@ -345,9 +345,9 @@ class Sidecar(RpcServer):
             return
         self._local = local
 
-    def _note_refused(self, reason: str, approval_id: str) -> None:
+    def _note_refused(self, reason: str, approval_id: str, approver: Approver) -> None:
         with self._refused_lock:
-            self._refused.append((reason, "cli", approval_id or None))
+            self._refused.append((reason, approver, approval_id or None))
 
     def _audit_refused(self) -> None:
         """Audit the answers the listener refused since the last call (on this thread)."""

@@ -83,7 +83,7 @@ def test_no_is_first_so_enter_declines_and_yes_must_be_chosen(world: World) -> N
         events = pi.prompt("scenario:rm-build", lambda _request: None, on_event=enter)
     (dialog,) = confirms(events)
     assert dialog["options"][0] == "No"
-    assert [o for o in dialog["options"] if o.startswith("Yes")][0] == "Yes, this call once"
+    assert next(o for o in dialog["options"] if o.startswith("Yes")) == "Yes, this call once"
     assert dialog["options"][-1] == "Details…"  # Enter alone declines: said there
     assert picked == ["No"]
     (end,) = tool_ends(events)

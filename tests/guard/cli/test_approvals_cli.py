@@ -10,12 +10,15 @@ skipped, and a home whose socket path is longer than a Unix socket address allow
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -369,3 +372,39 @@ def test_a_home_longer_than_a_socket_address_still_works(tmp_path: Path) -> None
         proc = run(long_home.path, "approve", asked.id)
         assert proc.returncode == 0, proc.stderr
         assert side.answer_of(asked.id).approver == "cli"
+
+
+def test_serve_prints_a_one_time_login_to_stderr_only(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "guard", "--home", str(home), "approvals", "serve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stderr is not None
+        lines = [serve.stderr.readline() for _ in range(2)]
+        login = lines[1].rsplit(" ", 1)[1].strip()
+        assert login.startswith("http://127.0.0.1:") and "/login?token=" in login
+        url = urllib.parse.urlsplit(login)
+        conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=10)
+        conn.request("GET", f"{url.path}?{url.query}")
+        first = conn.getresponse()
+        first.read()
+        assert first.status == 303 and "HttpOnly" in first.getheader("Set-Cookie", "")
+        conn.request("GET", f"{url.path}?{url.query}")
+        again = conn.getresponse()
+        again.read()
+        assert again.status == 403  # one time
+        conn.close()
+    finally:
+        serve.send_signal(signal.SIGINT)
+        out, _ = serve.communicate(timeout=10)
+    assert serve.returncode == 0
+    assert out == ""  # the token never reaches stdout
+    refused = [json.loads(line) for line in (home / "audit.jsonl").read_text().splitlines()]
+    assert [r["data"]["reason"] for r in refused if r["event"] == "approval.refused"] == [
+        "bad-login"
+    ]

@@ -1,0 +1,106 @@
+"""The approval page in a real browser (Debian's chromium, headless): log in with the one-time
+address, answer Yes, answer No with a reason, a stale page refused, and the page following
+the pi dialog when it answers first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from guard._approvals.web import ApprovalPage
+from guard._sidecar.methods import Sidecar
+from tests.guard.sidecar.test_sidecar_methods import result
+
+
+class World:
+    def __init__(self, tmp_path: Path) -> None:
+        self.home = tmp_path / "home"
+        self.home.mkdir(mode=0o700)
+        self.project = tmp_path / "project"
+        (self.project / "build").mkdir(parents=True)
+        self.sidecar = Sidecar(self.home)
+        self.page = ApprovalPage(self.home)
+        self.page.start()
+
+    def ask(self, command: str = "rm -rf build", call_id: str = "c1") -> dict[str, Any]:
+        params = {"toolName": "bash", "input": {"command": command}, "cwd": str(self.project),
+                  "toolCallId": call_id}  # fmt: skip
+        approval: dict[str, Any] = result(self.sidecar, "evaluate", params)["approval"]
+        return approval
+
+    def poll(self, approval: dict[str, Any]) -> dict[str, Any]:
+        polled: dict[str, Any] = result(self.sidecar, "approvals.poll", {"id": approval["id"]})
+        return polled
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    made = World(tmp_path)
+    yield made
+    made.page.close()
+    made.sidecar.close()
+
+
+def question(page: Page, approval: dict[str, Any]) -> Any:
+    return page.locator(f'li.question[data-id="{approval["id"]}"]')
+
+
+def test_log_in_and_answer_yes(world: World, page: Page) -> None:
+    approval = world.ask()
+    page.goto(world.page.login_url)
+    item = question(page, approval)
+    expect(item.locator(".text")).to_contain_text("rm -rf build")
+    expect(item.locator(".digest")).to_contain_text(approval["digest"])
+    item.locator(".yes").click()
+    expect(item.locator(".outcome")).to_have_text("answered: yes")
+    polled = world.poll(approval)
+    assert polled["answer"]["decision"] == "yes" and polled["answer"]["approver"] == "web"
+
+
+def test_no_with_a_reason(world: World, page: Page) -> None:
+    approval = world.ask()
+    page.goto(world.page.login_url)
+    item = question(page, approval)
+    item.locator(".reason").fill("use git clean -n first")
+    item.locator(".no").click()
+    expect(item.locator(".outcome")).to_have_text("answered: no")
+    answer = world.poll(approval)["answer"]
+    assert (answer["decision"], answer["reason"]) == ("no", "use git clean -n first")
+
+
+def test_without_logging_in_the_page_lists_nothing(world: World, page: Page) -> None:
+    world.ask()
+    page.goto(world.page.url)
+    expect(page.locator("#state")).to_contain_text("not logged in")
+    expect(page.locator("li.question")).to_have_count(0)
+
+
+def test_a_stale_page_is_refused(world: World, page: Page) -> None:
+    approval = world.ask()
+    page.goto(world.page.login_url)
+    item = question(page, approval)
+    expect(item).to_have_count(1)
+    # The question is answered in pi and gone; the page still shows it for a moment: its
+    # answer is refused, never taken for the next call.
+    page.route("**/api/pending", lambda route: None)  # the page stops refreshing
+    said = {"id": approval["id"], "digest": approval["digest"], "decision": "no"}
+    assert result(world.sidecar, "approvals.answer", said)["outcome"] == "accepted"
+    world.ask("rm -rf build", "c2")  # the next call: a new question
+    item.locator(".yes").click()
+    expect(item.locator(".outcome")).to_have_text("not accepted: already-answered")
+    assert world.poll(approval)["answer"]["decision"] == "no"
+
+
+def test_the_page_follows_the_pi_dialog_answering_first(world: World, page: Page) -> None:
+    first, second = world.ask("rm -rf build", "c1"), world.ask("rm -rf build/x", "c2")
+    page.goto(world.page.login_url)
+    expect(page.locator("li.question")).to_have_count(2)
+    said = {"id": first["id"], "digest": first["digest"], "decision": "yes"}
+    assert result(world.sidecar, "approvals.answer", said)["outcome"] == "accepted"
+    expect(question(page, first)).to_have_count(0)  # answered in pi: it leaves the page
+    expect(question(page, second)).to_have_count(1)
+    expect(page.locator("#state")).to_have_text("1 pending")
