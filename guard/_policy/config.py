@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
 
 from guard._policy.models import (
+    ApprovalSettings,
     ConfigProblem,
     GrantSettings,
     LayerName,
@@ -63,7 +64,7 @@ LIST_FIELDS = frozenset(
         "hidden",
     }
 )
-_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "grants", "rule")
+_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "grants", "approvals", "rule")
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -91,6 +92,8 @@ class LayerFile:
     grants: GrantSettings | None = None
     grants_line: int = 1
     grants_lines: Mapping[str, int] = field(default_factory=dict)
+    # ``[approvals]`` (user layer only; ``None`` when absent, invalid or refused).
+    approvals: ApprovalSettings | None = None
 
 
 class _Lines:
@@ -216,8 +219,8 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
             reader.problem(
                 reader.lines.of("", 0, key),
                 key,
-                "unknown key (expected version, [settings], [sandbox], [ledger], [grants] "
-                "or [[rule]])",
+                "unknown key (expected version, [settings], [sandbox], [ledger], [grants], "
+                "[approvals] or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -240,6 +243,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
     sandbox, sandbox_line = _parse_sandbox(data, reader, layer)
     ledger = _parse_ledger(data, reader, layer)
     grants, grants_line, grants_lines = _parse_grants(data, reader)
+    approvals = _parse_approvals(data, reader, layer)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -279,6 +283,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         grants,
         grants_line,
         grants_lines,
+        approvals,
     )
 
 
@@ -353,6 +358,30 @@ def _parse_ledger(
         return LedgerSettings.model_validate(raw)
     except ValidationError as exc:
         reader.validation("ledger", None, exc)
+        return None
+
+
+def _parse_approvals(
+    data: Mapping[str, Any], reader: _Reader, layer: LayerName
+) -> ApprovalSettings | None:
+    """``[approvals]`` of the user's layer; in any other layer it is a problem and ignored."""
+    if "approvals" not in data:
+        return None
+    raw = data["approvals"]
+    if layer != "user":
+        reader.problem(
+            reader.lines.of("approvals", 0),
+            "approvals",
+            "ignored: [approvals] is read from the user's file only",
+        )
+        return None
+    if not isinstance(raw, dict):
+        reader.problem(reader.lines.of("", 0, "approvals"), "approvals", "must be a table")
+        return None
+    try:
+        return ApprovalSettings.model_validate(raw)
+    except ValidationError as exc:
+        reader.validation("approvals", None, exc)
         return None
 
 

@@ -16,6 +16,7 @@ from guard._policy.checks import CHECKS
 from guard._policy.classify import Classifier
 from guard._policy.layering import CONFIG_FILE_NAME, MergedLayers, load_layers
 from guard._policy.models import (
+    ApprovalSettings,
     ConfigProblem,
     DescribedCheck,
     DescribedRule,
@@ -55,6 +56,7 @@ class Policy:
         self._placeholders = merged.placeholders
         self._placeholder_lists = merged.placeholder_lists
         self._grants = merged.grants
+        self._approvals = merged.approvals
         self._classifier = Classifier(
             rules=self._rules,
             exceptions=self._exceptions,
@@ -75,6 +77,11 @@ class Policy:
     def problems(self) -> tuple[ConfigProblem, ...]:
         """Config problems found while loading (invalid files, ignored relaxations)."""
         return self._problems
+
+    @property
+    def approvals(self) -> ApprovalSettings:
+        """The approval port's settings (``[approvals]``, the user's file only)."""
+        return self._approvals
 
     @property
     def grants(self) -> GrantSettings:

@@ -28,6 +28,7 @@ from guard._policy.config import (
 from guard._policy.globs import expand_lists
 from guard._policy.installation import installation_paths
 from guard._policy.models import (
+    ApprovalSettings,
     ConfigProblem,
     DescribedLayer,
     GrantSettings,
@@ -61,6 +62,7 @@ class MergedLayers:
     sandbox: SandboxSettings = field(default_factory=SandboxSettings)
     sandbox_from: LayerName = "builtin"
     grants: GrantSettings = field(default_factory=GrantSettings)
+    approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
 
 
 def load_layers(home: Path, project: Path | None) -> MergedLayers:
@@ -95,6 +97,8 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
     _sandbox_settings(user, project_layer, loaded)
     loaded.grants = _grant_settings(user, project_layer, loaded)
+    if user.approvals is not None and not user.problems:
+        loaded.approvals = user.approvals  # a file with problems never relaxes anything
     _accept_rules(files, loaded, loaded.settings, placeholders, lists, project_dir)
     layers = tuple(
         DescribedLayer(

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field, model_validator
 from audit import WIRE_CONFIG
 
 __all__ = [
+    "ApprovalSettings",
     "ConfigFile",
     "ConfigProblem",
     "DescribedCheck",
@@ -280,6 +281,21 @@ class SandboxSettings(BaseModel):
         if self.bwrap is not None and self.bwrap.startswith("~"):
             raise ValueError("'bwrap' must be an absolute path")
         return self
+
+
+class ApprovalSettings(BaseModel):
+    """``[approvals]``: the approval port (user layer only).
+
+    ``headless``: what a call that needs the operator does in a pi session without a UI
+    (``pi -p``, JSON mode): ``block`` (the default) blocks it at once; ``wait`` keeps it
+    waiting, up to the confirm timeout, for an answer from a second terminal or the page
+    (``pi-guard approvals``), and says on stderr where to answer. A project file's
+    ``[approvals]`` is refused.
+    """
+
+    model_config = _WIRE
+
+    headless: Literal["block", "wait"] = "block"
 
 
 class GrantSettings(BaseModel):

@@ -81,6 +81,7 @@ from guard._sidecar.text import (
     status_audit_damaged,
     status_home_unusable,
     status_on,
+    wait_notice,
 )
 from guard._sidecar.wire import (
     ApprovalAnswerParams,
@@ -89,6 +90,7 @@ from guard._sidecar.wire import (
     ConsumeParams,
     DeclinedParams,
     DeclinedReply,
+    Dialog,
     EffectsResolveParams,
     EffectsResolveReply,
     EffectsReviewParams,
@@ -497,6 +499,8 @@ class Sidecar(RpcServer):
             reply = EvaluateReply(
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
+        elif not p.has_ui and self._waits_headless(p.cwd):
+            reply = self._asked_headless(p, evaluation)
         elif not p.has_ui:
             guard.record(
                 p.tool_name,
@@ -618,10 +622,41 @@ class Sidecar(RpcServer):
             tool_input=p.input,
             grants=[grant_choice(o, until=until, max_uses=limits.max_uses) for o in offered],
         )
-        fingerprint = (
-            evaluation.fingerprint.model_dump(mode="json") if evaluation.fingerprint else None
+        approval = self._open_question(p, evaluation, dialog)
+        return EvaluateReply(
+            evaluation=evaluation, action="confirm", dialog=dialog, approval=approval
         )
-        session = guard.session["id"] if guard.session is not None else None
+
+    def _waits_headless(self, cwd: str) -> bool:
+        """Whether the user's policy keeps a call of a session without a UI waiting for an
+        answer from another screen (``[approvals] headless = "wait"``)."""
+        policy = self._need_guard().classifier.policy_for(self._workspace(cwd))
+        return policy.approvals.headless == "wait"
+
+    def _asked_headless(self, p: EvaluateParams, evaluation: Evaluation) -> EvaluateReply:
+        """No UI, but the operator may answer elsewhere: the question is opened for the other
+        screens only (no grant is offered), and the shim waits for its answer."""
+        dialog = dialog_for(
+            evaluation,
+            p.tool_name,
+            ttl_seconds=p.ttl_seconds,
+            confirm_timeout_ms=p.confirm_timeout_ms,
+            tool_input=p.input,
+        )
+        approval = self._open_question(p, evaluation, dialog)
+        return EvaluateReply(
+            evaluation=evaluation,
+            action="wait",
+            approval=approval,
+            wait_notice=wait_notice(p.tool_name, approval.id, p.confirm_timeout_ms),
+        )
+
+    def _open_question(
+        self, p: EvaluateParams, evaluation: Evaluation, dialog: Dialog
+    ) -> ApprovalRef:
+        fp = evaluation.fingerprint
+        fingerprint = fp.model_dump(mode="json") if fp is not None else None
+        guard = self._need_guard()
         pending = self._broker.ask(
             kind="call",
             title=dialog.title,
@@ -631,12 +666,9 @@ class Sidecar(RpcServer):
             tool_name=p.tool_name,
             timeout_ms=p.confirm_timeout_ms,
             tool_call_id=p.tool_call_id,
-            session_id=session,
+            session_id=guard.session["id"] if guard.session is not None else None,
         )
-        approval = ApprovalRef(id=pending.id, digest=pending.digest)
-        return EvaluateReply(
-            evaluation=evaluation, action="confirm", dialog=dialog, approval=approval
-        )
+        return ApprovalRef(id=pending.id, digest=pending.digest)
 
     def _approvals_poll(self, p: ApprovalPollParams) -> dict[str, Any]:
         """Whether another screen answered question ``id`` (the shim then closes its dialog)."""

@@ -37,6 +37,7 @@ __all__ = [
     "status_audit_damaged",
     "status_home_unusable",
     "status_on",
+    "wait_notice",
 ]
 
 PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
@@ -180,6 +181,18 @@ def grant_choice(offer: GrantOffer, *, until: datetime, max_uses: int) -> str:
     local = until.astimezone().strftime("%H:%M")
     return (
         f"Yes, and allow {what} in {where} for this session (until {local}, up to {max_uses} calls)"
+    )
+
+
+def wait_notice(tool_name: str, approval_id: str, confirm_timeout_ms: int) -> str:
+    """The stderr line of a session without a UI whose call waits for another screen (the
+    operator's terminal: it never reaches the model)."""
+    return (
+        f"operator-guard: this {_tool(tool_name)} call waits up to"
+        f" {_seconds(confirm_timeout_ms)} for the operator:"
+        f" pi-guard approvals approve {one_line(approval_id, 64)}"
+        " (or decline it, or answer on the page of pi-guard approvals serve);"
+        " no answer counts as No"
     )
 
 

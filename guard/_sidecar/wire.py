@@ -412,7 +412,9 @@ class EvaluateReply(_Wire):
     """``evaluate`` for the shim: the evaluation plus what to do with the call.
 
     ``action``: ``allow`` (let it run, ask nobody; when a grant ``covered`` it, ``record``
-    holds the call's own evidence for the session file), ``confirm`` (show ``dialog``) or
+    holds the call's own evidence for the session file), ``wait`` (no UI, but the user's
+    policy waits for another screen's answer to ``approval``: ``waitNotice`` goes to stderr),
+    ``confirm`` (show ``dialog``) or
     ``block`` (return ``blockReason`` to pi; already audited when ``audited``).
     ``sandbox``: a new plan for the session's shell commands, when what it depends on in
     the workspace changed (a repository the agent created): the shim uses it from now on.
@@ -420,11 +422,12 @@ class EvaluateReply(_Wire):
     """
 
     evaluation: Evaluation
-    action: Literal["allow", "confirm", "block"]
+    action: Literal["allow", "confirm", "block", "wait"]
     covered: GrantNote | None = None
     record: RecordResult | None = None
     dialog: Dialog | None = None
     approval: ApprovalRef | None = None
+    wait_notice: str | None = None
     block_reason: str | None = None
     audited: bool = False
     sandbox: SandboxPlanReply | None = None

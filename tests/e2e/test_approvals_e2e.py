@@ -3,16 +3,21 @@ terminal closes the pi dialog and counts as that terminal's answer; the agent ca
 
 from __future__ import annotations
 
+import http.client
 import json
+import subprocess
+import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
+from guard._approvals.web import ApprovalPage
 from tools.pi.harness import is_guard_dialog
 from tools.pi.scripted_model import ScriptedModelServer, Turn
 
-from .pi_world import World, bash, confirms, result_text, tool_ends, turns
+from .pi_world import MODEL_ID, PROVIDER, World, bash, confirms, result_text, tool_ends, turns
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
 
@@ -134,3 +139,66 @@ def test_the_agent_cannot_answer_its_own_question(
     assert all("REACHED" not in result_text(e) for e in ends), [result_text(e) for e in ends]
     assert (world.project / "build" / "keep.txt").exists()
     assert world.audit("confirmation.recorded") == []
+
+
+@pytest.mark.parametrize("screen", ["terminal", "page"])
+def test_print_mode_waits_for_the_answer_from_another_screen(world: World, screen: str) -> None:
+    """``pi -p`` has no UI; with ``[approvals] headless = "wait"`` its call waits, says on
+    stderr where to answer, and runs once the operator approves from the CLI or the page."""
+    world.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (world.home / "operator-guard.toml").write_text('[approvals]\nheadless = "wait"\n')
+    run = subprocess.Popen(
+        world.pi.command(
+            "-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session", "scenario:rm-build"
+        ),
+        cwd=world.project,
+        env=world.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        listed: list[dict[str, Any]] = []
+        while not listed and time.monotonic() < deadline:
+            time.sleep(0.3)
+            listed = json.loads(world.cli("approvals", "list", "--json").stdout or "[]")
+        (pending,) = listed
+        if screen == "terminal":
+            assert world.cli("approvals", "approve", pending["id"]).returncode == 0
+        else:
+            page = ApprovalPage(world.home)
+            page.start()
+            try:
+                answer_on_the_page(page, pending)
+            finally:
+                page.close()
+        out, err = run.communicate(timeout=90)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err[-2000:]
+    assert f"pi-guard approvals approve {pending['id']}" in err  # the operator's stderr
+    assert "pi-guard approvals" not in out
+    assert not (world.project / "build").exists()
+    (recorded,) = [r["data"] for r in world.audit("confirmation.recorded")]
+    assert recorded["approver"] == ("cli" if screen == "terminal" else "web")
+
+
+def answer_on_the_page(page: ApprovalPage, pending: dict[str, Any]) -> None:
+    """Log in with the one-time address and answer Yes, as the page's script does."""
+    login = urlsplit(page.login_url)
+    conn = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
+    conn.request("GET", f"{login.path}?{login.query}")
+    reply = conn.getresponse()
+    reply.read()
+    cookie = str(reply.getheader("Set-Cookie")).split(";")[0]
+    conn.request("GET", "/api/pending", headers={"Cookie": cookie})
+    listing = json.loads(conn.getresponse().read())
+    body = {"sidecar": pending["sidecar"], "id": pending["id"], "digest": pending["digest"],
+            "decision": "yes"}  # fmt: skip
+    headers = {"Cookie": cookie, "X-CSRF-Token": listing["csrf"], "Content-Type": "application/json",
+               "Origin": f"http://127.0.0.1:{page.port}"}  # fmt: skip
+    conn.request("POST", "/api/answer", body=json.dumps(body), headers=headers)
+    assert json.loads(conn.getresponse().read()) == {"outcome": "accepted"}
+    conn.close()

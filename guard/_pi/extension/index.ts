@@ -40,7 +40,7 @@ type Kinds = { string: string; boolean: boolean; object: JsonObject; list: reado
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?" } as const;
+const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?", waitNotice: "string?" } as const;
 const APPROVAL = { id: "string", digest: "string" } as const;
 const ANSWER = { decision: "string", approver: "string", reason: "string?" } as const;
 const POLL_MS = 300; // how often an open dialog asks whether another screen answered
@@ -683,7 +683,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		if (!replaying && existsSync(join(HERE, SPOOL))) replayLater();
 		if (!registered.size) loadTools().catch(() => undefined); // the sidecar was down at start
-		if (reply.action !== "allow" && reply.action !== "confirm") return blocked(ctx, call.toolName, String(reply.blockReason));
+		if (reply.action !== "allow" && reply.action !== "confirm" && reply.action !== "wait") return blocked(ctx, call.toolName, String(reply.blockReason));
 		if (call.toolName === "bash" && !runnable(sandbox)) {
 			// Before any dialog: no sandbox, no bash (unless the user's policy opted out). Not planned yet: ask once more.
 			const why = sandbox ? "" : await planSandbox().then(() => "", (err: unknown) => message(err));
@@ -703,6 +703,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			if (has(reply.covered, GRANT)) ctx.ui.notify(`operator-guard: covered by grant ${reply.covered.grantId} (${reply.covered.label})`, "info");
 		}
 		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
+		if (reply.action === "wait") return waitElsewhere(ctx, call, expect("evaluate", reply.approval, APPROVAL), reply.waitNotice);
 
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
 		// Enter declines, and so do Esc and the timeout. "Details…" shows the rest, then asks again.
@@ -766,9 +767,20 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (choice !== choices.yes && grant < 0) {
 			const reason = choice === undefined && Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
 			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : elsewhere?.reason ?? undefined;
-			const operatorReason = said?.trim() ? said.slice(0, MAX_REASON_CHARS) : undefined;
+			return settle(ctx, call, { yes: false, reason, said, answered });
+		}
+		return settle(ctx, call, { yes: true, answered, ...(grant >= 0 ? { grant } : {}) });
+	});
+
+	/** The operator's answer, whichever screen gave it: a No is audited and blocks; a Yes is recorded
+	 * as evidence (kept in the session) and lets the call run. */
+	type Settled = { yes: boolean; reason?: "declined" | "timeout"; said?: string; answered: { approvalId?: string }; grant?: number };
+	const settle = async (ctx: ExtensionContext, call: Call, how: Settled): Promise<ToolCallEventResult | undefined> => {
+		if (!how.yes) {
+			const reason = how.reason ?? "declined";
+			const operatorReason = how.said?.trim() ? how.said.slice(0, MAX_REASON_CHARS) : undefined;
 			try {
-				const declined = await sidecar.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg.confirmTimeoutMs, ...answered });
+				const declined = await sidecar!.call("audit.declined", { ...call, reason, operatorReason, confirmTimeoutMs: cfg!.confirmTimeoutMs, ...how.answered });
 				return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
 			} catch (err) {
 				if (!(err instanceof RpcError)) spool({ kind: "declined", reason, ...call, ...(operatorReason ? { operatorReason } : {}) });
@@ -777,8 +789,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 		let record: Of<typeof RECORD>;
 		try {
-			const chosen = grant >= 0 ? { grant } : {};
-			record = expect("record", await sidecar.call("record", { ...call, confirmed: true, ttlSeconds: cfg.ttlSeconds, ...chosen, ...answered }), RECORD);
+			const chosen = how.grant !== undefined ? { grant: how.grant } : {};
+			record = expect("record", await sidecar!.call("record", { ...call, confirmed: true, ttlSeconds: cfg!.ttlSeconds, ...chosen, ...how.answered }), RECORD);
 		} catch (err) {
 			return failClosed(ctx, call, err, "confirmed-unrecorded"); // a Yes without evidence: blocked, and kept
 		}
@@ -786,11 +798,32 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			return blocked(ctx, call.toolName, `operator-guard blocked this call: no evidence recorded (${record.summary})`);
 		}
 		pi.appendEntry(EVIDENCE_ENTRY, record.envelope);
-		evidenceByCall.set(event.toolCallId, record.evidenceId);
+		evidenceByCall.set(call.toolCallId, record.evidenceId);
 		if (has(record.grant, GRANT)) ctx.ui.notify(`operator-guard: grant ${record.grant.grantId} kept: ${record.grant.label} (/guard revoke ${record.grant.grantId})`, "info");
-		judgedInputs.set(event.toolCallId, canon(event.input));
+		judgedInputs.set(call.toolCallId, canon(call.input));
 		return undefined;
-	});
+	};
+
+	/** No UI here, but the user's policy waits for another screen (a second terminal, the page): the
+	 * notice goes to stderr (the operator's, never the model's); no answer in time is No. */
+	const waitElsewhere = async (ctx: ExtensionContext, call: Call, approval: Of<typeof APPROVAL>, notice: string | null | undefined): Promise<ToolCallEventResult | undefined> => {
+		process.stderr.write(`${(notice ?? "operator-guard: this call waits for the operator (pi-guard approvals)").replaceAll("\n", " ")}\n`);
+		const deadline = Date.now() + cfg!.confirmTimeoutMs;
+		let answer: Of<typeof ANSWER> | undefined;
+		while (answer === undefined && Date.now() < deadline) {
+			await new Promise((r) => setTimeout(r, POLL_MS));
+			try {
+				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }), { open: "boolean", answer: "object?" });
+				if (has(polled.answer, ANSWER)) answer = polled.answer;
+				else if (!polled.open) break;
+			} catch (err) {
+				return failClosed(ctx, call, err);
+			}
+		}
+		const answered = { approvalId: approval.id };
+		if (answer?.decision === "yes") return settle(ctx, call, { yes: true, answered });
+		return settle(ctx, call, { yes: false, reason: answer ? "declined" : "timeout", said: answer?.reason ?? undefined, answered });
+	};
 
 	// "No, and stop the agent": the turn ends, and every call it still makes is declined with one reason.
 	let stopped = false;

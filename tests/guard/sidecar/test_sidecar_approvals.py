@@ -138,3 +138,39 @@ def test_a_stopping_sidecar_withdraws_every_question(tmp_path: Path, project: Pa
     with pytest.raises(OSError):
         ask_local(directory, {"op": "answer", "id": approval["id"], "digest": approval["digest"],
                               "decision": "yes"})  # fmt: skip
+
+
+def test_without_a_ui_a_call_blocks_unless_the_user_policy_waits(
+    tmp_path: Path, project: Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    no_ui = {**rm(project), "hasUi": False}
+    # A project file cannot make calls wait (only the user's file says where answers come from).
+    (project / ".pi").mkdir()
+    (project / ".pi" / "operator-guard.toml").write_text('[approvals]\nheadless = "wait"\n')
+    server = Sidecar(home)
+    try:
+        assert result(server, "evaluate", no_ui)["action"] == "block"
+    finally:
+        server.close()
+    (home / "operator-guard.toml").write_text('[approvals]\nheadless = "wait"\n')
+    server = Sidecar(home)
+    try:
+        reply = result(server, "evaluate", {**no_ui, "toolCallId": "c2"})
+        assert reply["action"] == "wait" and reply["dialog"] is None
+        approval = reply["approval"]
+        assert f"pi-guard approvals approve {approval['id']}" in reply["waitNotice"]
+        (listed,) = local(server, {"op": "list"})["pending"]
+        assert listed["id"] == approval["id"]
+        answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"],
+                  "decision": "yes"}  # fmt: skip
+        assert local(server, answer) == {"outcome": "accepted"}
+        recorded = result(server, "record", {**rm(project, "c2"), "confirmed": True,
+                                             "approvalId": approval["id"]})  # fmt: skip
+        assert recorded["decision"] == "recorded"
+    finally:
+        server.close()
+    data = records(home, "confirmation.recorded")
+    assert [d["approver"] for d in data] == ["cli"]
+    assert [d["reason"] for d in records(home, "confirmation.declined")] == ["no-ui"]

@@ -621,3 +621,36 @@ test("the poll fails: the pi dialog stays the one screen", async (t) => {
 	assert.equal(ctx.seen.select.length, 1);
 	assert.equal(g.requests("audit.declined")[0].params.approvalId, APPROVAL.id);
 });
+
+// -- no UI, but the operator answers elsewhere: the call waits
+
+for (const [what, poll, expectYes, reason] of [
+	["approved elsewhere", { result: { open: false, answer: { decision: "yes", approver: "web" } } }, true, undefined],
+	["declined elsewhere", { result: { open: false, answer: { decision: "no", approver: "cli", reason: "no" } } }, false, "declined"],
+	["withdrawn", { result: { open: false, answer: null } }, false, "timeout"],
+]) {
+	test(`a call without a UI waits for another screen: ${what}`, async (t) => {
+		const wait = { action: "wait", approval: APPROVAL, waitNotice: "operator-guard: this write call waits: pi-guard approvals approve apr_x" };
+		const g = await guard(t, { spec: { methods: { evaluate: { result: wait }, "approvals.poll": poll } } });
+		const { value, text } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
+		assert.match(text, /^operator-guard: this write call waits: pi-guard approvals approve apr_x$/m);
+		if (expectYes) {
+			assert.equal(value, undefined);
+			assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
+		} else {
+			assertBlocked(value);
+			assert.deepEqual([g.requests("audit.declined")[0].params.reason, g.requests("audit.declined")[0].params.approvalId], [reason, APPROVAL.id]);
+			assert.deepEqual(g.requests("record"), []);
+		}
+		assert.ok(!JSON.stringify(value ?? {}).includes("pi-guard approvals"), "the model is never told the way to answer");
+	});
+}
+
+test("a waiting call that nobody answers times out as No", async (t) => {
+	const wait = { action: "wait", approval: APPROVAL, waitNotice: "waits" };
+	const g = await guard(t, { spec: { methods: { evaluate: { result: wait }, "approvals.poll": { result: { open: true, answer: null } } } }, config: { confirmTimeoutMs: 700 } });
+	const { value } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
+	assertBlocked(value);
+	assert.equal(g.requests("audit.declined")[0].params.reason, "timeout");
+	assert.ok(g.requests("approvals.poll").length >= 1);
+});
