@@ -202,3 +202,40 @@ def answer_on_the_page(page: ApprovalPage, pending: dict[str, Any]) -> None:
     conn.request("POST", "/api/answer", body=json.dumps(body), headers=headers)
     assert json.loads(conn.getresponse().read()) == {"outcome": "accepted"}
     conn.close()
+
+
+def test_the_agents_command_cannot_use_the_page(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    """The page listens on the host's loopback, which the agent's commands share (network
+    open): without the operator's token they list nothing and answer nothing, and each try
+    is audited."""
+    page = ApprovalPage(world.home, on_refused=lambda why, _id: refused.append(why))
+    refused: list[str] = []
+    page.start()
+    base = f"http://127.0.0.1:{page.port}"
+    tries = [
+        f"curl -s -o /dev/null -w '%{{http_code}}\\n' {base}/api/pending",
+        f"curl -s -o /dev/null -w '%{{http_code}}\\n' '{base}/login?token=guess'",
+        f"curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Host: evil.example' {base}/",
+        f"curl -s -o /dev/null -w '%{{http_code}}\\n' -X POST -H 'Origin: http://evil.example'"
+        f" -H 'Content-Type: application/json' -d '{{}}' {base}/api/answer",
+    ]
+    model_server.add_scenario(
+        "page-attack",
+        [Turn(tool_calls=(bash(t),)) for t in tries] + turns(bash("rm -rf build")),
+    )
+    try:
+        with world.rpc() as pi:
+            events = pi.prompt(
+                "scenario:page-attack",
+                lambda r: False if is_guard_dialog(r) else None,
+                timeout=90,
+            )
+    finally:
+        page.close()
+    codes = [result_text(e).strip() for e in tool_ends(events)[: len(tries)]]
+    assert codes == ["401", "403", "421", "403"], codes
+    assert refused == ["no-session", "bad-login", "bad-host", "bad-origin"]
+    assert (world.project / "build" / "keep.txt").exists()
+    assert world.audit("confirmation.recorded") == []
