@@ -479,6 +479,7 @@ class EffectsResolvedData(_Wire):
     tool_call_id: ToolCallId | None = None
     evidence_id: EvidenceId | None = None
     reason: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    approver: Approver | None = None
     session: SessionRef | None = None
 
 

@@ -880,6 +880,7 @@ class Guard:
         tool_call_id: str | None = None,
         reason: str | None = None,
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        approver: Approver | None = None,
     ) -> RecordResult:
         """The operator's answer about held effects; a yes mints an effects confirmation.
 
@@ -898,6 +899,8 @@ class Guard:
         )
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         base = {"layer": layer, "digest": held.digest, **call}
+        if approver is not None:
+            base["approver"] = approver
         if not confirmed:
             self._append(
                 "effects.resolved",

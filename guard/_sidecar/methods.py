@@ -1052,25 +1052,43 @@ class Sidecar(RpcServer):
                 decision=review.decision, summary=review.summary, note=why, hint=hint
             )
             return reply.model_dump(mode="json")
-        if not p.has_ui:
+        if not p.has_ui and not self._waits_headless(workspace):
             resolved = self._resolve(p.layer, p.tool_call_id, workspace, p.command, False, "no-ui")
             note = "\n".join(n for n in (resolved.note, why) if n)
             return EffectsReviewReply(
                 decision="discarded", summary=review.summary, note=note, hint=hint
             ).model_dump(mode="json")
+        dialog = effects_dialog(review.held, p.command, p.output_tail)
+        pending = self._broker.ask(
+            kind="effects",
+            title=dialog.title,
+            message=dialog.message,
+            details=review.summary,
+            digest=question_digest(
+                dialog.title, dialog.message, review.summary, {"layer": p.layer}
+            ),
+            tool_name="bash",
+            timeout_ms=p.confirm_timeout_ms,
+            tool_call_id=p.tool_call_id,
+            session_id=guard.session["id"] if guard.session is not None else None,
+        )
         reply = EffectsReviewReply(
             decision="held",
             summary=review.summary,
             note=why,
             hint=hint,
-            dialog=effects_dialog(review.held, p.command, p.output_tail),
+            dialog=dialog,
+            approval=ApprovalRef(id=pending.id, digest=pending.digest),
         )
         return reply.model_dump(mode="json")
 
     def _effects_resolve(self, p: EffectsResolveParams) -> dict[str, Any]:
         plan = self._sandbox
         workspace = plan.cwd if plan is not None else p.cwd
-        resolved = self._resolve(p.layer, p.tool_call_id, workspace, p.command, p.apply, p.reason)
+        approver = self._settled(p.approval_id, yes=p.apply)
+        resolved = self._resolve(
+            p.layer, p.tool_call_id, workspace, p.command, p.apply, p.reason, approver
+        )
         return resolved.model_dump(mode="json")
 
     def _resolve(
@@ -1081,6 +1099,7 @@ class Sidecar(RpcServer):
         command: str,
         apply: bool,
         reason: str | None,
+        approver: Approver | None = None,
     ) -> EffectsResolveReply:
         guard = self._need_guard()
         held = self._reviewer.pending(layer)
@@ -1094,6 +1113,7 @@ class Sidecar(RpcServer):
             confirmed=apply,
             tool_call_id=tool_call_id,
             reason=reason,
+            approver=approver,
         )
         done = self._reviewer.resolve(layer, apply=apply)
         decision: Literal["applied", "discarded"] = "applied" if apply else "discarded"

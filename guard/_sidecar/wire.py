@@ -78,6 +78,13 @@ OperatorReasonText = Annotated[str, Field(max_length=4096)]
 ApprovalIdText = Annotated[str, Field(pattern=r"^apr_[A-Za-z0-9_-]{16,32}$")]
 
 
+class ApprovalRef(_Wire):
+    """The question every screen shows for this call: answer it by ``id`` and ``digest``."""
+
+    id: str
+    digest: str
+
+
 class RecordParams(CallParams):
     """``grant``: the operator chose the dialog's grant number ``grant`` (0 or 1) besides
     this call; the sidecar derives the offers again, it never takes a pattern from the shim.
@@ -307,6 +314,7 @@ class EffectsReviewParams(_Wire):
     command: str = Field(max_length=1 << 19)
     output_tail: str = Field(default="", max_length=8192)
     has_ui: bool = True
+    confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
 
 
 class EffectsDialog(_Wire):
@@ -329,6 +337,8 @@ class EffectsReviewReply(_Wire):
     note: str | None = None
     dialog: EffectsDialog | None = None
     hint: str | None = None
+    approval: ApprovalRef | None = None
+    """``held``: the same question on every screen (apply is yes, discard is no)."""
 
 
 class EffectsResolveParams(_Wire):
@@ -340,6 +350,7 @@ class EffectsResolveParams(_Wire):
     command: str = Field(max_length=1 << 19)
     apply: bool
     reason: Literal["declined", "timeout", "no-ui"] | None = None
+    approval_id: ApprovalIdText | None = None
 
 
 class EffectsResolveReply(_Wire):
@@ -356,13 +367,6 @@ class JudgedFile(_Wire):
 
     path: str
     real: str
-
-
-class ApprovalRef(_Wire):
-    """The question every screen shows for this call: answer it by ``id`` and ``digest``."""
-
-    id: str
-    digest: str
 
 
 class ApprovalPollParams(_Wire):

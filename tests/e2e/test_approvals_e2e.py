@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from guard._approvals.web import ApprovalPage
-from tools.pi.harness import is_guard_dialog
+from tools.pi.harness import is_effects_dialog, is_guard_dialog
 from tools.pi.scripted_model import ScriptedModelServer, Turn
 
 from .pi_world import MODEL_ID, PROVIDER, World, bash, confirms, result_text, tool_ends, turns
@@ -239,3 +239,28 @@ def test_the_agents_command_cannot_use_the_page(
     assert refused == ["no-session", "bad-login", "bad-host", "bad-origin"]
     assert (world.project / "build" / "keep.txt").exists()
     assert world.audit("confirmation.recorded") == []
+
+
+def test_held_effects_are_answered_from_a_second_terminal(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    """What a command did that loses work is held; the held effects are the same question on
+    every screen: applied here from the CLI, the pi dialog closes."""
+    model_server.add_scenario("effects-cli", turns(bash("cmake -E rm -rf build")))
+
+    def answer(request: Mapping[str, Any]) -> bool | None:
+        if is_effects_dialog(request):
+            (pending,) = json.loads(world.cli("approvals", "list", "--json").stdout)
+            assert pending["kind"] == "effects"
+            done = world.cli("approvals", "approve", pending["id"])
+            assert done.returncode == 0, done.stderr
+            return None  # the pi dialog is left open: the guard closes it
+        return True  # the call's own dialog, if any: yes
+
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:effects-cli", answer, timeout=90)
+    (end,) = tool_ends(events)
+    assert "[reason: effects-discarded]" not in result_text(end), result_text(end)
+    assert not (world.project / "build").exists()
+    (resolved,) = [r["data"] for r in world.audit("effects.resolved")]
+    assert (resolved["decision"], resolved["approver"]) == ("applied", "cli")

@@ -52,7 +52,7 @@ const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string", grant: "object?" } as const;
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
 const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string?" } as const;
-const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?" } as const;
+const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?", approval: "object?" } as const;
 const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string" } as const;
 const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
 const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
@@ -502,17 +502,56 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	const reviewEffects = async (layer: string, call: { callId?: string; command: string } | undefined, cwd: string, tail: string) => {
 		const about = { layer, toolCallId: call?.callId, cwd, command: call?.command ?? "" };
 		try {
-			const params = { ...about, outputTail: tail, hasUi };
+			const timeout = cfg?.confirmTimeoutMs ?? 60_000;
+			const params = { ...about, outputTail: tail, hasUi, confirmTimeoutMs: timeout };
 			const reply = expect("effects.review", await sidecar!.call("effects.review", params), EFFECTS_REVIEW);
 			if (reply.hint) ui?.notify(`operator-guard: ${reply.hint}`, "info"); // the operator's, never the model's
 			if (reply.decision !== "held" || !reply.dialog) return reply.note ?? undefined;
 			const dialog = expect("effects.review", reply.dialog, EFFECTS_DIALOG);
-			const timeout = cfg?.confirmTimeoutMs ?? 60_000;
+			// The same question on every screen (apply is yes): the first answer wins.
+			const approval = has(reply.approval, APPROVAL) ? reply.approval : undefined;
+			const closer = new AbortController();
+			let elsewhere: Of<typeof ANSWER> | undefined;
+			let open = approval !== undefined;
+			const watch = async () => {
+				while (open) {
+					await new Promise((r) => setTimeout(r, POLL_MS));
+					if (!open) return;
+					try {
+						const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.id }), { open: "boolean", answer: "object?" });
+						if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
+						if (!polled.open) return;
+					} catch {
+						return;
+					}
+				}
+			};
 			const asked = Date.now();
-			const choice = ui ? await ui.select(`${dialog.title}\n${dialog.message}`, [dialog.discard, dialog.apply], { timeout }) : undefined;
+			const watching = watch();
+			let choice: string | undefined;
+			try {
+				if (ui && hasUi) choice = await ui.select(`${dialog.title}\n${dialog.message}`, [dialog.discard, dialog.apply], { timeout, signal: closer.signal });
+				else if (approval) {
+					process.stderr.write(`operator-guard: what the agent's command did is held for the operator: pi-guard approvals approve ${approval.id} (or decline it, or the page of pi-guard approvals serve); no answer within ${timeout / 1000} s discards it\n`);
+					await Promise.race([watching, new Promise((r) => setTimeout(r, timeout))]);
+				}
+			} finally {
+				open = false;
+			}
+			if (approval && !elsewhere && choice !== undefined) {
+				const decision = choice === dialog.apply ? "yes" : "no";
+				try {
+					const said = expect("approvals.answer", await sidecar!.call("approvals.answer", { id: approval.id, digest: approval.digest, decision }), { outcome: "string", answer: "object?" });
+					if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
+				} catch {
+					// effects.resolve below refuses a yes no screen gave
+				}
+			}
+			if (elsewhere) choice = elsewhere.decision === "yes" ? dialog.apply : dialog.discard;
 			const apply = choice === dialog.apply;
 			const reason = apply ? undefined : choice === undefined && Date.now() - asked >= timeout - 20 ? "timeout" : "declined";
-			const resolved = await sidecar!.call("effects.resolve", { ...about, apply, reason });
+			const answered = approval ? { approvalId: approval.id } : {};
+			const resolved = await sidecar!.call("effects.resolve", { ...about, apply, reason, ...answered });
 			return [expect("effects.resolve", resolved, EFFECTS_RESOLVE).note, reply.note].filter(Boolean).join("\n");
 		} catch (err) {
 			return `operator-guard: what this command did could not be reviewed (${message(err)}); what it held back was not applied. [reason: effects-unreviewed]`;
