@@ -264,3 +264,25 @@ def test_held_effects_are_answered_from_a_second_terminal(
     assert not (world.project / "build").exists()
     (resolved,) = [r["data"] for r in world.audit("effects.resolved")]
     assert (resolved["decision"], resolved["approver"]) == ("applied", "cli")
+
+
+def test_answered_on_the_page_the_pi_dialog_closes(world: World) -> None:
+    page = ApprovalPage(world.home)
+    page.start()
+
+    def answer(request: Mapping[str, Any]) -> None:
+        if is_guard_dialog(request):
+            (pending,) = json.loads(world.cli("approvals", "list", "--json").stdout)
+            answer_on_the_page(page, pending)
+        return None  # pi's dialog is left open: the guard closes it
+
+    try:
+        with world.rpc() as pi:
+            events = pi.prompt("scenario:rm-build", answer, timeout=60)
+    finally:
+        page.close()
+    (end,) = tool_ends(events)
+    assert end["isError"] is False, result_text(end)
+    assert not (world.project / "build").exists()
+    (recorded,) = [r["data"] for r in world.audit("confirmation.recorded")]
+    assert recorded["approver"] == "web"
