@@ -63,6 +63,7 @@ class ApprovalBroker:
         timeout_ms: int,
         tool_call_id: str | None = None,
         session_id: str | None = None,
+        grants: tuple[str, ...] = (),
         now: datetime | None = None,
     ) -> Pending:
         """Open a question; every screen sees it until it is answered, withdrawn or late."""
@@ -79,6 +80,7 @@ class ApprovalBroker:
             session_id=session_id,
             created_at_iso=format_iso(start),
             deadline_iso=format_iso(start + timedelta(milliseconds=timeout_ms)),
+            grants=list(grants),
         )
         with self._lock:
             self._asked[pending.id] = Asked(pending)
@@ -98,12 +100,17 @@ class ApprovalBroker:
                 return "already-answered"
             if request.digest != asked.pending.digest:
                 return "stale"
+            if request.grant is not None and (
+                request.decision != "yes" or request.grant >= len(asked.pending.grants)
+            ):
+                return "stale"  # a grant this question does not offer
             if now >= parse_iso(asked.pending.deadline_iso, "deadlineIso"):
                 return "expired"
             asked.answer = Answer(
                 decision=request.decision,
                 approver=approver,
                 reason=request.reason,
+                grant=request.grant,
                 at_iso=format_iso(now),
             )
             self._changed()

@@ -51,6 +51,8 @@ class Pending(BaseModel):
     session_id: str | None = None
     created_at_iso: IsoMillis
     deadline_iso: IsoMillis
+    grants: list[str] = Field(default_factory=list, max_length=2)
+    """The grants the dialog offers besides "this call once" (their lines), by number."""
 
 
 class AnswerRequest(BaseModel):
@@ -62,6 +64,8 @@ class AnswerRequest(BaseModel):
     digest: Sha256
     decision: Decision
     reason: Reason | None = None
+    grant: int | None = Field(default=None, ge=0, le=1)
+    """With a yes: the question's grant number ``grant`` too (one it offers)."""
 
 
 class Answer(BaseModel):
@@ -72,4 +76,5 @@ class Answer(BaseModel):
     decision: Decision
     approver: Approver
     reason: Reason | None = None
+    grant: int | None = None
     at_iso: IsoMillis

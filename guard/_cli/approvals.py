@@ -134,6 +134,7 @@ def _block(p: ApprovalListing, now: datetime) -> str:
         f"session:  {p.session_id or '-'} (sidecar {p.sidecar})",
         f"tool:     {p.tool_name}",
         *(f"  {line}" for line in (p.title, *p.message.splitlines())),
+        *(f"grant {n}:  {line} (approve --grant {n})" for n, line in enumerate(p.grants)),
         f"deadline: {_left(p.deadline_iso, now)}",
         f"digest:   {p.digest}",
     ]
@@ -204,11 +205,17 @@ def _answer(args: argparse.Namespace, decision: Decision) -> ExitCode:
     if found is None:
         return _why_gone(home, args.approval_id)
     digest: str = args.digest or found.digest
-    request = AnswerRequest(id=found.id, digest=digest, decision=decision, reason=reason)
+    grant: int | None = getattr(args, "grant", None)
+    if grant is not None and not 0 <= grant < len(found.grants):
+        raise BadInputError("--grant", f"this question offers {len(found.grants)} grant(s)", grant)
+    request = AnswerRequest(
+        id=found.id, digest=digest, decision=decision, reason=reason, grant=grant
+    )
     sys.stdout.write(
         f"question: {found.id} (session {found.session_id or '-'}, tool {found.tool_name})\n"
         f"title:    {found.title}\n"
         f"digest:   {digest}\n"
+        + (f"grant:    {found.grants[grant]}\n" if grant is not None else "")
     )
     sys.stdout.flush()
     directory = home / SESSIONS_DIR / found.sidecar
@@ -278,6 +285,14 @@ def register(sub: Subparsers) -> None:
     )
     approve.add_argument("approval_id", metavar="ID", help="apr_…")
     approve.add_argument("--digest", metavar="SHA256", default=None, help=digest_help)
+    approve.add_argument(
+        "--grant",
+        metavar="N",
+        type=int,
+        default=None,
+        help="also keep the question's grant N (approvals show lists them): later calls "
+        "inside it run without asking",
+    )
     approve.set_defaults(func=cmd_approvals_approve)
 
     decline = approvals_sub.add_parser(

@@ -26,6 +26,7 @@ from pydantic import TypeAdapter, ValidationError
 from audit import AuditError, LogIntegrityError, parse_iso, utc_now
 from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._approvals import (
+    Answer,
     AnswerRequest,
     ApprovalBroker,
     Approver,
@@ -528,7 +529,10 @@ class Sidecar(RpcServer):
 
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
-        approver = self._settled(p.approval_id, yes=p.confirmed)
+        answer = self._settled(p.approval_id, yes=p.confirmed)
+        approver = answer.approver if answer is not None else None
+        # The question's winning answer says which grant, if any (any screen may choose one).
+        chosen = answer.grant if p.approval_id is not None and answer is not None else p.grant
         if p.confirmed and p.tool_call_id is not None:
             self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
         shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
@@ -545,12 +549,12 @@ class Sidecar(RpcServer):
             approver=approver,
         )
         note: GrantNote | None = None
-        if p.confirmed and p.grant is not None and result.evidence_id is not None:
+        if p.confirmed and chosen is not None and result.evidence_id is not None:
             workspace = self._workspace(p.cwd)
             now = guard.grant_offers(p.tool_name, p.input, p.cwd, workspace=workspace)
             # Derived again from the call: a grant is kept only if it is still the one shown.
-            if p.grant < len(shown) and now[p.grant : p.grant + 1] == shown[p.grant : p.grant + 1]:
-                grant = guard.create_grant(shown[p.grant], result.evidence_id, workspace=workspace)
+            if chosen < len(shown) and now[chosen : chosen + 1] == shown[chosen : chosen + 1]:
+                grant = guard.create_grant(shown[chosen], result.evidence_id, workspace=workspace)
                 note = GrantNote(
                     grant_id=grant.grant_id,
                     label=grant.label,
@@ -667,6 +671,7 @@ class Sidecar(RpcServer):
             timeout_ms=p.confirm_timeout_ms,
             tool_call_id=p.tool_call_id,
             session_id=guard.session["id"] if guard.session is not None else None,
+            grants=tuple(dialog.choices.grants),
         )
         return ApprovalRef(id=pending.id, digest=pending.digest)
 
@@ -683,7 +688,9 @@ class Sidecar(RpcServer):
         """pi's dialog answered question ``id``: accepted if it is the first valid answer;
         either way the reply holds the answer that won."""
         self._audit_refused()
-        request = AnswerRequest(id=p.id, digest=p.digest, decision=p.decision, reason=p.reason)
+        request = AnswerRequest(
+            id=p.id, digest=p.digest, decision=p.decision, reason=p.reason, grant=p.grant
+        )
         outcome = self._broker.answer(request, "pi-dialog")
         if outcome != "accepted" and self._guard is not None and self._damage is None:
             self._guard.approval_refused(outcome, "pi-dialog", p.id)
@@ -691,9 +698,9 @@ class Sidecar(RpcServer):
         won = asked.answer if asked is not None else None
         return {"outcome": outcome, "answer": won.model_dump(mode="json") if won else None}
 
-    def _settled(self, approval_id: str | None, *, yes: bool) -> Approver | None:
-        """Close question ``approval_id`` and say who answered it; a yes that no screen gave
-        is refused (the call stays blocked)."""
+    def _settled(self, approval_id: str | None, *, yes: bool) -> Answer | None:
+        """Close question ``approval_id`` and give the answer that won (who, and the grant
+        chosen with a yes); a yes that no screen gave is refused (the call stays blocked)."""
         self._audit_refused()
         if approval_id is None:
             return None
@@ -704,7 +711,7 @@ class Sidecar(RpcServer):
                 RpcCode.BAD_INPUT, "no screen answered yes to this question", "not-approved"
             )
         self._broker.close(approval_id)
-        return answer.approver if answer is not None else None
+        return answer
 
     def _grants_list(self, _: NoParams) -> dict[str, Any]:
         """The active grants of this session, for ``/guard grants``."""
@@ -766,7 +773,8 @@ class Sidecar(RpcServer):
             guard.blocked(p.tool_name, p.input, p.cwd, p.reason, tool_call_id=p.tool_call_id)
             said = sandbox_block_reason(self._sandbox) if self._sandbox is not None else None
             return {"blockReason": said or NO_SANDBOX_YET, "audited": True}
-        approver = self._settled(p.approval_id, yes=False)
+        settled = self._settled(p.approval_id, yes=False)
+        approver = settled.approver if settled is not None else None
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
         if p.reason == "stopped" and evaluation.verdict == "allow":
             # The operator stopped the agent: even a call nobody would be asked about is
@@ -1085,7 +1093,8 @@ class Sidecar(RpcServer):
     def _effects_resolve(self, p: EffectsResolveParams) -> dict[str, Any]:
         plan = self._sandbox
         workspace = plan.cwd if plan is not None else p.cwd
-        approver = self._settled(p.approval_id, yes=p.apply)
+        settled = self._settled(p.approval_id, yes=p.apply)
+        approver = settled.approver if settled is not None else None
         resolved = self._resolve(
             p.layer, p.tool_call_id, workspace, p.command, p.apply, p.reason, approver
         )

@@ -380,6 +380,7 @@ class ApprovalAnswerParams(_Wire):
     digest: str = Field(max_length=80)
     decision: Literal["yes", "no"]
     reason: Annotated[str, Field(max_length=4096)] | None = None
+    grant: int | None = Field(default=None, ge=0, le=1)
 
 
 class GrantNote(_Wire):

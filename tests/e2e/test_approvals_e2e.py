@@ -286,3 +286,27 @@ def test_answered_on_the_page_the_pi_dialog_closes(world: World) -> None:
     assert not (world.project / "build").exists()
     (recorded,) = [r["data"] for r in world.audit("confirmation.recorded")]
     assert recorded["approver"] == "web"
+
+
+def test_a_grant_chosen_from_a_second_terminal_covers_the_next_call(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    for name in ("a.txt", "b.txt"):
+        (world.project / name).write_text(name)
+    model_server.add_scenario("grant-cli", turns(bash("rm -f a.txt"), bash("rm -f b.txt")))
+
+    def answer(request: Mapping[str, Any]) -> None:
+        if is_guard_dialog(request):
+            (pending,) = json.loads(world.cli("approvals", "list", "--json").stdout)
+            assert len(pending["grants"]) == 2
+            done = world.cli("approvals", "approve", pending["id"], "--grant", "1")
+            assert done.returncode == 0, done.stderr
+        return None
+
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:grant-cli", answer, timeout=90)
+    assert len(confirms(events)) == 1  # b.txt: covered by the grant chosen from the terminal
+    assert not (world.project / "a.txt").exists() and not (world.project / "b.txt").exists()
+    (created,) = [r["data"] for r in world.audit("grant.created")]
+    assert created["breadth"] == "same-directory"
+    assert [r["data"]["use"] for r in world.audit("grant.used")] == [1]

@@ -4,8 +4,9 @@
 let csrf = "";
 const shown = new Map(); // approval id -> its <li>
 
-async function answer(item, decision, node) {
+async function answer(item, decision, node, grant) {
 	const body = { sidecar: item.sidecar, id: item.id, digest: item.digest, decision };
+	if (grant !== undefined) body.grant = grant;
 	const reason = node.querySelector(".reason").value.trim();
 	if (decision === "no" && reason) body.reason = reason;
 	const reply = await fetch("/api/answer", {
@@ -36,6 +37,14 @@ function render(pending) {
 		node.querySelector(".digest").textContent = `${item.id} · ${item.digest} · until ${item.deadlineIso}`;
 		node.querySelector(".yes").addEventListener("click", () => answer(item, "yes", node));
 		node.querySelector(".no").addEventListener("click", () => answer(item, "no", node));
+		(item.grants || []).forEach((line, index) => {
+			const button = document.createElement("button");
+			button.type = "button";
+			button.className = "grant";
+			button.textContent = line; // the grant's whole scope, as pi's dialog spells it
+			button.addEventListener("click", () => answer(item, "yes", node, index));
+			node.querySelector(".grants").append(button);
+		});
 		list.append(node);
 		shown.set(item.id, node);
 	}

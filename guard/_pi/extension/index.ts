@@ -36,13 +36,13 @@ type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string 
 type JsonObject = { [key: string]: unknown };
 
 // The sidecar's replies (guard/_sidecar/wire.py; pi has no type for them): shapes checked at run time.
-type Kinds = { string: string; boolean: boolean; object: JsonObject; list: readonly unknown[] };
+type Kinds = { string: string; boolean: boolean; number: number; object: JsonObject; list: readonly unknown[] };
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
 const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?", waitNotice: "string?" } as const;
 const APPROVAL = { id: "string", digest: "string" } as const;
-const ANSWER = { decision: "string", approver: "string", reason: "string?" } as const;
+const ANSWER = { decision: "string", approver: "string", reason: "string?", grant: "number?" } as const;
 const POLL_MS = 300; // how often an open dialog asks whether another screen answered
 const JUDGED = { path: "string", real: "string" } as const;
 const DIALOG = { title: "string", message: "string", details: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
@@ -790,15 +790,16 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (approval && !elsewhere && choice !== undefined) {
 			// This dialog's answer goes to the broker; if another screen answered first, that one wins.
 			const decision = choice === choices.yes || grants.includes(choice) ? "yes" : "no";
+			const chosen = grants.includes(choice) ? { grant: grants.indexOf(choice) } : {};
 			try {
-				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision }), { outcome: "string", answer: "object?" });
+				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }), { outcome: "string", answer: "object?" });
 				if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
 			} catch {
 				// the sidecar refused or is gone: record/audit.declined below fail closed the same way
 			}
 		}
 		if (elsewhere) ctx.ui.notify(`operator-guard: answered ${elsewhere.decision} from ${elsewhere.approver}`, "info");
-		if (elsewhere) choice = elsewhere.decision === "yes" ? choices.yes : choices.no;
+		if (elsewhere) choice = elsewhere.decision !== "yes" ? choices.no : typeof elsewhere.grant === "number" && grants[elsewhere.grant] ? grants[elsewhere.grant] : choices.yes;
 		const opts = { timeout: cfg.confirmTimeoutMs };
 		const answered = approval ? { approvalId: approval.approvalId } : {}; // the sidecar closes the question
 		if (choice === choices.stop) return stopTurn(ctx, call, approval);

@@ -114,3 +114,23 @@ def test_state_says_what_became_of_a_question_without_answering_it() -> None:
     assert states == ["answered", "withdrawn", "expired", "open"]
     assert broker.state("apr_" + "z" * 20) == "unknown"
     assert broker.result(still.id) is not None and broker.result(still.id).answer is None  # type: ignore[union-attr]
+
+
+def test_a_grant_comes_only_with_a_yes_and_only_one_the_question_offers() -> None:
+    broker = ApprovalBroker()
+    pending = broker.ask(kind="call", title="t", message="m", details="d", digest=DIGEST,
+                         tool_name="bash", timeout_ms=60_000, grants=("exactly a.txt", "*.txt"))  # fmt: skip
+
+    def answer(decision: str, grant: int) -> str:
+        request = AnswerRequest(id=pending.id, digest=pending.digest, decision=decision,
+                                grant=grant)  # type: ignore[arg-type]  # fmt: skip
+        return broker.answer(request, "web")
+
+    assert answer("no", 0) == "stale"
+    plain = broker.ask(kind="call", title="t", message="m", details="d", digest=DIGEST,
+                       tool_name="bash", timeout_ms=60_000)  # fmt: skip
+    request = AnswerRequest(id=plain.id, digest=plain.digest, decision="yes", grant=0)
+    assert broker.answer(request, "cli") == "stale"  # it offers none
+    assert answer("yes", 1) == "accepted"
+    asked = broker.result(pending.id)
+    assert asked is not None and asked.answer is not None and asked.answer.grant == 1

@@ -104,3 +104,19 @@ def test_the_page_follows_the_pi_dialog_answering_first(world: World, page: Page
     expect(question(page, first)).to_have_count(0)  # answered in pi: it leaves the page
     expect(question(page, second)).to_have_count(1)
     expect(page.locator("#state")).to_have_text("1 pending")
+
+
+def test_a_grant_chosen_on_the_page(world: World, page: Page) -> None:
+    for name in ("a.txt", "b.txt"):
+        (world.project / name).write_text(name)
+    result(world.sidecar, "sandbox.plan", {"cwd": str(world.project), "sessionId": "s1",
+                                           "mode": "tui"})  # fmt: skip
+    approval = world.ask("rm -f a.txt", "c1")
+    page.goto(world.page.login_url)
+    item = question(page, approval)
+    buttons = item.locator("button.grant")
+    expect(buttons).to_have_count(2)
+    expect(buttons.nth(1)).to_contain_text("./*.txt")
+    buttons.nth(1).click()
+    expect(item.locator(".outcome")).to_have_text("answered: yes")
+    assert world.poll(approval)["answer"]["grant"] == 1

@@ -170,3 +170,22 @@ def test_grants_list_and_revoke_through_the_sidecar(server: Sidecar, project: Pa
     assert result(server, "grants.revoke", {"grantId": grant_id})["revoked"] == [grant_id]
     assert result(server, "grants.list")["grants"] == []
     assert ask(server, bash(project, "rm -f b.txt", "c2"))["action"] == "confirm"
+
+
+def test_a_grant_chosen_on_another_screen_is_kept(server: Sidecar, project: Path) -> None:
+    from guard._approvals import ask_local
+
+    first = bash(project, "rm -f a.txt", "c1")
+    reply = ask(server, first)
+    approval = reply["approval"]
+    (listed,) = ask_local(server._session_dir, {"op": "list"})["pending"]
+    assert listed["grants"] == reply["dialog"]["choices"]["grants"]
+    answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"],
+              "decision": "yes", "grant": 1}  # fmt: skip
+    assert ask_local(server._session_dir, answer) == {"outcome": "accepted"}
+    # The shim records without naming a grant: the question's answer says which.
+    said = result(server, "record", {**first, "confirmed": True, "approvalId": approval["id"]})
+    assert said["grant"] is not None and "*.txt" in said["grant"]["label"]
+    assert ask(server, bash(project, "rm -f b.txt", "c2"))["action"] == "allow"
+    (created,) = records(server.home, "grant.created")
+    assert created["breadth"] == "same-directory"

@@ -654,3 +654,20 @@ test("a waiting call that nobody answers times out as No", async (t) => {
 	assert.equal(g.requests("audit.declined")[0].params.reason, "timeout");
 	assert.ok(g.requests("approvals.poll").length >= 1);
 });
+
+test("a grant chosen on another screen: the dialog closes and the record follows that answer", async (t) => {
+	const answer = { decision: "yes", approver: "web", grant: 1 };
+	const spec = { methods: { evaluate: { result: { action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } }, approval: APPROVAL } }, "approvals.poll": { result: { open: false, answer } } } };
+	const g = await guard(t, { spec });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: waitForClose })), undefined);
+	const [sent] = g.requests("record");
+	assert.deepEqual([sent.params.approvalId, sent.params.grant], [APPROVAL.id, 1]);
+});
+
+test("a grant chosen in the pi dialog goes to the broker with its number", async (t) => {
+	const spec = { methods: { evaluate: { result: { action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } }, approval: APPROVAL } }, "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "accepted", answer: null } } } };
+	const g = await guard(t, { spec });
+	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: (o) => o[5] })), undefined);
+	const [said] = g.requests("approvals.answer");
+	assert.deepEqual([said.params.decision, said.params.grant], ["yes", 1]);
+});
