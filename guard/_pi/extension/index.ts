@@ -518,7 +518,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 					await new Promise((r) => setTimeout(r, POLL_MS));
 					if (!open) return;
 					try {
-						const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.id }), { open: "boolean", answer: "object?" });
+						const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.id }, { restart: false }), { open: "boolean", answer: "object?" });
 						if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
 						if (!polled.open) return;
 					} catch {
@@ -541,7 +541,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			if (approval && !elsewhere && choice !== undefined) {
 				const decision = choice === dialog.apply ? "yes" : "no";
 				try {
-					const said = expect("approvals.answer", await sidecar!.call("approvals.answer", { id: approval.id, digest: approval.digest, decision }), { outcome: "string", answer: "object?" });
+					const said = expect("approvals.answer", await sidecar!.call("approvals.answer", { id: approval.id, digest: approval.digest, decision }, { restart: false }), { outcome: "string", answer: "object?" });
 					if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
 				} catch {
 					// effects.resolve below refuses a yes no screen gave
@@ -765,7 +765,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				await new Promise((r) => setTimeout(r, POLL_MS));
 				if (!open) return;
 				try {
-					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }), { open: "boolean", answer: "object?" });
+					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }, { restart: false }), { open: "boolean", answer: "object?" });
 					if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
 					if (!polled.open) return;
 				} catch {
@@ -792,10 +792,12 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const decision = choice === choices.yes || grants.includes(choice) ? "yes" : "no";
 			const chosen = grants.includes(choice) ? { grant: grants.indexOf(choice) } : {};
 			try {
-				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }), { outcome: "string", answer: "object?" });
+				// Never to a replacement sidecar: a restart approves nothing (it has no such question).
+				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }, { restart: false }), { outcome: "string", answer: "object?" });
 				if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
-			} catch {
-				// the sidecar refused or is gone: record/audit.declined below fail closed the same way
+			} catch (err) {
+				// The sidecar went away with the question: a Yes is blocked and kept for the next one.
+				if (!(err instanceof RpcError) && decision === "yes") return failClosed(ctx, call, err, "confirmed-unrecorded");
 			}
 		}
 		if (elsewhere) ctx.ui.notify(`operator-guard: answered ${elsewhere.decision} from ${elsewhere.approver}`, "info");
@@ -853,7 +855,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		while (answer === undefined && Date.now() < deadline) {
 			await new Promise((r) => setTimeout(r, POLL_MS));
 			try {
-				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }), { open: "boolean", answer: "object?" });
+				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }, { restart: false }), { open: "boolean", answer: "object?" });
 				if (has(polled.answer, ANSWER)) answer = polled.answer;
 				else if (!polled.open) break;
 			} catch (err) {
