@@ -8,6 +8,7 @@ The operator takes the dialog's second grant for ``rm -f a.txt`` ("``rm -f`` of 
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -18,7 +19,7 @@ import pytest
 from tools.pi.harness import Pick, grant_choices, is_guard_dialog
 from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
-from .pi_world import World, bash, confirms, tool_ends, turns
+from .pi_world import MODEL_ID, PROVIDER, World, bash, confirms, tool_ends, turns
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
 
@@ -92,6 +93,7 @@ def test_one_grant_covers_the_similar_calls_after_it(
 
 NEAR_MISSES = {
     "a target outside the glob": "rm -f b.txt e.log",
+    "a second command that the policy blocks": "rm -f b.txt; rm -rf ~",
     "a pipe": "rm -f b.txt | cat",
     "a substitution": "rm -f $(echo b.txt)",
     "a second command": "rm -f b.txt; rm -f c.txt",
@@ -116,7 +118,8 @@ def test_a_near_miss_still_asks(world: World, model_server: ScriptedModelServer,
     # Two calls in one turn: the first ran after its dialog, the near miss was declined.
     ends = sorted(tool_ends(events), key=lambda e: str(e["toolCallId"]))
     assert [e["isError"] for e in ends] == [False, True], ends
-    assert asked_about(events) == ["rm -f a.txt", command]
+    blocked_outright = "rm -rf ~" in command  # never asked: the policy blocks it
+    assert asked_about(events) == ["rm -f a.txt", *([] if blocked_outright else [command])]
     assert (world.project / "b.txt").exists() and outside.exists()
 
 
@@ -164,13 +167,32 @@ def test_revoked_from_guard_then_the_next_similar_call_asks(
     assert (world.project / "b.txt").exists()
 
 
+@pytest.mark.parametrize("mode", ["print", "json"])
 def test_no_grant_is_offered_or_kept_without_a_ui(
-    world: World, model_server: ScriptedModelServer
+    world: World, model_server: ScriptedModelServer, mode: str
 ) -> None:
     prepare(world)
     model_server.add_scenario("grant-print", turns(bash("rm -f a.txt"), bash("rm -f b.txt")))
-    done = world.print_mode("scenario:grant-print")
+    args = ["-p"] if mode == "print" else ["--mode", "json", "-p"]
+    done = subprocess.run(
+        world.pi.command(
+            *args,
+            "--provider",
+            PROVIDER,
+            "--model",
+            MODEL_ID,
+            "--no-session",
+            "scenario:grant-print",
+        ),
+        cwd=world.project,
+        env=world.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert "Yes, and allow" not in done.stdout + done.stderr
     assert (world.project / "a.txt").exists() and (world.project / "b.txt").exists()
     assert world.audit("grant.created") == []
     assert not (world.home / "grants.jsonl").exists()
