@@ -289,13 +289,18 @@ class ApprovalSettings(BaseModel):
     ``headless``: what a call that needs the operator does in a pi session without a UI
     (``pi -p``, JSON mode): ``block`` (the default) blocks it at once; ``wait`` keeps it
     waiting, up to the confirm timeout, for an answer from a second terminal or the page
-    (``pi-guard approvals``), and says on stderr where to answer. A project file's
-    ``[approvals]`` is refused.
+    (``pi-guard approvals``), and says on stderr where to answer. ``page``: the sidecar
+    serves the approval page on 127.0.0.1 (``port``) and ``/guard`` shows its one-time login
+    address. A project file's ``[approvals]`` is refused.
     """
 
     model_config = _WIRE
 
     headless: Literal["block", "wait"] = "block"
+    page: bool = False
+    """Start the approval page (as ``pi-guard approvals serve``) with the session's sidecar."""
+    port: int = Field(default=0, ge=0, le=65535)
+    """The page's port on 127.0.0.1 (0: any free one)."""
 
 
 class GrantSettings(BaseModel):

@@ -34,6 +34,7 @@ from guard._approvals import (
     LocalApprovals,
     question_digest,
 )
+from guard._approvals.web import ApprovalPage
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
@@ -227,6 +228,7 @@ class Sidecar(RpcServer):
         # terminal); refusals heard on the listener's thread are audited on this one.
         self._broker = ApprovalBroker()
         self._local: LocalApprovals | None = None
+        self._page: ApprovalPage | None = None
         self._refused: list[tuple[str, Approver, str | None]] = []
         self._refused_lock = threading.Lock()
         try:
@@ -348,6 +350,27 @@ class Sidecar(RpcServer):
             return
         self._local = local
 
+    def _start_page(self, workspace: str) -> None:
+        """Serve the approval page with this session when the user's policy says so
+        (``[approvals] page``); never fails a start (another session may hold the port: its
+        page lists this session's questions too)."""
+        if self._page is not None or self._guard is None:
+            return
+        settings = self._guard.classifier.policy_for(workspace).approvals
+        if not settings.page:
+            return
+        page = ApprovalPage(
+            self.home,
+            port=settings.port,
+            on_refused=lambda why, ident: self._note_refused(why, ident or "", "web"),
+        )
+        try:
+            page.start()
+        except OSError as exc:
+            _log.warning("approvals-page-failed", port=settings.port, error=str(exc))
+            return
+        self._page = page
+
     def _note_refused(self, reason: str, approval_id: str, approver: Approver) -> None:
         with self._refused_lock:
             self._refused.append((reason, approver, approval_id or None))
@@ -367,6 +390,8 @@ class Sidecar(RpcServer):
             _log.info("approval-withdrawn", id=asked.pending.id, tool=asked.pending.tool_name)
         if self._local is not None:
             self._local.close()
+        if self._page is not None:
+            self._page.close()
         self._audit_refused()
         self._audit_network()
         self._network.close()
@@ -393,7 +418,8 @@ class Sidecar(RpcServer):
             return status_audit_damaged(self._damage.kind)
         if self._open_problem is not None:
             return status_home_unusable(*self._open_problem)
-        return status_on(os.getpid(), self._sandbox.state if self._sandbox else None)
+        page = self._page.url if self._page is not None else None
+        return status_on(os.getpid(), self._sandbox.state if self._sandbox else None, page)
 
     def _need_guard(self) -> Guard:
         if self._guard is None or self._damage is not None:
@@ -472,6 +498,11 @@ class Sidecar(RpcServer):
                 f"  sidecar pid:  {os.getpid()} ({self.requests} requests)",
                 f"  sandbox:      {sandbox_line(self._sandbox)}",
                 f"  this session: {session_counts_line(guard.session, guard.session_counts)}",
+                *(
+                    [f"  approvals:    {self._page.login_url} (one-time login)"]
+                    if self._page is not None
+                    else []
+                ),
             ]
         )
         status["sessionCounts"] = dict(guard.session_counts)
@@ -652,7 +683,12 @@ class Sidecar(RpcServer):
             evaluation=evaluation,
             action="wait",
             approval=approval,
-            wait_notice=wait_notice(p.tool_name, approval.id, p.confirm_timeout_ms),
+            wait_notice=wait_notice(
+                p.tool_name,
+                approval.id,
+                p.confirm_timeout_ms,
+                self._page.login_url if self._page is not None else None,
+            ),
         )
 
     def _open_question(
@@ -973,6 +1009,7 @@ class Sidecar(RpcServer):
         the plan comes back without a notice (the home's problem is the one to tell).
         """
         session = self._plan_sandbox(p)
+        self._start_page(session.cwd)
         if self._guard is not None and self._damage is None:
             attributed = self._guard.session
             if attributed is not None and p.session_id and attributed["id"] != p.session_id:

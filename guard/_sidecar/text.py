@@ -184,15 +184,21 @@ def grant_choice(offer: GrantOffer, *, until: datetime, max_uses: int) -> str:
     )
 
 
-def wait_notice(tool_name: str, approval_id: str, confirm_timeout_ms: int) -> str:
+def wait_notice(
+    tool_name: str, approval_id: str, confirm_timeout_ms: int, login: str | None = None
+) -> str:
     """The stderr line of a session without a UI whose call waits for another screen (the
-    operator's terminal: it never reaches the model)."""
+    operator's terminal: it never reaches the model); ``login``: the page's one-time login."""
+    page = (
+        f"on the page {one_line(login, 200)}"
+        if login
+        else "on the page of pi-guard approvals serve"
+    )
     return (
         f"operator-guard: this {_tool(tool_name)} call waits up to"
         f" {_seconds(confirm_timeout_ms)} for the operator:"
         f" pi-guard approvals approve {one_line(approval_id, 64)}"
-        " (or decline it, or answer on the page of pi-guard approvals serve);"
-        " no answer counts as No"
+        f" (or decline it, or answer {page}); no answer counts as No"
     )
 
 
@@ -251,13 +257,15 @@ def block_reason_for(
 # -- the footer -------------------------------------------------------------------------------
 
 
-def status_on(pid: int, sandbox: str | None = None) -> str:
+def status_on(pid: int, sandbox: str | None = None, page: str | None = None) -> str:
     """The footer while the guard works: the live sidecar's pid and, once the session's
-    sandbox is planned, its state (``sandboxed``, ``unsandboxed``, ``sandbox unavailable``)."""
+    sandbox is planned, its state (``sandboxed``, ``unsandboxed``, ``sandbox unavailable``);
+    ``page``: where the approval page is (never its login token)."""
+    at = f", approvals at {one_line(page, 80)}" if page else ""
     if sandbox is None:
-        return f"operator-guard on (sidecar pid {pid})"
+        return f"operator-guard on (sidecar pid {pid}{at})"
     shown = "sandbox unavailable" if sandbox == "unavailable" else one_line(sandbox)
-    return f"operator-guard on (sidecar pid {pid}, {shown})"
+    return f"operator-guard on (sidecar pid {pid}, {shown}{at})"
 
 
 # -- the sandbox ------------------------------------------------------------------------------

@@ -174,3 +174,39 @@ def test_without_a_ui_a_call_blocks_unless_the_user_policy_waits(
     data = records(home, "confirmation.recorded")
     assert [d["approver"] for d in data] == ["cli"]
     assert [d["reason"] for d in records(home, "confirmation.declined")] == ["no-ui"]
+
+
+def test_the_page_starts_with_the_session_when_the_user_policy_says_so(
+    tmp_path: Path, project: Path
+) -> None:
+    import http.client
+    from urllib.parse import urlsplit
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    (home / "operator-guard.toml").write_text('[approvals]\nheadless = "wait"\npage = true\n')
+    server = Sidecar(home)
+    try:
+        result(server, "sandbox.plan", {"cwd": str(project), "sessionId": "s1", "mode": "print"})
+        footer = result(server, "health")["statusText"]
+        assert "approvals at http://127.0.0.1:" in footer and "token" not in footer
+        shown = result(server, "status")["text"]
+        (line,) = [ln for ln in shown.splitlines() if ln.startswith("  approvals:")]
+        login = urlsplit(line.split()[1])
+        conn = http.client.HTTPConnection("127.0.0.1", login.port, timeout=10)
+        conn.request("GET", f"{login.path}?{login.query}")
+        reply = conn.getresponse()
+        reply.read()
+        assert reply.status == 303  # the operator's one-time login works
+        conn.request("GET", "/api/pending")  # no cookie: the agent's view
+        refused = conn.getresponse()
+        refused.read()
+        assert refused.status == 401
+        conn.close()
+        waiting = result(server, "evaluate", {**rm(project), "hasUi": False})
+        assert "/login?token=" in waiting["waitNotice"]
+        result(server, "approvals.poll", {"id": waiting["approval"]["id"]})  # audits refusals
+    finally:
+        server.close()
+    audited = [(r["reason"], r["approver"]) for r in records(home, "approval.refused")]
+    assert audited == [("no-session", "web")]
