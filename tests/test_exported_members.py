@@ -39,6 +39,7 @@ AUDIT = [
     "Anchored",
     "AuditError",
     "ApprovalRefusedData",
+    "Approver",
     "AuditHead",
     "AuditLog",
     "AuditRecord",

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from audit import (
+    Approver,
     CanonicalizationError,
     JsonInputError,
     Origin,
@@ -75,6 +76,7 @@ def mint_envelope(
     now: datetime,
     tool_call_id: str | None = None,
     covered_by: CoveredBy | None = None,
+    approver: Approver | None = None,
 ) -> EvidenceEnvelope:
     """Sign a fresh envelope for ``fingerprint``; ``ttl_seconds`` is already validated.
 
@@ -82,6 +84,10 @@ def mint_envelope(
     of its own; given exactly when ``origin`` is ``runtime-grant`` (else a ``ValidationError``,
     and nothing is returned). It is signed with the rest; without it the details are what
     they always were.
+
+    ``approver``: which screen the operator answered on (``pi-dialog``, ``cli``, ``web``),
+    signed into the details as ``approver``; ``None`` leaves the field out, so the details
+    are byte for byte what they were before the field existed.
     """
     evidence_id = new_evidence_id()
     unsigned: dict[str, Any] = {
@@ -101,6 +107,8 @@ def mint_envelope(
         unsigned["toolCallId"] = tool_call_id
     if covered_by is not None:
         unsigned["coveredBy"] = covered_by.model_dump(mode="json")
+    if approver is not None:
+        unsigned["approver"] = approver
     signature = b64url_encode(signer.sign(signing_message(unsigned)))
     details = EvidenceDetails.model_validate({**unsigned, "signature": signature})
     return EvidenceEnvelope(

@@ -14,13 +14,16 @@ from pydantic import (
     BeforeValidator,
     Field,
     SerializerFunctionWrapHandler,
+    field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from audit import (
     WIRE_CONFIG,
     ActionKind,
+    Approver,
     EvidenceId,
     GrantId,
     IsoMillis,
@@ -61,6 +64,11 @@ def _json_boolean(value: object) -> object:
     if type(value) is not bool:
         raise ValueError("must be a JSON boolean (true or false), not a number")
     return value
+
+
+def _without_default(schema: dict[str, Any]) -> None:
+    # A field that is absent or set, never null: its schema states no (null) default.
+    schema.pop("default", None)
 
 
 ExactTrue = Annotated[Literal[True], BeforeValidator(_json_boolean)]
@@ -125,10 +133,28 @@ class EvidenceDetails(ReportOnly):
     payload_hash: Sha256
     tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
     covered_by: CoveredBy | None = None
+    # Absent, never null (the validator below): so the schema lists only the three values.
+    approver: Approver | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=_without_default
+    )
+    """Which screen the operator answered on: pi's dialog, ``pi-guard approvals``, the page.
+
+    Absent when not known (evidence minted before the field, or by a path that names no
+    screen); never ``null`` on the wire.
+    """
     created_at_iso: IsoMillis
     expires_at_iso: IsoMillis
     key_id: KeyId
     signature: Signature
+
+    @field_validator("approver", mode="before")
+    @classmethod
+    def _approver_not_null(cls, value: object) -> object:
+        # A new field, so no envelope ever carried "approver": null; an explicit null is
+        # refused (the TypeScript verifier refuses it too) rather than read as absent.
+        if value is None:
+            raise ValueError("approver is absent or one of the approvers, never null")
+        return value
 
     @model_validator(mode="after")
     def _grant_origin(self) -> EvidenceDetails:

@@ -660,7 +660,7 @@ def vectors() -> list[Vector]:
             no("malformed", "schema-violation"),
         ),
     ]
-    return out + grant_vectors()
+    return out + grant_vectors() + approver_vectors()
 
 
 def grant_vectors() -> list[Vector]:
@@ -866,6 +866,61 @@ def grant_vectors() -> list[Vector]:
         (
             "covered-by-empty",
             text(envelope(signed(**{**GRANTED, "coveredBy": {}}))),
+            NOW,
+            malformed,
+        ),
+    ]
+    return out
+
+
+APPROVERS = ("pi-dialog", "cli", "web")
+
+
+def approver_vectors() -> list[Vector]:
+    """Evidence that says which screen answered: ``approver``, signed, absent or one of three."""
+    malformed = no("malformed", "schema-violation")
+    out: list[Vector] = [
+        (f"valid-approver-{who}", text(envelope(signed(approver=who))), NOW, match())
+        for who in APPROVERS
+    ]
+    out += [
+        (
+            "valid-runtime-grant-approver-cli",
+            text(envelope(signed(**GRANTED, approver="cli"))),
+            NOW,
+            match(),
+        ),
+        # changed, added or removed after signing
+        (
+            "edited-approver",
+            text(envelope({**signed(approver="web"), "approver": "pi-dialog"})),
+            NOW,
+            no("untrusted", "signature-invalid"),
+        ),
+        (
+            "edited-approver-added",
+            text(envelope(edited(approver="pi-dialog"))),
+            NOW,
+            no("untrusted", "signature-invalid"),
+        ),
+        (
+            "edited-approver-removed",
+            text(envelope({k: v for k, v in signed(approver="cli").items() if k != "approver"})),
+            NOW,
+            no("untrusted", "signature-invalid"),
+        ),
+        # not one of the three (signed as it is)
+        ("approver-unknown", text(envelope(signed(approver="terminal"))), NOW, malformed),
+        ("approver-uppercase", text(envelope(signed(approver="CLI"))), NOW, malformed),
+        ("approver-empty", text(envelope(signed(approver=""))), NOW, malformed),
+        ("approver-a-number", text(envelope(signed(approver=1))), NOW, malformed),
+        ("approver-null", text(envelope(sign({**UNSIGNED, "approver": None}))), NOW, malformed),
+        ("approver-true", text(envelope(signed(approver=True))), NOW, malformed),
+        ("approver-a-list", text(envelope(signed(approver=["cli"]))), NOW, malformed),
+        ("approver-an-object", text(envelope(signed(approver={"name": "cli"}))), NOW, malformed),
+        (
+            "approver-null-added-after-signing",
+            text(envelope({**signed(), "approver": None})),
             NOW,
             malformed,
         ),

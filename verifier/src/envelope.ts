@@ -16,6 +16,10 @@
  * pass: the guard puts that check after its exact match (6) and before single use (7), so
  * there it also means nothing was consumed.
  *
+ * `approver`, when present, says which screen the operator answered on (`pi-dialog`, `cli`,
+ * `web`), signed with the rest; any other value, `null` included, is malformed (check 1).
+ * Envelopes without it verify as they always did.
+ *
  * The signature is Ed25519 over `"pi-operator-guard/evidence/v1\n" + JCS(details without
  * "signature")`, computed over the details exactly as they arrived. Checks 6 (the exact match
  * against the recomputed pending call) and 7 (single use) need the pending call and a ledger:
@@ -39,6 +43,8 @@ export const TRUSTED_ORIGINS: readonly string[] = ORIGINS;
 /** The origin of evidence a scoped grant covered, rather than a dialog of its own. */
 export const GRANT_ORIGIN = "runtime-grant";
 export const MAX_GRANT_USES = 1000;
+/** Which screen the operator answered on: pi's dialog, `pi-guard approvals`, the local page. */
+export const APPROVERS: readonly string[] = ["pi-dialog", "cli", "web"];
 const DOMAIN = new TextEncoder().encode("pi-operator-guard/evidence/v1\n");
 
 export type EnvelopeDecision = "match" | "missing" | "malformed" | "untrusted" | "expired" | "not-yet-valid" | "not-dialog";
@@ -133,6 +139,7 @@ const DETAILS: Record<string, Field> = {
   payloadHash: { check: str(0, Infinity, /^sha256:[0-9a-f]{64}$/), required: true },
   toolCallId: { check: orNull(str(1, 256)), required: false },
   coveredBy: { check: orNull(isJsonObject), required: false }, // its members: coveredByFields
+  approver: { check: literal(...APPROVERS), required: false }, // absent or a value, never null
   createdAtIso: { check: iso, required: true },
   expiresAtIso: { check: iso, required: true },
   dispatchAllowed: { check: literal(false), required: false },

@@ -7,6 +7,7 @@
 export { b64StdDecode, b64StdEncode, b64UrlDecode, b64UrlEncode, bytesEqual, hex } from "./base64.ts";
 export { ed25519PublicKey, ed25519Verify } from "./ed25519.ts";
 export {
+  APPROVERS,
   DEFAULT_SKEW_SECONDS,
   EVIDENCE_CUSTOM_TYPE,
   EVIDENCE_SCHEMA,
