@@ -396,6 +396,7 @@ class Guard:
             now=utc_now(),
             tool_call_id=tool_call_id,
             covered_by=covered_by,
+            approver=approver,
         )
         d = envelope.details
         grant = (
@@ -919,6 +920,7 @@ class Guard:
             ttl_seconds=ttl_seconds,
             now=utc_now(),
             tool_call_id=tool_call_id,
+            approver=approver,
         )
         d = envelope.details
         self._append(

@@ -11,7 +11,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG, IsoMillis, Sha256
+from audit import WIRE_CONFIG, Approver, IsoMillis, Sha256
 
 __all__ = [
     "APPROVERS",
@@ -24,8 +24,6 @@ __all__ = [
     "Pending",
 ]
 
-Approver = Literal["pi-dialog", "cli", "web"]
-"""Who answered: pi's own dialog, ``pi-guard approvals`` in another terminal, the page."""
 APPROVERS: tuple[Approver, ...] = get_args(Approver)
 Decision = Literal["yes", "no"]
 Outcome = Literal["accepted", "unknown-id", "stale", "already-answered", "expired", "withdrawn"]

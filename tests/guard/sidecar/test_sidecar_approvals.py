@@ -56,6 +56,7 @@ def test_a_second_terminal_answers_and_the_record_names_it(server: Sidecar, proj
     recorded = result(server, "record", {**rm(project), "confirmed": True,
                                          "approvalId": approval["id"]})  # fmt: skip
     assert recorded["decision"] == "recorded"
+    assert recorded["envelope"]["details"]["approver"] == "cli"  # signed into the evidence
     (data,) = records(server.home, "confirmation.recorded")
     assert data["approver"] == "cli"
     assert [r["reason"] for r in records(server.home, "approval.refused")] == ["already-answered"]
