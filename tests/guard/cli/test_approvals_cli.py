@@ -401,7 +401,7 @@ def test_serve_prints_a_one_time_login_to_stderr_only(tmp_path: Path) -> None:
         conn.close()
     finally:
         serve.send_signal(signal.SIGINT)
-        out, _ = serve.communicate(timeout=10)
+        out, _ = serve.communicate(timeout=60)
     assert serve.returncode == 0
     assert out == ""  # the token never reaches stdout
     refused = [json.loads(line) for line in (home / "audit.jsonl").read_text().splitlines()]

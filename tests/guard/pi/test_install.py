@@ -55,8 +55,10 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
 
 def test_shim_is_small_and_imports_only_types_from_pi_but_its_own_tools() -> None:
     source = shim_source().decode()
-    # the spool (nothing lost), the judged file opens, the effects review's exec
-    assert source.count("\n") < 760
+    # the spool (nothing lost), the judged file opens, the effects review's exec, the
+    # compact dialog's choices and Details, stop, and the approval port's poll and wait
+    # (every decision stays in Python; shrinking it is on the tidy-house list)
+    assert source.count("\n") < 960
     imports = re.findall(
         r'^import [^;]*? from "@mariozechner/pi-coding-agent"', source, flags=re.M | re.S
     )
