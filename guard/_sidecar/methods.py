@@ -40,6 +40,7 @@ from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.models import ConsumeResult, Evaluation
 from guard._grants import GrantOffer
+from guard._grants.store import GrantRecord
 from guard._guard import Guard, operator_reason_text
 from guard._home import LAYERS_DIR, SESSION_TMP_DIR, SESSIONS_DIR, resolve_home
 from guard._ledger_choice import open_ledger
@@ -586,13 +587,7 @@ class Sidecar(RpcServer):
             # Derived again from the call: a grant is kept only if it is still the one shown.
             if chosen < len(shown) and now[chosen : chosen + 1] == shown[chosen : chosen + 1]:
                 grant = guard.create_grant(shown[chosen], result.evidence_id, workspace=workspace)
-                note = GrantNote(
-                    grant_id=grant.grant_id,
-                    label=grant.label,
-                    expires_at_iso=grant.expires_at_iso,
-                    max_uses=grant.max_uses,
-                    uses=0,
-                )
+                note = _grant_note(grant, uses=0)
         reply = RecordReply(**result.model_dump(), grant=note)
         return reply.model_dump(mode="json")
 
@@ -628,14 +623,7 @@ class Sidecar(RpcServer):
                 self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
             note = next(
                 (
-                    GrantNote(
-                        grant_id=s.record.grant_id,
-                        label=s.record.label,
-                        expires_at_iso=s.record.expires_at_iso,
-                        max_uses=s.record.max_uses,
-                        use=details.covered_by.use,
-                        uses=s.uses,
-                    )
+                    _grant_note(s.record, uses=s.uses, use=details.covered_by.use)
                     for s in guard.grants.listed(utc_now())
                     if s.record.grant_id == details.covered_by.grant_id
                 ),
@@ -755,13 +743,7 @@ class Sidecar(RpcServer):
         session = guard.session["id"] if guard.session is not None else None
         now = utc_now()
         notes = [
-            GrantNote(
-                grant_id=s.record.grant_id,
-                label=s.record.label,
-                expires_at_iso=s.record.expires_at_iso,
-                max_uses=s.record.max_uses,
-                uses=s.uses,
-            )
+            _grant_note(s.record, uses=s.uses)
             for s in guard.grants.listed(now, session_id=session)
             if session is not None
         ]
@@ -1208,6 +1190,18 @@ def serve(
         restore()
         _log.info("sidecar-stopped", requests=sidecar.requests)
     return 0
+
+
+def _grant_note(record: GrantRecord, *, uses: int, use: int | None = None) -> GrantNote:
+    """A grant as the shim and ``/guard`` show it (one shape, from its signed record)."""
+    return GrantNote(
+        grant_id=record.grant_id,
+        label=record.label,
+        expires_at_iso=record.expires_at_iso,
+        max_uses=record.max_uses,
+        use=use,
+        uses=uses,
+    )
 
 
 def _alive(session: str) -> bool:
