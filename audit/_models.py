@@ -57,6 +57,8 @@ __all__ = [
     "LogCreatedData",
     "LogRecoveredData",
     "NetworkRefusedData",
+    "OperatorEnrolledData",
+    "OperatorRemovedData",
     "PlannerReportedData",
     "SessionEndedData",
     "SessionRef",
@@ -184,6 +186,30 @@ class KeyGeneratedData(_Wire):
     key_id: KeyId
 
 
+CredentialId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,1366}$")]
+"""A WebAuthn credential id, unpadded base64url (at most 1023 bytes, WebAuthn section 5.1)."""
+
+
+class OperatorEnrolledData(_Wire):
+    """The operator enrolled an authenticator (``pi-guard operator enroll``): from now on the
+    page asks it to sign every yes, and its public key is in the keyring's signed
+    ``operators`` list."""
+
+    credential_id: CredentialId
+    label: Annotated[str, Field(min_length=1, max_length=100)]
+    algorithm: Literal[-7, -8, -257]
+    rp_id: Annotated[str, Field(min_length=1, max_length=253)]
+    origin: Annotated[str, Field(min_length=1, max_length=300)]
+
+
+class OperatorRemovedData(_Wire):
+    """The operator removed an enrolled authenticator (``pi-guard operator remove``): evidence
+    it signed is refused from now on (``operator-credential-removed``)."""
+
+    credential_id: CredentialId
+    label: Annotated[str, Field(min_length=1, max_length=100)]
+
+
 class KeyRotatedData(_Wire):
     old_key_id: KeyId
     new_key_id: KeyId
@@ -245,6 +271,8 @@ class ConfirmationRecordedData(ConfirmationRequestedData):
     evidence_id: EvidenceId
     covered_by: GrantUseRef | None = None
     approver: Approver | None = None
+    operator_credential: CredentialId | None = None
+    """The enrolled authenticator whose signature the evidence carries (the page's passkey)."""
 
 
 RuleIds = Annotated[
@@ -340,6 +368,7 @@ class EvidenceRejectedData(_Wire):
         "not-yet-valid",
         "mismatch",
         "not-dialog",
+        "not-operator-signed",
         "consumed",
         "missing",
     ]
@@ -491,7 +520,9 @@ class ApprovalRefusedData(_Wire):
     (``other-user``), on the page no session or a wrong login token (``no-session``,
     ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS rebinding) or
     ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
-    ``bad-csrf``)."""
+    ``bad-csrf``); or a passkey answer whose signature did not verify (an ``operator-…``
+    reason, as the consumer names it), or asked for one with no authenticator enrolled
+    (``no-operator``)."""
 
     reason: Literal[
         "unknown-id",
@@ -506,6 +537,18 @@ class ApprovalRefusedData(_Wire):
         "bad-host",
         "bad-origin",
         "bad-csrf",
+        "no-operator",
+        "operator-unknown-credential",
+        "operator-credential-removed",
+        "operator-malformed",
+        "operator-wrong-type",
+        "operator-challenge-mismatch",
+        "operator-wrong-origin",
+        "operator-wrong-rp-id",
+        "operator-not-present",
+        "operator-not-verified",
+        "operator-sign-count",
+        "operator-signature-invalid",
     ]
     approver: Approver
     approval_id: Annotated[str, Field(max_length=64)] | None = None
@@ -629,6 +672,8 @@ EVENT_MODELS: MappingProxyType[str, type[_Wire]] = MappingProxyType(
         "log.created": LogCreatedData,
         "log.recovered": LogRecoveredData,
         "network.refused": NetworkRefusedData,
+        "operator.enrolled": OperatorEnrolledData,
+        "operator.removed": OperatorRemovedData,
         "planner.reported": PlannerReportedData,
         "session.ended": SessionEndedData,
         "session.started": SessionStartedData,

@@ -28,6 +28,7 @@ from audit import (
     Origin,
     VerifyResult,
     canonical_json,
+    format_iso,
     parse_iso,
     redact_preview,
     sha256_prefixed,
@@ -42,7 +43,7 @@ from guard._approvals.model import Approver
 from guard._effects.model import Review
 from guard._errors import BadInputError, LedgerError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW
-from guard._evidence.envelope import mint_envelope
+from guard._evidence.envelope import Reservation, mint_envelope, reserve
 from guard._evidence.fingerprint import (
     Fingerprint,
     compute_fingerprint,
@@ -66,6 +67,8 @@ from guard._grants.store import GrantRecord, GrantStore
 from guard._home import GRANTS_FILE, ensure_private_dir, env, resolve_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
+from guard._operator import OperatorCheck, OperatorCredential, OperatorSignature
+from guard._operator import check_operator_signature as _check_operator
 from guard._plan import plan_input
 from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
@@ -278,6 +281,90 @@ class Guard:
         self._append("key.rotated", {"oldKeyId": old, "newKeyId": signer.key_id})
         return old, signer.key_id
 
+    # -- the operator's own key (passkeys) --------------------------------
+
+    def operators(self) -> tuple[OperatorCredential, ...]:
+        """Every enrolled authenticator credential, active and removed (signed keyring)."""
+        return tuple(self.public_keyring().operators.values())
+
+    def enroll_operator(self, credential: OperatorCredential) -> OperatorCredential:
+        """Add ``credential`` to the keyring's signed ``operators`` and audit
+        ``operator.enrolled``; an id already listed is a :class:`BadInputError`."""
+
+        def add(current: tuple[OperatorCredential, ...]) -> tuple[OperatorCredential, ...]:
+            if any(c.credential_id == credential.credential_id for c in current):
+                raise BadInputError("credential", "is already enrolled", credential.credential_id)
+            return (*current, credential)
+
+        self._keys.change_operators(add)
+        self._refresh_keys()
+        self._append(
+            "operator.enrolled",
+            credential.model_dump(
+                mode="json", include={"credential_id", "label", "algorithm", "rp_id", "origin"}
+            ),
+        )
+        return credential
+
+    def remove_operator(self, credential_id: str) -> OperatorCredential:
+        """Mark credential ``credential_id`` removed (it stays listed, so what it signed is
+        refused by name) and audit ``operator.removed``; an unknown or already removed id is a
+        :class:`BadInputError`."""
+        removed: list[OperatorCredential] = []
+
+        def drop(current: tuple[OperatorCredential, ...]) -> tuple[OperatorCredential, ...]:
+            kept = []
+            for c in current:
+                if c.credential_id == credential_id and c.status == "active":
+                    c = c.model_copy(
+                        update={"status": "removed", "removed_at_iso": format_iso(utc_now())}
+                    )
+                    removed.append(c)
+                kept.append(c)
+            if not removed:
+                raise BadInputError(
+                    "credential", "no enrolled credential has this id", credential_id
+                )
+            return tuple(kept)
+
+        self._keys.change_operators(drop)
+        self._refresh_keys()
+        gone = removed[0]
+        self._append("operator.removed", {"credentialId": gone.credential_id, "label": gone.label})
+        return gone
+
+    def reserve_evidence(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+    ) -> Reservation | None:
+        """The id, lifetime and approval statement of the evidence a yes to this call will
+        mint (the operator's authenticator signs the statement first); ``None`` when the call
+        needs no confirmation or is blocked."""
+        if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+            raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
+        _check_tool_call_id(tool_call_id)
+        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        if evaluation.verdict != "confirm" or evaluation.fingerprint is None:
+            return None
+        return reserve(
+            self.key_id,
+            evaluation.fingerprint,
+            ttl_seconds=ttl_seconds,
+            now=utc_now(),
+            tool_call_id=tool_call_id,
+        )
+
+    def check_operator(
+        self, reservation: Reservation, signature: OperatorSignature
+    ) -> OperatorCheck:
+        """Whether ``signature`` is the operator's over ``reservation``'s statement."""
+        return _check_operator(reservation.statement, signature, self.public_keyring().operators)
+
     # -- evaluate ---------------------------------------------------------
 
     def evaluate(
@@ -332,6 +419,7 @@ class Guard:
         operator_reason: str | None = None,
         covered_by: CoveredBy | None = None,
         approver: Approver | None = None,
+        signed: tuple[Reservation, OperatorSignature] | None = None,
     ) -> RecordResult:
         """Record the operator's answer about a call; a "yes" mints signed evidence.
 
@@ -341,7 +429,10 @@ class Guard:
         ``confirmation.declined`` record (see :func:`operator_reason_text`) and is ignored
         for a "yes". ``covered_by``: the yes is a grant's (see :meth:`covered`), the
         evidence's origin is ``runtime-grant``. ``approver``: which screen answered (the
-        record says so).
+        record says so). ``signed``: the operator's authenticator signed the statement of
+        this reservation (:meth:`reserve_evidence`): the evidence takes its id and lifetime
+        and carries the signature, checked again here; a reservation for another call or a
+        signature that does not verify is ``invalid`` and nothing is minted.
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
@@ -388,6 +479,26 @@ class Guard:
                 summary=f"operator did not confirm ({decline_reason}); no evidence minted",
             )
         signer = self._current_signer()
+        operator: dict[str, str] = {}
+        if signed is not None:
+            reservation, signature = signed
+            check = self.check_operator(reservation, signature)
+            fits = (
+                reservation.fingerprint == fp
+                and reservation.tool_call_id == tool_call_id
+                and reservation.key_id == signer.key_id
+                and origin == "runtime-ui-confirm"
+                and covered_by is None
+            )
+            if not fits or check.reason is not None:
+                why = check.reason or "operator-statement-mismatch"
+                return RecordResult(
+                    decision="invalid",
+                    reasons=(why,),
+                    fingerprint=fp,
+                    summary=f"the operator's signature does not fit this call ({why})",
+                )
+            operator = {"operatorCredential": signature.credential_id}
         envelope = mint_envelope(
             signer,
             fp,
@@ -397,6 +508,8 @@ class Guard:
             tool_call_id=tool_call_id,
             covered_by=covered_by,
             approver=approver,
+            reservation=signed[0] if signed is not None else None,
+            operator_signature=signed[1] if signed is not None else None,
         )
         d = envelope.details
         grant = (
@@ -417,6 +530,7 @@ class Guard:
                 "keyId": d.key_id,
                 **preview,
                 **grant,
+                **operator,
             },
         )
         return RecordResult(
@@ -426,6 +540,7 @@ class Guard:
             expires_at_iso=d.expires_at_iso,
             envelope=envelope,
             fingerprint=fp,
+            operator_signature="verified" if signed is not None else "none",
             summary=f"recorded {d.evidence_id}, expires {d.expires_at_iso}; report-only",
         )
 
@@ -440,6 +555,7 @@ class Guard:
         *,
         tool_call_id: str | None = None,
         require_dialog: bool = False,
+        require_operator_signature: bool = False,
     ) -> ConsumeResult:
         """Check ``envelope`` against the pending call (recomputed here) and consume it once.
 
@@ -447,6 +563,9 @@ class Guard:
         to another call is rejected (``tool-call-id-mismatch``). ``require_dialog``: evidence
         a scoped grant covered (``origin: runtime-grant``) is rejected (``not-dialog`` /
         ``grant-covered``) and not consumed, so a consumer that accepts grants still can.
+        ``require_operator_signature`` (or the user's ``[evidence]
+        require_operator_signature``): evidence without the operator's own signature is
+        rejected (``not-operator-signed`` / ``no-operator-signature``) and not consumed.
 
         The ledger is first brought up to date from the audit log's ``evidence.consumed``
         records (a lost or stale ledger never forgets); if the log cannot be read or
@@ -455,6 +574,7 @@ class Guard:
         _check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         pending = evaluation.fingerprint
+        required = self.classifier.policy_for(cwd).evidence.require_operator_signature
         result = consume_synced(
             envelope,
             pending,
@@ -464,6 +584,7 @@ class Guard:
             now=utc_now(),
             tool_call_id=tool_call_id,
             require_dialog=require_dialog,
+            require_operator_signature=require_operator_signature or required,
         )
         call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
         if tool_call_id is not None:

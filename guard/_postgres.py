@@ -107,6 +107,21 @@ BEGIN
     GET DIAGNOSTICS removed = ROW_COUNT;
     RETURN removed;
 END $$;
+-- The highest WebAuthn sign count seen per operator credential (a counter that does not go
+-- up means a cloned authenticator; both 0: an authenticator without a counter).
+CREATE TABLE IF NOT EXISTS pi_guard.sign_counts (
+    credential_id text PRIMARY KEY,
+    sign_count    bigint NOT NULL
+);
+CREATE OR REPLACE FUNCTION pi_guard.advance_sign_count(p_credential text, p_count bigint)
+RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER SET search_path = pi_guard, pg_temp AS $$
+BEGIN
+    INSERT INTO sign_counts AS s (credential_id, sign_count) VALUES (p_credential, p_count)
+    ON CONFLICT (credential_id) DO UPDATE SET sign_count = excluded.sign_count
+    WHERE excluded.sign_count > s.sign_count OR (excluded.sign_count = 0 AND s.sign_count = 0);
+    RETURN FOUND;
+END $$;
+REVOKE ALL ON FUNCTION pi_guard.advance_sign_count(text, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION pi_guard.consume(text, bigint, bigint) FROM PUBLIC;
 REVOKE ALL ON FUNCTION pi_guard.prune(bigint) FROM PUBLIC;
 CREATE TABLE IF NOT EXISTS pi_guard.audit_records (
@@ -146,6 +161,7 @@ CREATE OR REPLACE TRIGGER audit_heads_no_truncate
 _PRESENT = (
     "SELECT to_regprocedure('pi_guard.consume(text,bigint,bigint)') IS NOT NULL "
     "AND to_regprocedure('pi_guard.prune(bigint)') IS NOT NULL "
+    "AND to_regprocedure('pi_guard.advance_sign_count(text,bigint)') IS NOT NULL "
     "AND to_regclass('pi_guard.synced') IS NOT NULL "
     "AND to_regclass('pi_guard.audit_heads') IS NOT NULL "
     "AND to_regclass('pi_guard.audit_records') IS NOT NULL"

@@ -89,6 +89,8 @@ AUDIT = [
     "LogNotFoundError",
     "LogRecoveredData",
     "NetworkRefusedData",
+    "OperatorEnrolledData",
+    "OperatorRemovedData",
     "LogWriteError",
     "NoteError",
     "NoteKey",

@@ -82,6 +82,7 @@ def cmd_consume(args: argparse.Namespace) -> ExitCode:
             cwd,
             tool_call_id=args.tool_call_id,
             require_dialog=args.require_dialog,
+            require_operator_signature=args.require_operator_signature,
         )
     emit(result)
     return ExitCode.OK if result.decision == "consumed" else ExitCode.REJECTED
@@ -136,5 +137,12 @@ def register(sub: Subparsers) -> None:
         action="store_true",
         help="reject evidence a scoped grant covered (origin runtime-grant; decision "
         "not-dialog, exit 3) without consuming it",
+    )
+    p.add_argument(
+        "--require-operator-signature",
+        action="store_true",
+        help="reject evidence without the operator's own passkey signature (decision "
+        "not-operator-signed, exit 3) without consuming it; the user's policy can require "
+        "it too ([evidence] require_operator_signature)",
     )
     p.set_defaults(func=cmd_consume)

@@ -7,7 +7,16 @@ envelope's fingerprint fields is trusted until it has been compared.
     1 structure   -> malformed        5 time          -> expired / not-yet-valid
     2 key         -> untrusted        6 exact match   -> mismatch
     3 signature   -> untrusted       (6a dialog       -> not-dialog, only with require_dialog)
-    4 origin      -> untrusted        7 single use    -> consumed (a replay)
+    4 origin      -> untrusted       (6b operator     -> not-operator-signed, only with
+   (4a operator   -> untrusted)                          require_operator_signature)
+                                      7 single use    -> consumed (a replay)
+                                     (7a sign count   -> untrusted, operator-sign-count)
+
+4a runs when the envelope carries the operator's own WebAuthn signature
+(:func:`guard._operator.check_operator_signature`, against the keyring's enrolled
+credentials): the guard's key alone, even stolen, cannot make one. 7a: the ledger keeps the
+highest sign count it has seen per credential; a count that does not go up after the id was
+spent means a cloned authenticator, and the evidence is refused (and stays spent).
 
 6a comes after every check of the envelope itself and before the ledger is touched: a
 ``not-dialog`` answer says the evidence is genuine, current and for this very call, but a grant
@@ -34,6 +43,7 @@ from guard._evidence.models import (
     MatchDecision,
     MatchResult,
 )
+from guard._operator import OperatorCheck, check_operator_signature
 
 __all__ = ["DEFAULT_SKEW", "TRUSTED_ORIGINS", "check_and_consume"]
 
@@ -73,6 +83,7 @@ def check_and_consume(
     trusted_origins: Collection[str] = TRUSTED_ORIGINS,
     tool_call_id: str | None = None,
     require_dialog: bool = False,
+    require_operator_signature: bool = False,
 ) -> ConsumeResult:
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
@@ -82,6 +93,8 @@ def check_and_consume(
     without a call id is bound by its fingerprint alone). ``require_dialog``: evidence
     that a scoped grant covered (``origin: runtime-grant``) is rejected, ``not-dialog`` /
     ``grant-covered``, once checks 1 to 6 pass, and is not consumed.
+    ``require_operator_signature``: evidence without the operator's own signature is
+    rejected, ``not-operator-signed`` / ``no-operator-signature``, and is not consumed.
     """
     if raw is None or raw in ("", b"", {}):
         return _reject("missing", ("no-evidence",), None, "no envelope was given")
@@ -110,6 +123,16 @@ def check_and_consume(
     # 4. origin
     if details.origin not in trusted_origins:
         return _reject("untrusted", ("origin-untrusted",), eid, f"origin {details.origin}")
+    # 4a. the operator's own signature, when the envelope carries one
+    operator: OperatorCheck | None = None
+    if details.operator_signature is not None:
+        operator = check_operator_signature(
+            raw_details, details.operator_signature, keyring.operators
+        )
+        if operator.reason is not None:
+            return _reject(
+                "untrusted", (operator.reason,), eid, "the operator's signature does not verify"
+            )
     # 5. time
     expires = parse_iso(details.expires_at_iso, "expiresAtIso")
     lifetime = expires - created
@@ -144,6 +167,15 @@ def check_and_consume(
             eid,
             "a scoped grant covered this call, not a dialog of its own; nothing was consumed",
         )
+    # 6b. the operator's own signature, when the consumer requires one (not consumed either)
+    if require_operator_signature and operator is None:
+        return _reject(
+            "not-operator-signed",
+            ("no-operator-signature",),
+            eid,
+            "the evidence carries no signature of the operator's own authenticator; "
+            "nothing was consumed",
+        )
     # 7. single use
     outcome = ledger.try_consume(eid, expires, now)
     if outcome == "already-consumed":
@@ -156,10 +188,24 @@ def check_and_consume(
             eid,
             "expired before the ledger's prune point (the clock stepped back)",
         )
+    # 7a. the authenticator's counter went up since the last assertion this ledger saw
+    if (
+        operator is not None
+        and operator.credential is not None
+        and not ledger.advance_sign_count(operator.credential.credential_id, operator.sign_count)
+    ):
+        return _reject(
+            "untrusted",
+            ("operator-sign-count",),
+            eid,
+            "the authenticator's sign count did not go up (a cloned authenticator?); the "
+            "evidence is spent",
+        )
     return ConsumeResult(
         decision="consumed",
         match=MatchResult(decision="match", reasons=()),
         reasons=(),
         evidence_id=eid,
+        operator_signature="verified" if operator is not None else "none",
         summary=f"consumed {eid} for {pending.tool_name}; report-only, authorizes nothing",
     )

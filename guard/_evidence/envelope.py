@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -34,13 +35,16 @@ from guard._evidence.models import (
     EvidenceDetails,
     EvidenceEnvelope,
 )
+from guard._operator import OperatorSignature, approval_statement
 
 __all__ = [
     "MAX_ENVELOPE_BYTES",
+    "Reservation",
     "envelope_content",
     "mint_envelope",
     "new_evidence_id",
     "parse_envelope",
+    "reserve",
     "signing_message",
 ]
 
@@ -67,6 +71,63 @@ def envelope_content(evidence_id: str, tool_name: str) -> str:
     )
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """An envelope's id and lifetime fixed before the operator answers, so that the
+    operator's authenticator can sign its approval statement (``statement``) first."""
+
+    evidence_id: str
+    created: datetime
+    expires: datetime
+    key_id: str
+    fingerprint: Fingerprint
+    tool_call_id: str | None
+    statement: dict[str, Any]
+
+
+def reserve(
+    key_id: str,
+    fingerprint: Fingerprint,
+    *,
+    ttl_seconds: int,
+    now: datetime,
+    tool_call_id: str | None = None,
+) -> Reservation:
+    """A fresh evidence id and lifetime for ``fingerprint``, and the statement an envelope
+    minted with them (:func:`mint_envelope`, ``reservation=``) will have."""
+    evidence_id = new_evidence_id()
+    expires = now + timedelta(seconds=ttl_seconds)
+    unsigned = _unsigned(fingerprint, evidence_id, now, expires, key_id, "runtime-ui-confirm")
+    if tool_call_id is not None:
+        unsigned["toolCallId"] = tool_call_id
+    return Reservation(
+        evidence_id, now, expires, key_id, fingerprint, tool_call_id, approval_statement(unsigned)
+    )
+
+
+def _unsigned(
+    fingerprint: Fingerprint,
+    evidence_id: str,
+    created: datetime,
+    expires: datetime,
+    key_id: str,
+    origin: Origin,
+) -> dict[str, Any]:
+    return {
+        "schema": EVIDENCE_SCHEMA,
+        "evidenceId": evidence_id,
+        "origin": origin,
+        "trusted": True,
+        **fingerprint.model_dump(mode="json", exclude_none=True),
+        "createdAtIso": format_iso(created),
+        "expiresAtIso": format_iso(expires),
+        "dispatchAllowed": False,
+        "canOverrideMonitorBlock": False,
+        "authorization": "none",
+        "keyId": key_id,
+    }
+
+
 def mint_envelope(
     signer: Signer,
     fingerprint: Fingerprint,
@@ -77,6 +138,8 @@ def mint_envelope(
     tool_call_id: str | None = None,
     covered_by: CoveredBy | None = None,
     approver: Approver | None = None,
+    reservation: Reservation | None = None,
+    operator_signature: OperatorSignature | None = None,
 ) -> EvidenceEnvelope:
     """Sign a fresh envelope for ``fingerprint``; ``ttl_seconds`` is already validated.
 
@@ -88,27 +151,38 @@ def mint_envelope(
     ``approver``: which screen the operator answered on (``pi-dialog``, ``cli``, ``web``),
     signed into the details as ``approver``; ``None`` leaves the field out, so the details
     are byte for byte what they were before the field existed.
+
+    ``reservation`` (from :func:`reserve`, for this very fingerprint, call id and key): the
+    envelope takes its id and lifetime instead of fresh ones (``now`` and ``ttl_seconds`` are
+    then unused); ``operator_signature``: the operator's assertion over its statement, signed
+    in as ``operatorSignature``. The caller has checked the assertion; a reservation that does
+    not fit raises ``ValueError`` and nothing is minted.
     """
-    evidence_id = new_evidence_id()
-    unsigned: dict[str, Any] = {
-        "schema": EVIDENCE_SCHEMA,
-        "evidenceId": evidence_id,
-        "origin": origin,
-        "trusted": True,
-        **fingerprint.model_dump(mode="json", exclude_none=True),
-        "createdAtIso": format_iso(now),
-        "expiresAtIso": format_iso(now + timedelta(seconds=ttl_seconds)),
-        "dispatchAllowed": False,
-        "canOverrideMonitorBlock": False,
-        "authorization": "none",
-        "keyId": signer.key_id,
-    }
+    if reservation is not None:
+        if (
+            reservation.fingerprint != fingerprint
+            or reservation.tool_call_id != tool_call_id
+            or reservation.key_id != signer.key_id
+            or origin != "runtime-ui-confirm"
+        ):
+            raise ValueError("the reservation is for another call, key or origin")
+        evidence_id, created, expires = (
+            reservation.evidence_id,
+            reservation.created,
+            reservation.expires,
+        )
+    else:
+        evidence_id, created = new_evidence_id(), now
+        expires = now + timedelta(seconds=ttl_seconds)
+    unsigned = _unsigned(fingerprint, evidence_id, created, expires, signer.key_id, origin)
     if tool_call_id is not None:
         unsigned["toolCallId"] = tool_call_id
     if covered_by is not None:
         unsigned["coveredBy"] = covered_by.model_dump(mode="json")
     if approver is not None:
         unsigned["approver"] = approver
+    if operator_signature is not None:
+        unsigned["operatorSignature"] = operator_signature.model_dump(mode="json")
     signature = b64url_encode(signer.sign(signing_message(unsigned)))
     details = EvidenceDetails.model_validate({**unsigned, "signature": signature})
     return EvidenceEnvelope(

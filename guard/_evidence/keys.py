@@ -22,8 +22,8 @@ import fcntl
 import json
 import os
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Literal
@@ -47,6 +47,7 @@ from audit import (
 )
 from guard._errors import KeyFileError, KeyringError
 from guard._home import ensure_private_dir
+from guard._operator import OperatorCredential
 
 __all__ = [
     "KEYRING_FILE",
@@ -116,10 +117,14 @@ class Keyring(BaseModel):
         default="pi-operator-guard/keyring/v1", alias="schema"
     )
     keys: tuple[KeyringEntry, ...] = ()
+    operators: tuple[OperatorCredential, ...] | None = None
+    """The operator's enrolled authenticator credentials (``pi-guard operator enroll``);
+    absent until the first enrolment, so older keyrings sign the same bytes."""
     signatures: tuple[KeyringSignature, ...] = ()
 
     def signing_message(self) -> bytes:
-        """Domain prefix + JCS of ``{"schema", "keys"}`` (``null`` members left out)."""
+        """Domain prefix + JCS of ``{"schema", "keys", "operators"}`` (``null`` members left
+        out, so a keyring without operators signs what it always did)."""
         unsigned = self.model_dump(
             mode="json", by_alias=True, exclude={"signatures"}, exclude_none=True
         )
@@ -145,9 +150,14 @@ class PublicKeyring:
     """Verification view of a keyring: keyId -> (public key, retired-at)."""
 
     keys: dict[str, tuple[Ed25519PublicKey, datetime | None]]
+    operators: dict[str, OperatorCredential] = field(default_factory=dict)
+    """The operator's credentials by id, active and removed."""
 
     @classmethod
     def from_keyring(cls, keyring: Keyring, source: object = "keyring") -> PublicKeyring:
+        operators = {c.credential_id: c for c in keyring.operators or ()}
+        if len(operators) != len(keyring.operators or ()):
+            raise KeyringError(source, "an operator credential is listed twice")
         keys: dict[str, tuple[Ed25519PublicKey, datetime | None]] = {}
         for entry in keyring.keys:
             try:
@@ -163,7 +173,7 @@ class PublicKeyring:
                 except UsageError as exc:
                     raise KeyringError(source, str(exc)) from None
             keys[entry.key_id] = (public, retired)
-        return cls(keys)
+        return cls(keys, operators)
 
     @classmethod
     def load(cls, path: Path) -> PublicKeyring:
@@ -381,7 +391,7 @@ class KeyStore:
             created_at_iso=format_iso(utc_now()),
         )
         signer = Signer(private, entry.key_id)
-        updated = Keyring(keys=(*keyring.keys, entry))
+        updated = Keyring(keys=(*keyring.keys, entry), operators=keyring.operators)
         updated = updated.signed(signer, *([countersigner] if countersigner else []))
         # Keyring first: a crash between the two writes leaves an extra public key,
         # never a private key whose public half nobody can verify against.
@@ -415,6 +425,21 @@ class KeyStore:
             self.retired_on_create = keyring.active_key_ids()
             signer, _ = self._install_new_key(_retire_active(keyring, stamp))
             return signer, True
+
+    def change_operators(
+        self, change: Callable[[tuple[OperatorCredential, ...]], tuple[OperatorCredential, ...]]
+    ) -> Keyring:
+        """Replace the trusted keyring's operator credentials with ``change(current)`` and
+        sign it again with the active key (under the keys lock). Raises what ``change``
+        raises, and :class:`KeyringError` for a keyring this guard did not write."""
+        with self._locked():
+            signer = self.load_signer()
+            keyring = self.trusted_keyring(signer)
+            operators = change(keyring.operators or ())
+            updated = Keyring(keys=keyring.keys, operators=operators).signed(signer)
+            PublicKeyring.from_keyring(updated, self.keyring_path)
+            _write_atomic(self.keyring_path, _dump(updated), 0o644)
+            return updated
 
     def generate(self) -> tuple[Signer, bool]:
         """``keygen``: create the key if there is none; an existing key is kept."""
@@ -461,9 +486,13 @@ def _retire_active(keyring: Keyring, stamp: str) -> Keyring:
             if e.status == "active"
             else e
             for e in keyring.keys
-        )
+        ),
+        operators=keyring.operators,
     )
 
 
 def _dump(keyring: Keyring) -> bytes:
-    return (json.dumps(keyring.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode()
+    data = keyring.model_dump(mode="json")
+    if data.get("operators") is None:
+        data.pop("operators", None)  # absent until the first enrolment
+    return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()

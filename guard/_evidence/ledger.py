@@ -44,6 +44,10 @@ CREATE TABLE IF NOT EXISTS pruned (
     one            INTEGER PRIMARY KEY CHECK (one = 1),
     through_ms     INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sign_counts (
+    credential_id  TEXT PRIMARY KEY,
+    sign_count     INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS synced (
     one            INTEGER PRIMARY KEY CHECK (one = 1),
     log_id         TEXT NOT NULL,
@@ -76,6 +80,12 @@ class ConsumptionLedger(Protocol):
     ) -> InsertOutcome: ...
 
     def prune(self, now: datetime, skew: timedelta) -> int: ...
+
+    def advance_sign_count(self, credential_id: str, sign_count: int) -> bool:
+        """Remember ``sign_count`` for the operator credential ``credential_id`` if it is
+        above the highest seen (or both are 0: an authenticator without a counter); ``False``
+        when it is not, and nothing changes."""
+        ...
 
     def count(self) -> int: ...
 
@@ -184,6 +194,20 @@ class SqliteLedger:
         except sqlite3.DatabaseError as exc:
             raise LedgerError(self.path, _explain(exc)) from None
         return "already-consumed" if row is not None else "forgotten"
+
+    def advance_sign_count(self, credential_id: str, sign_count: int) -> bool:
+        """See :meth:`ConsumptionLedger.advance_sign_count`; one statement, so atomic."""
+        try:
+            cursor = self._db.execute(
+                "INSERT INTO sign_counts (credential_id, sign_count) VALUES (?, ?) "
+                "ON CONFLICT (credential_id) DO UPDATE SET sign_count = excluded.sign_count "
+                "WHERE excluded.sign_count > sign_counts.sign_count "
+                "OR (excluded.sign_count = 0 AND sign_counts.sign_count = 0)",
+                (credential_id, sign_count),
+            )
+        except sqlite3.DatabaseError as exc:
+            raise LedgerError(self.path, _explain(exc)) from None
+        return cursor.rowcount == 1
 
     def prune(self, now: datetime, skew: timedelta) -> int:
         """Forget ids whose ``expiresAt + skew`` is past; the time check rejects those first.

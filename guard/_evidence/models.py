@@ -33,6 +33,7 @@ from audit import (
     Signature,
 )
 from guard._evidence.fingerprint import MAX_PATH_CHARS, MAX_TOOL_NAME_CHARS, Fingerprint
+from guard._operator import OperatorSignature
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
@@ -47,6 +48,7 @@ __all__ = [
     "EvidenceEnvelope",
     "MatchDecision",
     "MatchResult",
+    "OperatorSigned",
     "RecordResult",
     "ReportOnly",
 ]
@@ -86,8 +88,12 @@ MatchDecision = Literal[
     "not-yet-valid",
     "mismatch",
     "not-dialog",
+    "not-operator-signed",
     "consumed",
 ]
+OperatorSigned = Literal["verified", "none"]
+"""Whether evidence carries the operator's own verified signature (``none``: pi's dialog,
+the second terminal, a grant, or a page without an enrolled passkey)."""
 
 
 class ReportOnly(BaseModel):
@@ -142,18 +148,24 @@ class EvidenceDetails(ReportOnly):
     Absent when not known (evidence minted before the field, or by a path that names no
     screen); never ``null`` on the wire.
     """
+    operator_signature: OperatorSignature | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=_without_default
+    )
+    """The operator's own WebAuthn assertion over this envelope's approval statement (the
+    guide, "The operator's signature"); absent when the yes came without one, never ``null``.
+    """
     created_at_iso: IsoMillis
     expires_at_iso: IsoMillis
     key_id: KeyId
     signature: Signature
 
-    @field_validator("approver", mode="before")
+    @field_validator("approver", "operator_signature", mode="before")
     @classmethod
-    def _approver_not_null(cls, value: object) -> object:
-        # A new field, so no envelope ever carried "approver": null; an explicit null is
-        # refused (the TypeScript verifier refuses it too) rather than read as absent.
+    def _absent_not_null(cls, value: object) -> object:
+        # New fields, so no envelope ever carried them as null; an explicit null is refused
+        # (the TypeScript verifier refuses it too) rather than read as absent.
         if value is None:
-            raise ValueError("approver is absent or one of the approvers, never null")
+            raise ValueError("absent or set, never null")
         return value
 
     @model_validator(mode="after")
@@ -216,6 +228,8 @@ class RecordResult(ReportOnly):
     expires_at_iso: str | None = None
     envelope: EvidenceEnvelope | None = None
     fingerprint: Fingerprint | None = None
+    operator_signature: OperatorSigned | None = None
+    """With ``recorded``: whether the evidence carries the operator's own signature."""
     summary: str
 
 
@@ -236,4 +250,7 @@ class ConsumeResult(ReportOnly):
     match: MatchResult
     reasons: tuple[str, ...] = ()
     evidence_id: str | None = None
+    operator_signature: OperatorSigned | None = None
+    """With ``consumed``: ``verified`` when the envelope carried the operator's own signature
+    and it verified, ``none`` when it carried none."""
     summary: str

@@ -117,6 +117,17 @@ class PgLedger:
             raise LedgerError(self.path, f"unexpected answer from pi_guard.consume: {answer!r}")
         return outcome
 
+    def advance_sign_count(self, credential_id: str, sign_count: int) -> bool:
+        """See :meth:`ConsumptionLedger.advance_sign_count` (``pi_guard.advance_sign_count``)."""
+
+        def advance(db: psycopg.Connection[Any]) -> bool:
+            row = db.execute(
+                "SELECT pi_guard.advance_sign_count(%s, %s)", (credential_id, sign_count)
+            ).fetchone()
+            return bool(row is not None and row[0] is True)
+
+        return self._run(advance)
+
     def prune(self, now: datetime, skew: timedelta) -> int:
         """Forget ids whose ``expiresAt + skew`` is past; the watermark only ever grows."""
         cutoff = _ms(now) - int(skew.total_seconds() * 1000)

@@ -35,6 +35,7 @@ def consume_synced(
     tool_call_id: str | None = None,
     require_log: bool = True,
     require_dialog: bool = False,
+    require_operator_signature: bool = False,
 ) -> ConsumeResult:
     """Sync ``ledger`` from the audit log at ``log_path``, recall this id from it, check and
     consume ``raw`` once. Never authorizes anything.
@@ -42,7 +43,8 @@ def consume_synced(
     ``require_log=False``: a home without an audit log (a monitor's) has nothing to sync or
     recall; otherwise a log that cannot be read or verified raises :class:`LedgerError` and
     nothing is consumed. ``require_dialog``: grant-covered evidence is rejected (``not-dialog``)
-    and not consumed, see :func:`check_and_consume`.
+    and not consumed, see :func:`check_and_consume`; so is evidence without the operator's own
+    signature under ``require_operator_signature`` (``not-operator-signed``).
     """
     sync_ledger(ledger, log_path, keyring.public_keys(), require_log=require_log)
     # Even a ledger edited in place (rows gone, position forged) cannot forget: the log's
@@ -56,4 +58,5 @@ def consume_synced(
         now=now,
         tool_call_id=tool_call_id,
         require_dialog=require_dialog,
+        require_operator_signature=require_operator_signature,
     )

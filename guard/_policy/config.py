@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
@@ -23,6 +23,7 @@ from pydantic.alias_generators import to_snake
 from guard._policy.models import (
     ApprovalSettings,
     ConfigProblem,
+    EvidenceSettings,
     GrantSettings,
     LayerName,
     LedgerSettings,
@@ -64,7 +65,16 @@ LIST_FIELDS = frozenset(
         "hidden",
     }
 )
-_TOP_KEYS = ("version", "settings", "sandbox", "ledger", "grants", "approvals", "rule")
+_TOP_KEYS = (
+    "version",
+    "settings",
+    "sandbox",
+    "ledger",
+    "grants",
+    "approvals",
+    "evidence",
+    "rule",
+)
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
 _KEY = re.compile(r"^\s*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))\s*=")
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -94,6 +104,8 @@ class LayerFile:
     grants_lines: Mapping[str, int] = field(default_factory=dict)
     # ``[approvals]`` (user layer only; ``None`` when absent, invalid or refused).
     approvals: ApprovalSettings | None = None
+    # ``[evidence]`` (user layer only; ``None`` when absent, invalid or refused).
+    evidence: EvidenceSettings | None = None
 
 
 class _Lines:
@@ -220,7 +232,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
                 reader.lines.of("", 0, key),
                 key,
                 "unknown key (expected version, [settings], [sandbox], [ledger], [grants], "
-                "[approvals] or [[rule]])",
+                "[approvals], [evidence] or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -243,7 +255,8 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
     sandbox, sandbox_line = _parse_sandbox(data, reader, layer)
     ledger = _parse_ledger(data, reader, layer)
     grants, grants_line, grants_lines = _parse_grants(data, reader)
-    approvals = _parse_approvals(data, reader, layer)
+    approvals = _parse_user_table(data, reader, layer, "approvals", ApprovalSettings)
+    evidence = _parse_user_table(data, reader, layer, "evidence", EvidenceSettings)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -284,6 +297,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         grants_line,
         grants_lines,
         approvals,
+        evidence,
     )
 
 
@@ -361,27 +375,29 @@ def _parse_ledger(
         return None
 
 
-def _parse_approvals(
-    data: Mapping[str, Any], reader: _Reader, layer: LayerName
-) -> ApprovalSettings | None:
-    """``[approvals]`` of the user's layer; in any other layer it is a problem and ignored."""
-    if "approvals" not in data:
+_UserTable = TypeVar("_UserTable", ApprovalSettings, EvidenceSettings)
+
+
+def _parse_user_table(
+    data: Mapping[str, Any], reader: _Reader, layer: LayerName, name: str, model: type[_UserTable]
+) -> _UserTable | None:
+    """Table ``[name]`` of the user's layer (``[approvals]``, ``[evidence]``); in any other
+    layer it is a problem and ignored."""
+    if name not in data:
         return None
-    raw = data["approvals"]
+    raw = data[name]
     if layer != "user":
         reader.problem(
-            reader.lines.of("approvals", 0),
-            "approvals",
-            "ignored: [approvals] is read from the user's file only",
+            reader.lines.of(name, 0), name, f"ignored: [{name}] is read from the user's file only"
         )
         return None
     if not isinstance(raw, dict):
-        reader.problem(reader.lines.of("", 0, "approvals"), "approvals", "must be a table")
+        reader.problem(reader.lines.of("", 0, name), name, "must be a table")
         return None
     try:
-        return ApprovalSettings.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
-        reader.validation("approvals", None, exc)
+        reader.validation(name, None, exc)
         return None
 
 

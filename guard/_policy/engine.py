@@ -20,6 +20,7 @@ from guard._policy.models import (
     ConfigProblem,
     DescribedCheck,
     DescribedRule,
+    EvidenceSettings,
     GrantSettings,
     PolicyDescription,
     Rule,
@@ -57,6 +58,7 @@ class Policy:
         self._placeholder_lists = merged.placeholder_lists
         self._grants = merged.grants
         self._approvals = merged.approvals
+        self._evidence = merged.evidence
         self._classifier = Classifier(
             rules=self._rules,
             exceptions=self._exceptions,
@@ -82,6 +84,11 @@ class Policy:
     def approvals(self) -> ApprovalSettings:
         """The approval port's settings (``[approvals]``, the user's file only)."""
         return self._approvals
+
+    @property
+    def evidence(self) -> EvidenceSettings:
+        """What consumers require of evidence (``[evidence]``, the user's file only)."""
+        return self._evidence
 
     @property
     def grants(self) -> GrantSettings:

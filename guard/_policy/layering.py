@@ -31,6 +31,7 @@ from guard._policy.models import (
     ApprovalSettings,
     ConfigProblem,
     DescribedLayer,
+    EvidenceSettings,
     GrantSettings,
     IgnoredRule,
     LayerName,
@@ -63,6 +64,7 @@ class MergedLayers:
     sandbox_from: LayerName = "builtin"
     grants: GrantSettings = field(default_factory=GrantSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
 
 
 def load_layers(home: Path, project: Path | None) -> MergedLayers:
@@ -99,6 +101,8 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     loaded.grants = _grant_settings(user, project_layer, loaded)
     if user.approvals is not None and not user.problems:
         loaded.approvals = user.approvals  # a file with problems never relaxes anything
+    if user.evidence is not None:
+        loaded.evidence = user.evidence  # it can only ask for more (the default asks nothing)
     _accept_rules(files, loaded, loaded.settings, placeholders, lists, project_dir)
     layers = tuple(
         DescribedLayer(

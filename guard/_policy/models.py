@@ -20,6 +20,7 @@ __all__ = [
     "DescribedCheck",
     "DescribedLayer",
     "DescribedRule",
+    "EvidenceSettings",
     "GrantSettings",
     "IgnoredRule",
     "LayerName",
@@ -301,6 +302,21 @@ class ApprovalSettings(BaseModel):
     """Start the approval page (as ``pi-guard approvals serve``) with the session's sidecar."""
     port: int = Field(default=0, ge=0, le=65535)
     """The page's port on 127.0.0.1 (0: any free one)."""
+
+
+class EvidenceSettings(BaseModel):
+    """``[evidence]``: what this home's consumers require of evidence (user layer only).
+
+    ``require_operator_signature``: ``pi-guard consume`` and the monitor refuse evidence
+    that carries no signature of the operator's own enrolled authenticator (decision
+    ``not-operator-signed``, reason ``no-operator-signature``, exit 3), so a yes from pi's
+    dialog alone, the second terminal or a grant is not enough. A project file's
+    ``[evidence]`` is refused.
+    """
+
+    model_config = _WIRE
+
+    require_operator_signature: bool = False
 
 
 class GrantSettings(BaseModel):

@@ -176,11 +176,13 @@ class _VerifyOnly:
         *,
         tool_call_id: str | None = None,
         require_dialog: bool = False,
+        require_operator_signature: bool = False,
     ) -> ConsumeResult:
         from guard._evidence.single_use import consume_synced
         from guard._guard import AUDIT_LOG_FILE
 
         _, pending = self.classifier.pending(tool_name, tool_input, cwd)
+        policy = self.classifier.policy_for(cwd).evidence
         # The guard's own consume path: ids consumed in this home (its audit log) stay
         # consumed here too.
         return consume_synced(
@@ -193,6 +195,9 @@ class _VerifyOnly:
             tool_call_id=tool_call_id,
             require_log=False,
             require_dialog=require_dialog,
+            require_operator_signature=(
+                require_operator_signature or policy.require_operator_signature
+            ),
         )
 
     def close(self) -> None:
@@ -841,6 +846,7 @@ class Sidecar(RpcServer):
                 p.cwd,
                 tool_call_id=p.tool_call_id,
                 require_dialog=p.require_dialog,
+                require_operator_signature=p.require_operator_signature,
             )
             _log.info(
                 "monitor-consume",
@@ -864,6 +870,7 @@ class Sidecar(RpcServer):
                 p.cwd,
                 tool_call_id=p.tool_call_id,
                 require_dialog=p.require_dialog,
+                require_operator_signature=p.require_operator_signature,
             )
         return result.model_dump(mode="json")
 

@@ -115,12 +115,14 @@ class ConsumeParams(CallParams):
     is also compared with the evidence's signed one: another call's evidence is rejected
     (``tool-call-id-mismatch``). ``requireDialog``: evidence a scoped grant covered
     (``origin: runtime-grant``) is rejected (``not-dialog`` / ``grant-covered``) and not
-    consumed.
+    consumed. ``requireOperatorSignature`` (or the home's ``[evidence]`` policy): evidence
+    without the operator's own signature is rejected (``not-operator-signed``), not consumed.
     """
 
     envelope: dict[str, Any] | str | None = None
     session_file: str | None = Field(default=None, min_length=1, max_length=4096)
     require_dialog: bool = False
+    require_operator_signature: bool = False
 
     @model_validator(mode="after")
     def _one_source(self) -> ConsumeParams:
