@@ -127,6 +127,11 @@ class ReportRow(_Wire):
     session: str | None = None
     grant_id: str | None = None
     """The scoped grant that covered the call (its evidence names it), if one did."""
+    operator_credential: str | None = None
+    """The operator's enrolled authenticator that signed the call's evidence, if one did."""
+    rejected: tuple[str, ...] | None = None
+    """Why a consumer last refused the call's evidence (its ``evidence.rejected`` reasons,
+    e.g. ``no-operator-signature``), when one did."""
 
 
 OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
@@ -233,6 +238,10 @@ class ReportSummary(_Wire):
     by_session: dict[str, dict[str, int]] = {}
     covered_by_grant: int = 0
     by_grant: dict[str, int] = {}
+    operator_signed: int = 0
+    """Confirmations whose evidence the operator's own authenticator signed (a passkey)."""
+    rejected_by_reason: dict[str, int] = {}
+    """Every ``evidence.rejected`` of the log, by reason: why consumers refused evidence."""
 
 
 class AuditReport(_Wire):
@@ -256,6 +265,7 @@ class _Recorded:
     evidence_id: str
     fingerprint: _Fingerprint
     grant_id: str | None = None
+    operator_credential: str | None = None
 
 
 _GRANT_EVENTS = ("grant.created", "grant.used", "grant.revoked", "grant.expired")
@@ -306,6 +316,8 @@ def build_report(
         for r in relevant
         if r.event == "evidence.consumed"
     }
+    refusals = [_typed(r, EvidenceRejectedData) for r in relevant if r.event == "evidence.rejected"]
+    rejected_ids = {r.evidence_id: tuple(r.reasons) for r in refusals if r.evidence_id}
     by_call: dict[str, list[_Recorded]] = {}
     unbound: list[_Recorded] = []
     used: set[str] = set()
@@ -332,7 +344,7 @@ def build_report(
                 confirmed_in.append(session_of(record))
             else:
                 _grant(grants, grant_id, record).covered += 1
-            item = _Recorded(rec.evidence_id, _fingerprint(rec), grant_id)
+            item = _Recorded(rec.evidence_id, _fingerprint(rec), grant_id, rec.operator_credential)
             if rec.tool_call_id is None:
                 unbound.append(item)
             else:
@@ -372,9 +384,11 @@ def build_report(
                 )
             )
 
-    for row in rows:
+    for i, row in enumerate(rows):
         if row.grant_id is not None:
             grants[row.grant_id].ran += 1
+        if row.consumption == "not-consumed" and row.evidence_id in rejected_ids:
+            rows[i] = row.model_copy(update={"rejected": rejected_ids[row.evidence_id]})
     rows.extend(external_rows)
     gaps_by_reason = dict.fromkeys(GAP_REASONS, 0)
     for row in rows:
@@ -398,6 +412,13 @@ def build_report(
         by_session=_by_session(rows, stopped, allowed, confirmed_in),
         covered_by_grant=sum(g.covered for g in grants.values()),
         by_grant={g.grant_id: g.covered for g in grants.values()},
+        operator_signed=sum(
+            1
+            for r in relevant
+            if r.event == "confirmation.recorded"
+            and _typed(r, ConfirmationRecordedData).operator_credential is not None
+        ),
+        rejected_by_reason=_count(reason for r in refusals for reason in r.reasons),
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
@@ -628,6 +649,7 @@ def _classify(
         preview=run.preview,
         session=session_of(record),
         grant_id=None if matched is None else matched.grant_id,
+        operator_credential=None if matched is None else matched.operator_credential,
     )
 
 
@@ -828,6 +850,11 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
     ]
     lines.extend(f"    {reason}: {count}" for reason, count in s.gaps_by_reason.items() if count)
     lines.append(f"  confirmed by the operator: {s.confirmations}")
+    if s.operator_signed:
+        lines.append(f"    signed by the operator's own passkey: {s.operator_signed}")
+    if s.rejected_by_reason:
+        lines.append("  evidence refused by a consumer:")
+        lines.extend(f"    {reason}: {count}" for reason, count in s.rejected_by_reason.items())
     if report.grants or s.covered_by_grant:
         lines.append(
             f"  covered by a scoped grant (no dialog, each its own evidence): {s.covered_by_grant}"

@@ -4,7 +4,7 @@ The pi dialog is one approver; ``pi-guard approvals`` in a second terminal is an
 ``local``). The first valid answer wins, naming the question's id and digest; a timeout is No.
 """
 
-from guard._approvals.broker import ApprovalBroker, Asked, question_digest
+from guard._approvals.broker import ApprovalBroker, Asked, Signable, question_digest
 from guard._approvals.local import SOCKET_NAME, LocalApprovals, ask_local
 from guard._approvals.model import (
     APPROVERS,
@@ -30,6 +30,7 @@ __all__ = [
     "LocalApprovals",
     "Outcome",
     "Pending",
+    "Signable",
     "ask_local",
     "question_digest",
 ]

@@ -14,16 +14,27 @@ from __future__ import annotations
 
 import secrets
 import threading
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
 from audit import b64url_encode, canonical_json, format_iso, parse_iso, sha256_prefixed, utc_now
 from guard._approvals.model import Answer, AnswerRequest, Approver, Outcome, Pending
+from guard._evidence.envelope import Reservation, reserve
+from guard._evidence.fingerprint import Fingerprint
+from guard._operator import (
+    OperatorCredential,
+    OperatorReason,
+    OperatorSignature,
+    check_operator_signature,
+    statement_challenge,
+)
 
-__all__ = ["ApprovalBroker", "Asked", "question_digest"]
+__all__ = ["ApprovalBroker", "Asked", "Signable", "question_digest"]
 
 _KEEP_CLOSED = 256
+_KEEP_RESERVED = 8  # statements per question (a page reloaded, a passkey prompt cancelled)
 
 
 def question_digest(title: str, message: str, details: str, fingerprint: object) -> str:
@@ -39,6 +50,42 @@ class Asked:
     pending: Pending
     answer: Answer | None = None
     withdrawn: str | None = None
+    signable: Signable | None = None
+    reservations: dict[str, Reservation] = field(default_factory=dict)
+    signed: tuple[Reservation, OperatorSignature] | None = None
+    """With a passkey yes: the statement it signed and the signature (already checked)."""
+
+
+@dataclass(frozen=True)
+class Signable:
+    """What a passkey needs to sign a yes to one call, fixed by the asker when it asks (on
+    its own thread, from its guard): the call's fingerprint, the key that will sign the
+    evidence and the enrolled credentials. Reserving and checking then need nothing else,
+    so the approval port's threads never touch the guard. The guard checks the signature
+    again, against its keyring of that moment, before it mints anything."""
+
+    fingerprint: Fingerprint
+    key_id: str
+    ttl_seconds: int
+    tool_call_id: str | None
+    operators: Mapping[str, OperatorCredential]
+
+    def credentials(self) -> tuple[str, ...]:
+        return tuple(c.credential_id for c in self.operators.values() if c.status == "active")
+
+    def reserve(self, now: datetime) -> Reservation:
+        return reserve(
+            self.key_id,
+            self.fingerprint,
+            ttl_seconds=self.ttl_seconds,
+            now=now,
+            tool_call_id=self.tool_call_id,
+        )
+
+    def check(
+        self, reservation: Reservation, signature: OperatorSignature
+    ) -> OperatorReason | None:
+        return check_operator_signature(reservation.statement, signature, self.operators).reason
 
 
 class ApprovalBroker:
@@ -65,6 +112,7 @@ class ApprovalBroker:
         session_id: str | None = None,
         grants: tuple[str, ...] = (),
         now: datetime | None = None,
+        signable: Signable | None = None,
     ) -> Pending:
         """Open a question; every screen sees it until it is answered, withdrawn or late."""
         start = now or utc_now()
@@ -83,35 +131,85 @@ class ApprovalBroker:
             grants=list(grants),
         )
         with self._lock:
-            self._asked[pending.id] = Asked(pending)
+            self._asked[pending.id] = Asked(pending, signable=signable)
             self._changed()
         return pending
 
+    def statement(self, approval_id: str, digest: str) -> dict[str, object]:
+        """Reserve the evidence of question ``approval_id`` for a passkey to sign: the
+        statement, its challenge and the credentials that may sign; or ``{"outcome": …}``
+        saying why not (as :meth:`answer` would, or ``no-operator``)."""
+        now = utc_now()
+        with self._lock:
+            asked = self._asked.get(approval_id)
+            refused = self._refusal(asked, digest, now)
+            if refused is not None:
+                return {"outcome": refused}
+            assert asked is not None
+            signable = asked.signable
+            credentials = signable.credentials() if signable is not None else ()
+            if signable is None or not credentials:
+                return {"outcome": "no-operator"}
+            reservation = signable.reserve(now)
+            asked.reservations[reservation.evidence_id] = reservation
+            while len(asked.reservations) > _KEEP_RESERVED:
+                asked.reservations.pop(next(iter(asked.reservations)))
+            deadline = parse_iso(asked.pending.deadline_iso, "deadlineIso")
+            return {
+                "outcome": "ready",
+                "evidenceId": reservation.evidence_id,
+                "statement": reservation.statement,
+                "challenge": b64url_encode(statement_challenge(reservation.statement)),
+                "rpId": "localhost",
+                "allowCredentials": list(credentials),
+                "timeoutMs": max(1, int((deadline - now).total_seconds() * 1000)),
+            }
+
+    def _refusal(self, asked: Asked | None, digest: str, now: datetime) -> Outcome | None:
+        if asked is None:
+            return "unknown-id"
+        if asked.withdrawn is not None:
+            return "withdrawn"
+        if asked.answer is not None:
+            return "already-answered"
+        if digest != asked.pending.digest:
+            return "stale"
+        if now >= parse_iso(asked.pending.deadline_iso, "deadlineIso"):
+            return "expired"
+        return None
+
     def answer(self, request: AnswerRequest, approver: Approver) -> Outcome:
-        """Give an answer from ``approver``; only the first valid one is accepted."""
+        """Give an answer from ``approver``; only the first valid one is accepted. A yes
+        with ``operatorSignature`` must name a statement this question gave
+        (:meth:`statement`) and its signature must verify, else it is refused with the reason."""
         now = utc_now()
         with self._lock:
             asked = self._asked.get(request.id)
-            if asked is None:
-                return "unknown-id"
-            if asked.withdrawn is not None:
-                return "withdrawn"
-            if asked.answer is not None:
-                return "already-answered"
-            if request.digest != asked.pending.digest:
-                return "stale"
+            refused = self._refusal(asked, request.digest, now)
+            if refused is not None:
+                return refused
+            assert asked is not None
             if request.grant is not None and (
                 request.decision != "yes" or request.grant >= len(asked.pending.grants)
             ):
                 return "stale"  # a grant this question does not offer
-            if now >= parse_iso(asked.pending.deadline_iso, "deadlineIso"):
-                return "expired"
+            signature = request.operator_signature
+            if signature is not None:
+                reservation = asked.reservations.get(request.evidence_id or "")
+                signable = asked.signable
+                if request.decision != "yes" or reservation is None or signable is None:
+                    return "no-operator"
+                failed = signable.check(reservation, signature)
+                if failed is not None:
+                    return failed
+                asked.signed = (reservation, signature)
             asked.answer = Answer(
                 decision=request.decision,
                 approver=approver,
                 reason=request.reason,
                 grant=request.grant,
                 at_iso=format_iso(now),
+                operator_credential=signature.credential_id if signature is not None else None,
             )
             self._changed()
             return "accepted"

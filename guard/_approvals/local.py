@@ -102,6 +102,14 @@ class LocalApprovals:
             return {"pending": [p.model_dump(mode="json") for p in self._broker.pending()]}
         if request.get("op") == "state" and isinstance(request.get("id"), str):
             return {"state": self._broker.state(request["id"][:64])}
+        if request.get("op") == "statement":
+            approval_id, digest = request.get("id"), request.get("digest")
+            if not isinstance(approval_id, str) or not isinstance(digest, str):
+                return {"error": "invalid id"}
+            reply = self._broker.statement(approval_id[:64], digest[:80])
+            if reply.get("outcome") != "ready":
+                self._on_refused(str(reply.get("outcome")), approval_id[:64], "web")
+            return reply
         if request.get("op") == "answer":
             try:
                 answer = AnswerRequest.model_validate(

@@ -11,7 +11,8 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG, Approver, IsoMillis, Sha256
+from audit import WIRE_CONFIG, Approver, EvidenceId, IsoMillis, Sha256
+from guard._operator import OperatorSignature
 
 __all__ = [
     "APPROVERS",
@@ -26,8 +27,29 @@ __all__ = [
 
 APPROVERS: tuple[Approver, ...] = get_args(Approver)
 Decision = Literal["yes", "no"]
-Outcome = Literal["accepted", "unknown-id", "stale", "already-answered", "expired", "withdrawn"]
-"""What became of an answer: only the first valid one is ``accepted``."""
+Outcome = Literal[
+    "accepted",
+    "unknown-id",
+    "stale",
+    "already-answered",
+    "expired",
+    "withdrawn",
+    "no-operator",
+    "operator-unknown-credential",
+    "operator-credential-removed",
+    "operator-malformed",
+    "operator-wrong-type",
+    "operator-challenge-mismatch",
+    "operator-wrong-origin",
+    "operator-wrong-rp-id",
+    "operator-not-present",
+    "operator-not-verified",
+    "operator-sign-count",
+    "operator-signature-invalid",
+]
+"""What became of an answer: only the first valid one is ``accepted``. A passkey answer whose
+signature does not verify gets the consumer's reason for it (``operator-…``); one for a
+question no statement was given for, or with no authenticator enrolled, ``no-operator``."""
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
 ApprovalId = Annotated[str, Field(pattern=r"^apr_[A-Za-z0-9_-]{16,32}$")]
 Reason = Annotated[str, Field(max_length=4096)]
@@ -64,6 +86,10 @@ class AnswerRequest(BaseModel):
     reason: Reason | None = None
     grant: int | None = Field(default=None, ge=0, le=1)
     """With a yes: the question's grant number ``grant`` too (one it offers)."""
+    evidence_id: EvidenceId | None = None
+    """With ``operatorSignature``: the statement (``op: statement``) the passkey signed."""
+    operator_signature: OperatorSignature | None = None
+    """A yes signed by the operator's enrolled authenticator (the page's passkey)."""
 
 
 class Answer(BaseModel):
@@ -76,3 +102,5 @@ class Answer(BaseModel):
     reason: Reason | None = None
     grant: int | None = None
     at_iso: IsoMillis
+    operator_credential: str | None = None
+    """The enrolled authenticator that signed this yes, when one did."""

@@ -32,11 +32,13 @@ from guard._approvals import (
     Approver,
     Asked,
     LocalApprovals,
+    Signable,
     question_digest,
 )
 from guard._approvals.web import ApprovalPage
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
+from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._evidence.models import ConsumeResult, Evaluation
 from guard._grants import GrantOffer
@@ -566,6 +568,8 @@ class Sidecar(RpcServer):
 
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
+        asked = self._broker.result(p.approval_id) if p.approval_id is not None else None
+        signed = asked.signed if asked is not None else None
         answer = self._settled(p.approval_id, yes=p.confirmed)
         approver = answer.approver if answer is not None else None
         # The question's winning answer says which grant, if any (any screen may choose one).
@@ -584,6 +588,7 @@ class Sidecar(RpcServer):
             decline_reason=p.decline_reason,
             operator_reason=p.operator_reason,
             approver=approver,
+            signed=signed if p.confirmed else None,
         )
         note: GrantNote | None = None
         if p.confirmed and chosen is not None and result.evidence_id is not None:
@@ -701,8 +706,18 @@ class Sidecar(RpcServer):
             tool_call_id=p.tool_call_id,
             session_id=guard.session["id"] if guard.session is not None else None,
             grants=tuple(dialog.choices.grants),
+            signable=self._signable(p, fp),
         )
         return ApprovalRef(id=pending.id, digest=pending.digest)
+
+    def _signable(self, p: EvaluateParams, fp: Fingerprint | None) -> Signable | None:
+        """What the page's passkey needs to sign a yes to this call (``None``: no
+        authenticator is enrolled, so the page answers without one)."""
+        guard = self._need_guard()
+        operators = guard.public_keyring().operators
+        if fp is None or not any(c.status == "active" for c in operators.values()):
+            return None
+        return Signable(fp, guard.key_id, p.ttl_seconds, p.tool_call_id, operators)
 
     def _approvals_poll(self, p: ApprovalPollParams) -> dict[str, Any]:
         """Whether another screen answered question ``id`` (the shim then closes its dialog)."""

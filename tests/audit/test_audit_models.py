@@ -50,6 +50,8 @@ def test_known_events_are_explicit() -> None:
         "log.created",
         "log.recovered",
         "network.refused",
+        "operator.enrolled",
+        "operator.removed",
         "planner.reported",
         "session.ended",
         "session.started",

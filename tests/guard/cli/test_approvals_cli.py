@@ -387,7 +387,7 @@ def test_serve_prints_a_one_time_login_to_stderr_only(tmp_path: Path) -> None:
         assert serve.stderr is not None
         lines = [serve.stderr.readline() for _ in range(2)]
         login = lines[1].rsplit(" ", 1)[1].strip()
-        assert login.startswith("http://127.0.0.1:") and "/login?token=" in login
+        assert login.startswith("http://localhost:") and "/login?token=" in login
         url = urllib.parse.urlsplit(login)
         conn = http.client.HTTPConnection(url.hostname or "", url.port, timeout=10)
         conn.request("GET", f"{url.path}?{url.query}")

@@ -190,7 +190,7 @@ def test_the_page_starts_with_the_session_when_the_user_policy_says_so(
     try:
         result(server, "sandbox.plan", {"cwd": str(project), "sessionId": "s1", "mode": "print"})
         footer = result(server, "health")["statusText"]
-        assert "approvals at http://127.0.0.1:" in footer and "token" not in footer
+        assert "approvals at http://localhost:" in footer and "token" not in footer
         shown = result(server, "status")["text"]
         (line,) = [ln for ln in shown.splitlines() if ln.startswith("  approvals:")]
         login = urlsplit(line.split()[1])
