@@ -55,7 +55,7 @@ def enrol(guard: Guard, key: SoftAuthenticator, label: str = "key") -> None:
             origin=key.origin,
             label=label,
             now=utc_now(),
-        )  # fmt: skip
+        )
     )
 
 
