@@ -83,3 +83,53 @@ def test_the_guides_hand_checked_proof_holds() -> None:
     guide = (docs / "operator-confirmation.md").read_text()
     for shown in (leaf, left, base64.b64encode(root).decode()):
         assert shown in guide
+
+
+def _hand_check() -> str:
+    guide = (
+        Path(__file__).resolve().parent.parent / "docs" / "operator-confirmation.md"
+    ).read_text()
+    block = guide.split("<!-- hand-check -->", 1)[1].split("<!-- /hand-check -->", 1)[0]
+    return block.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_guides_hand_check_of_an_operator_signature_runs(tmp_path: Path) -> None:
+    """The guide's few lines check a real passkey-signed envelope, and fail on a changed one."""
+    import secrets
+
+    from audit import utc_now
+    from guard._operator import enrolled_credential
+    from tests.softauthn import SoftAuthenticator
+
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    key = SoftAuthenticator()
+    challenge = secrets.token_bytes(32)
+    with Guard.open(home) as guard:
+        guard.enroll_operator(
+            enrolled_credential(
+                key.register(challenge),
+                challenge=challenge,
+                rp_id=key.rp_id,
+                origin=key.origin,
+                label="hand",
+                now=utc_now(),
+            )  # fmt: skip
+        )
+        reservation = guard.reserve_evidence("bash", CALL, project, tool_call_id="call_1")
+        assert reservation is not None
+        rec = guard.record("bash", CALL, project, confirmed=True, tool_call_id="call_1",
+                           origin="runtime-ui-confirm",
+                           signed=(reservation, key.sign_details(reservation.statement)))  # fmt: skip
+    assert rec.envelope is not None
+    envelope = rec.envelope.model_dump(mode="json")
+    (tmp_path / "envelope.json").write_text(json.dumps(envelope))
+    (tmp_path / "keyring.json").write_bytes((home / "keyring.json").read_bytes())
+    run = [sys.executable, "-c", _hand_check()]
+    ok = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.startswith("signed by hand sign count 1")
+    envelope["details"]["toolCallId"] = "call_2"  # the statement of another call
+    (tmp_path / "envelope.json").write_text(json.dumps(envelope))
+    bad = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "AssertionError" in bad.stderr
