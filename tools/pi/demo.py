@@ -216,7 +216,8 @@ def run_pi_demo(out: TextIO) -> int:
 
 
 def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> str:
-    """A monitor consumes the dialog's evidence for ``rm -rf build`` (once, then the replay),
+    """A monitor consumes the dialog's evidence for ``rm -rf build`` (refused where it requires
+    the operator's passkey, then once, then the replay),
     then a grant-covered envelope: refused where it requires a dialog, accepted otherwise."""
     lines: list[str] = []
     dialog = [e for e in envelopes if e["details"]["origin"] == "runtime-ui-confirm"]
@@ -224,6 +225,13 @@ def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> st
     if dialog:
         call = ("bash", {"command": "rm -rf build"}, project)
         lines.append("  a monitor consumes the first against bash {command: rm -rf build}:")
+        # A monitor that wants the operator's own passkey behind every yes refuses the dialog's
+        # evidence (and consumes nothing); see the guide, "The operator's signature".
+        strict = guard.consume(dialog[0], *call, require_operator_signature=True)
+        lines.append(
+            f"    requiring the operator's passkey: {strict.decision} (match: "
+            f"{strict.match.decision}, {', '.join(strict.reasons)})"
+        )
         for attempt in ("first", "replay"):
             consumed = guard.consume(dialog[0], *call)
             why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
