@@ -1,19 +1,30 @@
-"""The approval page: ``pi-guard approvals serve``, every pending question of the home on 127.0.0.1.
+"""The approval page: ``pi-guard approvals serve``, every pending question of the home on
+``http://localhost:<port>`` (bound to 127.0.0.1).
 
-Contract: :class:`ApprovalPage` serves one page and two JSON endpoints; it relays each answer to
-the sidecar holding the question (approver ``web``) and never decides anything itself. Only the
-operator can answer:
+Contract: :class:`ApprovalPage` serves one page and its JSON endpoints; it relays each answer
+to the sidecar holding the question (approver ``web``) and never decides anything itself.
+Only the operator can answer:
 
 * a one-time login token (printed to the operator's terminal, never to anything the model
   reads) is traded at ``/login?token=…`` for a session cookie (``HttpOnly``,
   ``SameSite=Strict``, ``Path=/``); after :data:`MAX_FAILED_LOGINS` wrong tokens logins
   are locked;
-* every request must name this server in ``Host`` (DNS rebinding), every answer must come
+* every request must name this server in ``Host`` (DNS rebinding), every POST must come
   with this server's ``Origin`` and the session's CSRF token (``X-CSRF-Token``); no CORS
   header is ever sent; the page runs under a strict Content-Security-Policy and writes
   text only through ``textContent``;
 * an answer names the question's id *and* the digest it was shown: a stale page can never
   approve another call.
+
+The operator's passkey (WebAuthn, whose RP id cannot be an IP address: hence ``localhost``):
+``/api/pending`` names the active credentials enrolled for this page's origin
+(``operator``); with any, the page's Yes first asks the sidecar for the approval statement
+(``/api/statement``, relayed as op ``statement``), has the authenticator sign its challenge,
+and sends the assertion with the answer (``evidenceId``, ``operatorSignature``): the sidecar
+checks it. In enrolment mode (``enrol=``, ``pi-guard operator enroll``) the page serves one
+ceremony per login instead: ``/api/enrol`` gives the creation options (a fresh, single-use
+challenge) and takes the authenticator's answer, checked by :func:`enrolled_credential` and
+handed to :attr:`Enrolment.keep`.
 
 Every refusal is passed to ``on_refused`` (the CLI audits it as ``approval.refused``).
 """
@@ -25,20 +36,35 @@ import json
 import secrets
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
+from audit import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in
-from guard._approvals.model import AnswerRequest
+from guard._approvals.model import AnswerRequest, ApprovalId
+from guard._errors import GuardError
+from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._home import SESSIONS_DIR
+from guard._logging import get_logger
+from guard._operator import (
+    OperatorCredential,
+    creation_options,
+    enrolled_credential,
+    statement_challenge,
+)
 
-__all__ = ["CSP", "MAX_FAILED_LOGINS", "ApprovalPage"]
+__all__ = ["CSP", "LOCAL_RP_ID", "MAX_FAILED_LOGINS", "ApprovalPage", "Enrolment", "enrolled_port"]
+
+_log = get_logger("guard.approvals.web")
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -47,13 +73,81 @@ CSP = (
 MAX_FAILED_LOGINS = 5
 MAX_BODY_BYTES = 16 * 1024
 COOKIE = "pog_session"
+LOCAL_RP_ID = "localhost"
+"""The WebAuthn RP id (and the origin's host) of a page bound to 127.0.0.1."""
 _ASSETS = files("guard._approvals") / "page"
+_CSS = ("app.css", "text/css")
 _STATIC = {"/": ("index.html", "text/html"), "/app.js": ("app.js", "text/javascript"),
-           "/app.css": ("app.css", "text/css")}  # fmt: skip
+           "/app.css": _CSS}  # fmt: skip
+_ENROL_STATIC = {"/": ("enrol.html", "text/html"), "/enrol.js": ("enrol.js", "text/javascript"),
+                 "/app.css": _CSS}  # fmt: skip
+
+Reply = tuple[HTTPStatus, dict[str, Any]]
+
+
+@dataclass
+class Enrolment:
+    """One passkey enrolment served by the page (``pi-guard operator enroll``).
+
+    ``keep`` stores the verified credential (the CLI's ``Guard.enroll_operator``) and returns
+    what was stored; it may raise a :class:`GuardError` (already enrolled, keyring unusable).
+    The first ceremony that ends, kept or refused, sets :meth:`wait`'s answer.
+    """
+
+    label: str
+    keep: Callable[[OperatorCredential], OperatorCredential]
+    now: Callable[[], datetime] = utc_now
+    _done: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
+    _kept: OperatorCredential | None = field(default=None, init=False, repr=False)
+    _failed: GuardError | None = field(default=None, init=False, repr=False)
+
+    def finish(self, kept: OperatorCredential | None, failed: GuardError | None) -> None:
+        """Record the first ceremony's end (later ones change nothing)."""
+        if not self._done.is_set():
+            self._kept, self._failed = kept, failed
+            self._done.set()
+
+    def wait(self, timeout: float) -> OperatorCredential | None:
+        """The credential kept; ``None`` when no ceremony ended in ``timeout`` seconds.
+        Raises the refusal when the ceremony was refused."""
+        if not self._done.wait(timeout):
+            return None
+        if self._failed is not None:
+            raise self._failed
+        return self._kept
+
+
+class _Relayed(BaseModel):
+    """What the page takes from a sidecar's ``statement`` reply (other members ignored)."""
+
+    model_config = ConfigDict(
+        strict=True, frozen=True, extra="ignore", alias_generator=to_camel, validate_by_alias=True
+    )
+
+    outcome: Literal["ready"]
+    evidence_id: EvidenceId
+    statement: dict[str, Any]
+    challenge: str = Field(pattern=r"^[A-Za-z0-9_-]{43}$")
+    rp_id: str
+    allow_credentials: list[str]
+    timeout_ms: int = Field(ge=1, le=86_400_000)
+
+
+class _Asked(BaseModel):
+    """A statement request as the page's script sends it."""
+
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+
+    sidecar: str = Field(max_length=128)
+    id: ApprovalId
+    digest: Sha256
 
 
 class ApprovalPage:
-    """See the module docstring. ``start()`` binds; ``url`` and ``login_url`` say where."""
+    """See the module docstring. ``start()`` binds; ``url`` and ``login_url`` say where.
+
+    ``enrol``: serve one passkey enrolment (see :class:`Enrolment`) instead of the questions.
+    """
 
     def __init__(
         self,
@@ -62,14 +156,18 @@ class ApprovalPage:
         host: str = "127.0.0.1",
         port: int = 0,
         on_refused: Callable[[str, str | None], None] = lambda why, approval_id: None,
+        enrol: Enrolment | None = None,
     ) -> None:
         self.home = home
         self.host = host
         self._port = port
         self._on_refused = on_refused
+        self.enrol = enrol
         self._token: str | None = secrets.token_urlsafe(32)
         self._failed = 0
         self._sessions: dict[str, str] = {}  # cookie -> CSRF token
+        self._challenges: dict[str, bytes] = {}  # cookie -> its enrolment challenge
+        self._ceremonies: set[str] = set()  # cookies whose one ceremony ended
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -98,8 +196,18 @@ class ApprovalPage:
         return int(self._server.server_address[1])
 
     @property
+    def rp_id(self) -> str:
+        """The page's host name in its origin, and the WebAuthn RP id."""
+        return LOCAL_RP_ID if self.host == "127.0.0.1" else self.host
+
+    @property
+    def origin(self) -> str:
+        """``http://localhost:<port>`` (an operator credential is enrolled for exactly one)."""
+        return f"http://{self.rp_id}:{self.port}"
+
+    @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+        return f"{self.origin}/"
 
     @property
     def login_url(self) -> str:
@@ -112,7 +220,7 @@ class ApprovalPage:
     # -- decisions (called from the handler's threads) ---------------------------------------
 
     def hosts(self) -> set[str]:
-        names = {self.host, "localhost"} if self.host == "127.0.0.1" else {self.host}
+        names = {self.host, LOCAL_RP_ID} if self.host == "127.0.0.1" else {self.host}
         return {f"{name}:{self.port}" for name in names}
 
     def login(self, token: str) -> str | None:
@@ -135,8 +243,35 @@ class ApprovalPage:
         with self._lock:
             return self._sessions.get(cookie or "")
 
+    def credentials(self) -> dict[str, OperatorCredential]:
+        """Every enrolled operator credential (active and removed); none without a readable
+        keyring (no signature can be checked then either)."""
+        try:
+            return PublicKeyring.load(self.home / KEYRING_FILE).operators
+        except GuardError as exc:
+            _log.debug("approvals.page.no_keyring", error=str(exc))
+            return {}
+
+    def operator(self) -> dict[str, Any] | None:
+        """``/api/pending``'s ``operator``: the RP id and the active credentials enrolled for
+        this page's origin; ``None`` when there are none (Yes is then not passkey-signed)."""
+        ids = [
+            c.credential_id
+            for c in self.credentials().values()
+            if c.status == "active" and c.origin == self.origin
+        ]
+        return {"rpId": self.rp_id, "credentials": ids} if ids else None
+
     def listing(self) -> list[dict[str, Any]]:
         return [p.model_dump(mode="json") for p in pending_in(self.home)]
+
+    def _holder(self, sidecar: object, approval_id: str | None) -> Path | None:
+        """The live-or-not sidecar directory named ``sidecar``; ``None`` (refused) otherwise."""
+        holders = [d for d in (self.home / SESSIONS_DIR).glob("*") if d.name == sidecar]
+        if not isinstance(sidecar, str) or not holders:
+            self._on_refused("unknown-id", approval_id)
+            return None
+        return holders[0]
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         """Relay an answer to the sidecar that holds the question (approver ``web``)."""
@@ -146,12 +281,11 @@ class ApprovalPage:
         except ValidationError as exc:
             where = ".".join(str(x) for x in exc.errors()[0]["loc"])
             return {"error": f"invalid {where}"}
-        holders = [d for d in (self.home / SESSIONS_DIR).glob("*") if d.name == sidecar]
-        if not isinstance(sidecar, str) or not holders:
-            self._on_refused("unknown-id", request.id)
+        holder = self._holder(sidecar, request.id)
+        if holder is None:
             return {"outcome": "unknown-id"}
         reply = ask_sidecar(
-            holders[0], {"op": "answer", "approver": "web", **request.model_dump(mode="json")}
+            holder, {"op": "answer", "approver": "web", **request.model_dump(mode="json")}
         )
         if reply is None:  # its sidecar ended: the question went with it
             return {"outcome": "withdrawn"}
@@ -159,6 +293,109 @@ class ApprovalPage:
         if not isinstance(outcome, str):
             return {"error": str(reply.get("error", "refused"))}
         return {"outcome": outcome}
+
+    def statement(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Relay a statement request (op ``statement``): what the passkey is to sign for the
+        question's Yes, limited to the credentials enrolled for this page's origin."""
+        try:
+            asked = _Asked.model_validate(body)
+        except ValidationError as exc:
+            where = ".".join(str(x) for x in exc.errors()[0]["loc"])
+            return {"error": f"invalid {where}"}
+        holder = self._holder(asked.sidecar, asked.id)
+        if holder is None:
+            return {"outcome": "unknown-id"}
+        reply = ask_sidecar(holder, {"op": "statement", "id": asked.id, "digest": asked.digest})
+        if reply is None:
+            return {"outcome": "withdrawn"}
+        outcome = reply.get("outcome")
+        if outcome != "ready":
+            if isinstance(outcome, str):
+                return {"outcome": outcome}
+            return {"error": str(reply.get("error", "refused"))}
+        try:
+            ready = _Relayed.model_validate(reply, by_alias=True, by_name=False)
+        except ValidationError as exc:
+            where = ".".join(str(x) for x in exc.errors()[0]["loc"])
+            _log.warning("approvals.page.bad_statement", sidecar=holder.name, where=where)
+            return {"error": f"the sidecar's statement is invalid at {where}"}
+        if b64url_encode(statement_challenge(ready.statement)) != ready.challenge:
+            return {"error": "the sidecar's challenge is not its statement's"}
+        if ready.rp_id != self.rp_id:
+            return {"error": f"the sidecar's RP id is {ready.rp_id}, this page's {self.rp_id}"}
+        mine = (self.operator() or {}).get("credentials", [])
+        allowed = [c for c in ready.allow_credentials if c in mine]
+        if not allowed:
+            return {"outcome": "no-operator"}
+        return {
+            "outcome": "ready",
+            "evidenceId": ready.evidence_id,
+            "statement": ready.statement,
+            "challenge": ready.challenge,
+            "rpId": ready.rp_id,
+            "allowCredentials": allowed,
+            "timeoutMs": ready.timeout_ms,
+        }
+
+    # -- enrolment (``enrol`` given) -----------------------------------------------------------
+
+    def enrolment_options(self, cookie: str) -> Reply:
+        """Creation options with a fresh challenge (replacing one not yet answered)."""
+        assert self.enrol is not None
+        with self._lock:
+            if cookie in self._ceremonies:
+                return HTTPStatus.CONFLICT, {"error": "ceremony-done"}
+            challenge = secrets.token_bytes(32)
+            self._challenges[cookie] = challenge
+        listed = tuple(self.credentials())
+        options = creation_options(
+            challenge, rp_id=self.rp_id, label=self.enrol.label, exclude=listed
+        )
+        return HTTPStatus.OK, {"label": self.enrol.label, "origin": self.origin,
+                               "options": options}  # fmt: skip
+
+    def enrolment_answer(
+        self, cookie: str, body: dict[str, Any]
+    ) -> tuple[Reply, OperatorCredential | None, GuardError | None]:
+        """Check the authenticator's answer against the session's challenge (used up either
+        way: one ceremony per login) and keep the credential; the reply, then what was kept
+        or why not (the handler settles :class:`Enrolment` once the reply is sent)."""
+        enrol = self.enrol
+        assert enrol is not None
+        with self._lock:
+            challenge = self._challenges.pop(cookie, None)
+            if challenge is None:
+                return (HTTPStatus.CONFLICT, {"error": "no-ceremony"}), None, None
+            self._ceremonies.add(cookie)
+        try:
+            made = enrolled_credential(
+                body,
+                challenge=challenge,
+                rp_id=self.rp_id,
+                origin=self.origin,
+                label=enrol.label,
+                now=enrol.now(),
+            )
+            kept = enrol.keep(made)
+        except GuardError as exc:
+            return (HTTPStatus.OK, {"outcome": "refused", "reason": str(exc)}), None, exc
+        said = {"outcome": "enrolled", "credentialId": kept.credential_id, "label": kept.label}
+        return (HTTPStatus.OK, said), kept, None
+
+
+def enrolled_port(home: Path) -> int | None:
+    """The port of the origin the newest active passkey of ``home`` was enrolled for (on
+    ``localhost``), so the page serves where its signatures verify; ``None`` without one."""
+    try:
+        credentials = PublicKeyring.load(home / KEYRING_FILE).operators.values()
+    except GuardError:
+        return None
+    local = [c for c in credentials if c.status == "active" and c.rp_id == LOCAL_RP_ID]
+    if not local:
+        return None
+    newest = max(local, key=lambda c: c.enrolled_at_iso)
+    port = urlsplit(newest.origin).port
+    return 80 if port is None else port
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -194,42 +431,56 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return cookie, csrf
 
+    def _routes(self) -> tuple[dict[str, tuple[str, str]], set[str]]:
+        """This mode's static files and POST endpoints."""
+        if self.owner.enrol is not None:
+            return _ENROL_STATIC, {"/api/enrol"}
+        return _STATIC, {"/api/answer", "/api/statement"}
+
     # -- GET -----------------------------------------------------------------------------------
 
     def do_GET(self) -> None:
         if not self._host_ok():
             return
         url = urlsplit(self.path)
+        static, _ = self._routes()
         if url.path == "/login":
-            token = (parse_qs(url.query).get("token") or [""])[0]
-            cookie = self.owner.login(token)
-            if cookie is None:
-                self._send(HTTPStatus.FORBIDDEN, {"error": "bad-login"})
-                return
-            self.send_response(HTTPStatus.SEE_OTHER)
-            self.send_header("Location", "/")
-            self.send_header("Set-Cookie", f"{COOKIE}={cookie}; HttpOnly; SameSite=Strict; Path=/")
-            self._common_headers()
-            self.end_headers()
-            return
-        if url.path in _STATIC:
-            name, kind = _STATIC[url.path]
+            self._login(url.query)
+        elif url.path in static:
+            name, kind = static[url.path]
             self._send_bytes(HTTPStatus.OK, (_ASSETS / name).read_bytes(), kind)
-            return
-        if url.path == "/api/pending":
+        elif url.path == "/api/pending" and self.owner.enrol is None:
             session = self._session()
-            if session is None:
-                return
-            self._send(HTTPStatus.OK, {"csrf": session[1], "pending": self.owner.listing()})
+            if session is not None:
+                self._send(HTTPStatus.OK, {"csrf": session[1], "pending": self.owner.listing(),
+                                           "operator": self.owner.operator()})  # fmt: skip
+        elif url.path == "/api/enrol" and self.owner.enrol is not None:
+            session = self._session()
+            if session is not None:
+                status, body = self.owner.enrolment_options(session[0])
+                self._send(status, {"csrf": session[1], **body})
+        else:
+            self._send(HTTPStatus.NOT_FOUND, {"error": "not-found"})
+
+    def _login(self, query: str) -> None:
+        token = (parse_qs(query).get("token") or [""])[0]
+        cookie = self.owner.login(token)
+        if cookie is None:
+            self._send(HTTPStatus.FORBIDDEN, {"error": "bad-login"})
             return
-        self._send(HTTPStatus.NOT_FOUND, {"error": "not-found"})
+        self.send_response(HTTPStatus.SEE_OTHER)
+        self.send_header("Location", "/")
+        self.send_header("Set-Cookie", f"{COOKIE}={cookie}; HttpOnly; SameSite=Strict; Path=/")
+        self._common_headers()
+        self.end_headers()
 
     # -- POST ----------------------------------------------------------------------------------
 
     def do_POST(self) -> None:
         if not self._host_ok():
             return
-        if urlsplit(self.path).path != "/api/answer":
+        path = urlsplit(self.path).path
+        if path not in self._routes()[1]:
             self._send(HTTPStatus.NOT_FOUND, {"error": "not-found"})
             return
         origin = self.headers.get("Origin")
@@ -245,20 +496,35 @@ class _Handler(BaseHTTPRequestHandler):
             self.owner._on_refused("bad-csrf", None)
             self._send(HTTPStatus.FORBIDDEN, {"error": "bad-csrf"})
             return
-        length = int(self.headers.get("Content-Length") or 0)
+        body = self._json_body()
+        if body is None:
+            self._send(HTTPStatus.BAD_REQUEST, {"error": "bad-request"})
+        elif path == "/api/answer":
+            self._send(HTTPStatus.OK, self.owner.answer(body))
+        elif path == "/api/statement":
+            self._send(HTTPStatus.OK, self.owner.statement(body))
+        else:
+            reply, kept, failed = self.owner.enrolment_answer(session[0], body)
+            self._send(*reply)
+            self.wfile.flush()
+            if self.owner.enrol is not None and (kept is not None or failed is not None):
+                self.owner.enrol.finish(kept, failed)  # after the reply: the CLI may close
+
+    def _json_body(self) -> dict[str, Any] | None:
+        """The request's JSON object (``application/json``, at most :data:`MAX_BODY_BYTES`)."""
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return None
         if (self.headers.get("Content-Type") or "").split(";")[0] != "application/json" or not (
             0 < length <= MAX_BODY_BYTES
         ):
-            self._send(HTTPStatus.BAD_REQUEST, {"error": "bad-request"})
-            return
+            return None
         try:
             body = json.loads(self.rfile.read(length))
         except ValueError:
-            body = None
-        if not isinstance(body, dict):
-            self._send(HTTPStatus.BAD_REQUEST, {"error": "bad-request"})
-            return
-        self._send(HTTPStatus.OK, self.owner.answer(body))
+            return None
+        return body if isinstance(body, dict) else None
 
     # -- replies -------------------------------------------------------------------------------
 

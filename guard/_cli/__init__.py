@@ -1,7 +1,7 @@
 """``pi-guard``: the command-line boundary, where our errors become one line and an exit code.
 
 One module per command group (``evidence``, ``audit``, ``ledger``, ``grants``, ``approvals``,
-``plan``, ``policy``, ``pi``, ``demo``, ``sandbox``, ``doctor``), each with
+``operator``, ``plan``, ``policy``, ``pi``, ``demo``, ``sandbox``, ``doctor``), each with
 ``register(subparsers)``; exit codes live in :mod:`guard._cli.exits` with the one table that
 maps our exceptions to them. A new command group is a new module here and one line in
 :data:`_GROUPS`.
@@ -22,6 +22,7 @@ from guard._cli import (
     evidence,
     grants,
     ledger,
+    operator,
     pi,
     plan,
     policy,
@@ -43,6 +44,7 @@ _GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     ledger.register,
     grants.register,
     approvals.register,
+    operator.register,
     policy.register,
     pi.register,
     doctor.register,

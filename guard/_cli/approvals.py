@@ -48,7 +48,7 @@ from guard._approvals.home import (
 )
 from guard._approvals.local import ask_local
 from guard._approvals.model import AnswerRequest, Decision
-from guard._approvals.web import ApprovalPage
+from guard._approvals.web import ApprovalPage, enrolled_port
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
@@ -311,7 +311,13 @@ def register(sub: Subparsers) -> None:
         "serve",
         help="the approval page on 127.0.0.1: every pending question, Yes or No, in a browser",
     )
-    serve.add_argument("--port", type=int, default=0, help="the port (default: any free one)")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the port (default: the one the operator's passkeys were enrolled for, so Yes "
+        "is signed by them; without any, a free one)",
+    )
     serve.set_defaults(func=cmd_approvals_serve)
 
 
@@ -319,8 +325,9 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
     """Serve the page until interrupted; the one-time login address goes to stderr (the
     operator's terminal), never to stdout or a file."""
     home = _home(args)
-    if not 0 <= args.port <= 65535:
-        raise BadInputError("--port", "must be 0..65535", args.port)
+    port: int = args.port if args.port is not None else enrolled_port(home) or 0
+    if not 0 <= port <= 65535:
+        raise BadInputError("--port", "must be 0..65535", port)
     lock = threading.Lock()
     with Guard.open(home) as guard:
 
@@ -328,11 +335,11 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
             with lock:  # the page's threads share one audit appender
                 guard.approval_refused(why, "web", approval_id)
 
-        page = ApprovalPage(home, port=args.port, on_refused=refused)
+        page = ApprovalPage(home, port=port, on_refused=refused)
         try:
             page.start()
         except OSError as exc:
-            raise BadInputError("--port", f"cannot listen ({exc.strerror})", args.port) from None
+            raise BadInputError("--port", f"cannot listen ({exc.strerror})", port) from None
         sys.stderr.write(
             f"operator-guard approval page: {page.url}\n"
             f"log in once (this address works one time): {page.login_url}\n"

@@ -1,22 +1,94 @@
 // The approval page: every pending question of the guard home, answered Yes or No.
 // Text is written only through textContent; the server sets a strict CSP (no inline script).
+// With a passkey enrolled for this page's origin, Yes is signed by it: the sidecar gives the
+// approval statement's challenge, the authenticator signs it (user verification required),
+// and the assertion goes with the answer; the sidecar checks it.
 "use strict";
 let csrf = "";
+let operator = null; // {rpId, credentials} from /api/pending, or null: Yes is not signed
 const shown = new Map(); // approval id -> its <li>
 
-async function answer(item, decision, node, grant) {
-	const body = { sidecar: item.sidecar, id: item.id, digest: item.digest, decision };
-	if (grant !== undefined) body.grant = grant;
-	const reason = node.querySelector(".reason").value.trim();
-	if (decision === "no" && reason) body.reason = reason;
-	const reply = await fetch("/api/answer", {
+const b64url = (buffer) =>
+	btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const bytes = (text) => Uint8Array.from(atob(text.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+
+async function post(path, body) {
+	const reply = await fetch(path, {
 		method: "POST",
 		headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
 		body: JSON.stringify(body),
 	});
-	const said = await reply.json();
-	node.querySelector(".outcome").textContent = said.outcome === "accepted" ? `answered: ${decision}` : `not accepted: ${said.outcome || said.error}`;
-	for (const button of node.querySelectorAll("button")) button.disabled = true;
+	return reply.json();
+}
+
+function buttons(node, enabled) {
+	for (const button of node.querySelectorAll("button")) button.disabled = !enabled;
+}
+
+// The passkey's assertion over the question's approval statement, or null (said on the page).
+async function signed(item, node) {
+	const say = node.querySelector(".outcome");
+	const asked = await post("/api/statement", { sidecar: item.sidecar, id: item.id, digest: item.digest });
+	if (asked.outcome !== "ready") {
+		say.textContent = `not accepted: ${asked.outcome || asked.error}`;
+		return null;
+	}
+	say.textContent = `touch your passkey to sign ${asked.evidenceId}…`;
+	let credential;
+	try {
+		credential = await navigator.credentials.get({
+			publicKey: {
+				challenge: bytes(asked.challenge),
+				rpId: asked.rpId,
+				allowCredentials: asked.allowCredentials.map((id) => ({ type: "public-key", id: bytes(id) })),
+				userVerification: "required",
+				timeout: asked.timeoutMs,
+			},
+		});
+	} catch (err) {
+		say.textContent = `passkey refused or failed (${err.name}): nothing was answered; Yes to try again, or No`;
+		return null;
+	}
+	if (!credential) {
+		say.textContent = "passkey gave nothing: nothing was answered; Yes to try again, or No";
+		return null;
+	}
+	const response = credential.response;
+	return {
+		evidenceId: asked.evidenceId,
+		operatorSignature: {
+			credentialId: b64url(credential.rawId),
+			authenticatorData: b64url(response.authenticatorData),
+			clientDataJson: b64url(response.clientDataJSON),
+			signature: b64url(response.signature),
+		},
+	};
+}
+
+async function answer(item, decision, node, grant) {
+	const say = node.querySelector(".outcome");
+	const body = { sidecar: item.sidecar, id: item.id, digest: item.digest, decision };
+	if (grant !== undefined) body.grant = grant;
+	const reason = node.querySelector(".reason").value.trim();
+	if (decision === "no" && reason) body.reason = reason;
+	buttons(node, false);
+	try {
+		if (decision === "yes" && operator) {
+			const signature = await signed(item, node);
+			if (!signature) {
+				buttons(node, true);
+				return;
+			}
+			Object.assign(body, signature);
+		}
+		const said = await post("/api/answer", body);
+		say.textContent = said.outcome === "accepted" ? `answered: ${decision}` : `not accepted: ${said.outcome || said.error}`;
+		// The operator's signature refused: the question is still open, Yes can be tried again.
+		if (typeof said.outcome === "string" && said.outcome.startsWith("operator-")) buttons(node, true);
+	} catch (err) {
+		say.textContent = `the guard does not answer (${err}): nothing was answered`;
+		buttons(node, true);
+	}
 }
 
 function render(pending) {
@@ -49,6 +121,9 @@ function render(pending) {
 		shown.set(item.id, node);
 	}
 	document.getElementById("state").textContent = pending.length ? `${pending.length} pending` : "nothing pending";
+	document.getElementById("operator").textContent = operator
+		? `Yes is signed with your passkey (${operator.credentials.length} enrolled for this page)`
+		: "Yes is not signed with a passkey (none enrolled for this page: pi-guard operator enroll)";
 }
 
 async function refresh() {
@@ -60,6 +135,7 @@ async function refresh() {
 		}
 		const data = await reply.json();
 		csrf = data.csrf;
+		operator = data.operator || null;
 		render(data.pending);
 	} catch (err) {
 		document.getElementById("state").textContent = `the guard does not answer (${err})`;

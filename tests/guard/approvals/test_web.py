@@ -37,7 +37,7 @@ class Page:
         headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], bytes]:
         conn = http.client.HTTPConnection("127.0.0.1", self.page.port, timeout=10)
-        sent = {"Host": f"127.0.0.1:{self.page.port}", **(headers or {})}
+        sent = {"Host": f"localhost:{self.page.port}", **(headers or {})}
         data = json.dumps(body).encode() if body is not None else None
         if data is not None:
             sent.setdefault("Content-Type", "application/json")
@@ -49,6 +49,7 @@ class Page:
 
     def login(self) -> str:
         url = urlsplit(self.page.login_url)
+        assert url.netloc == f"localhost:{self.page.port}"  # WebAuthn needs a host name
         status, headers, _ = self.request("GET", f"{url.path}?{url.query}")
         assert status == 303, status
         cookie = headers["set-cookie"]
@@ -68,8 +69,8 @@ class Page:
         return approval
 
     def answer(self, cookie: str, csrf: str, body: dict[str, Any], **headers: str) -> Any:
-        sent = {"Cookie": cookie, "X-CSRF-Token": csrf,
-                "Origin": f"http://127.0.0.1:{self.page.port}", **headers}  # fmt: skip
+        sent = {"Cookie": cookie, "X-CSRF-Token": csrf, "Origin": self.page.origin,
+                **headers}  # fmt: skip
         status, _, data = self.request("POST", "/api/answer", body=body, headers=sent)
         return status, json.loads(data)
 
