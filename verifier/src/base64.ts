@@ -22,6 +22,13 @@ export function b64UrlDecode(text: string, expectedLength: number): Uint8Array |
   return new Uint8Array(raw);
 }
 
+/** Unpadded base64url of any length, canonical (what a re-encoding reproduces); else `null`. */
+export function b64UrlBytes(text: string): Uint8Array | null {
+  if (!URL.test(text)) return null;
+  const raw = Buffer.from(text, "base64url");
+  return raw.toString("base64url") === text ? new Uint8Array(raw) : null;
+}
+
 export function b64UrlEncode(data: Uint8Array): string {
   return Buffer.from(data).toString("base64url");
 }

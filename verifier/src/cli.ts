@@ -6,6 +6,7 @@
  *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
  *     node verifier/src/cli.ts verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
  *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S] [--require-dialog]
+ *                                [--require-operator-signature]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
  * the guard's: 0 verified, 2 bad usage or unreadable input (a file that is not a proof file),
@@ -27,7 +28,8 @@ import { parseIsoMillis } from "./time.ts";
 const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
        pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
        pi-guard-verify verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
-       pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS] [--require-dialog]`;
+       pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS] [--require-dialog]
+                                 [--require-operator-signature]`;
 
 class UsageError extends Error {}
 
@@ -112,6 +114,7 @@ function run(argv: string[]): number {
       skew: { type: "string" },
       "max-ttl": { type: "string" },
       "require-dialog": { type: "boolean" },
+      "require-operator-signature": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -164,6 +167,7 @@ function run(argv: string[]): number {
         skewSeconds: seconds(values.skew, 5, "--skew"),
         maxTtlSeconds: seconds(values["max-ttl"], 600, "--max-ttl"),
         requireDialog: values["require-dialog"] === true,
+        requireOperatorSignature: values["require-operator-signature"] === true,
       });
       emit(result);
       return result.decision === "match" ? 0 : 3;

@@ -7,8 +7,10 @@
  *     2 key        -> untrusted       unknown-key | key-retired
  *     3 signature  -> untrusted       signature-invalid  (malformed: not-canonicalizable)
  *     4 origin     -> untrusted       origin-untrusted
+ *    (4a operator  -> untrusted       operator-*: only when the envelope carries `operatorSignature`)
  *     5 time       -> expired | not-yet-valid   ttl-out-of-range | created-in-future | expired
  *    (6a dialog    -> not-dialog      grant-covered: only with `requireDialog`)
+ *    (6b operator  -> not-operator-signed   no-operator-signature: only with `requireOperatorSignature`)
  *
  * Evidence a scoped grant covered (`origin: "runtime-grant"`) names the grant in `coveredBy`
  * (`grantId`, `use`, `grantEvidenceId`), inside the signed details; the origin and `coveredBy`
@@ -19,6 +21,14 @@
  * `approver`, when present, says which screen the operator answered on (`pi-dialog`, `cli`,
  * `web`), signed with the rest; any other value, `null` included, is malformed (check 1).
  * Envelopes without it verify as they always did.
+ *
+ * `operatorSignature`, when present, is the operator's own WebAuthn assertion over the
+ * envelope's approval statement (`credentialId`, `authenticatorData`, `clientDataJson`,
+ * `signature`: exactly these, each unpadded base64url; never `null`), signed with the rest.
+ * Check 4a verifies it against the keyring's enrolled `operators` (./operator.ts): the guard's
+ * key alone, even stolen, cannot make one. With `requireOperatorSignature`, evidence without one
+ * is `not-operator-signed` once checks 1 to 6a pass (the guard: before single use, so nothing
+ * is consumed). A `match` says `operatorSignature: "verified"` or `"none"`.
  *
  * The signature is Ed25519 over `"pi-operator-guard/evidence/v1\n" + JCS(details without
  * "signature")`, computed over the details exactly as they arrived. Checks 6 (the exact match
@@ -31,6 +41,7 @@ import { CanonicalizationError, canonicalBytes } from "./jcs.ts";
 import { type JsonObject, type JsonValue, JsonInputError, isJsonObject, loadJson } from "./json.ts";
 import { ed25519Verify } from "./ed25519.ts";
 import type { PublicKeyring } from "./keyring.ts";
+import { type OperatorCheck, type OperatorSignature, checkOperatorSignature } from "./operator.ts";
 import { parseIsoMillis } from "./time.ts";
 
 export const EVIDENCE_SCHEMA = "pi-operator-guard/evidence/v1";
@@ -47,13 +58,28 @@ export const MAX_GRANT_USES = 1000;
 export const APPROVERS: readonly string[] = ["pi-dialog", "cli", "web"];
 const DOMAIN = new TextEncoder().encode("pi-operator-guard/evidence/v1\n");
 
-export type EnvelopeDecision = "match" | "missing" | "malformed" | "untrusted" | "expired" | "not-yet-valid" | "not-dialog";
+export type EnvelopeDecision =
+  | "match"
+  | "missing"
+  | "malformed"
+  | "untrusted"
+  | "expired"
+  | "not-yet-valid"
+  | "not-dialog"
+  | "not-operator-signed";
+
+/**
+ * Whether evidence carries the operator's own verified signature: `"verified"` or `"none"` on a
+ * match (as the guard's `ConsumeResult.operatorSignature` on consumed evidence), `null` otherwise.
+ */
+export type OperatorSigned = "verified" | "none";
 
 /** What checks 1 to 5 say. `decision: "match"` means all five passed; it authorizes nothing. */
 export interface EnvelopeResult {
   decision: EnvelopeDecision;
   reasons: string[];
   evidenceId: string | null;
+  operatorSignature: OperatorSigned | null;
   dispatchAllowed: false;
   canOverrideMonitorBlock: false;
   authorization: "none";
@@ -68,10 +94,12 @@ export interface EnvelopeOptions {
   trustedOrigins?: readonly string[];
   /** Refuse evidence a scoped grant covered (`not-dialog`, `grant-covered`); default false. */
   requireDialog?: boolean;
+  /** Refuse evidence without the operator's own signature (`not-operator-signed`, `no-operator-signature`); default false. */
+  requireOperatorSignature?: boolean;
 }
 
-function result(decision: EnvelopeDecision, reasons: string[], evidenceId: string | null): EnvelopeResult {
-  return { decision, reasons, evidenceId, dispatchAllowed: false, canOverrideMonitorBlock: false, authorization: "none" };
+function result(decision: EnvelopeDecision, reasons: string[], evidenceId: string | null, operatorSignature: OperatorSigned | null = null): EnvelopeResult {
+  return { decision, reasons, evidenceId, operatorSignature, dispatchAllowed: false, canOverrideMonitorBlock: false, authorization: "none" };
 }
 
 /** The exact bytes signed: the domain prefix and the JCS of `details` minus `signature`. */
@@ -140,6 +168,7 @@ const DETAILS: Record<string, Field> = {
   toolCallId: { check: orNull(str(1, 256)), required: false },
   coveredBy: { check: orNull(isJsonObject), required: false }, // its members: coveredByFields
   approver: { check: literal(...APPROVERS), required: false }, // absent or a value, never null
+  operatorSignature: { check: isJsonObject, required: false }, // absent or an object, never null: OPERATOR_SIGNATURE
   createdAtIso: { check: iso, required: true },
   expiresAtIso: { check: iso, required: true },
   dispatchAllowed: { check: literal(false), required: false },
@@ -161,6 +190,15 @@ function coveredByFields(decodedNumbers: boolean): Record<string, Field> {
     grantEvidenceId: { check: str(0, Infinity, /^oce_[A-Za-z0-9_-]{22,64}$/), required: true },
   };
 }
+
+/** `details.operatorSignature`: exactly these members, each unpadded base64url (up to 4096 characters). */
+const B64URL = str(1, 4096, /^[A-Za-z0-9_-]+$/);
+const OPERATOR_SIGNATURE: Record<string, Field> = {
+  credentialId: { check: B64URL, required: true },
+  authenticatorData: { check: B64URL, required: true },
+  clientDataJson: { check: B64URL, required: true },
+  signature: { check: B64URL, required: true },
+};
 
 const ENVELOPE: Record<string, Field> = {
   customType: { check: literal(EVIDENCE_CUSTOM_TYPE), required: false },
@@ -224,6 +262,8 @@ export function parseEnvelope(raw: Uint8Array | string | JsonValue): JsonObject 
   checkShape(details, DETAILS, "details.");
   const coveredBy = details["coveredBy"];
   if (isJsonObject(coveredBy)) checkShape(coveredBy, coveredByFields(!text), "details.coveredBy.");
+  const operatorSignature = details["operatorSignature"];
+  if (isJsonObject(operatorSignature)) checkShape(operatorSignature, OPERATOR_SIGNATURE, "details.operatorSignature.");
   // A grant's evidence names its grant, and only a grant's evidence does (null is absent).
   if ((details["origin"] === GRANT_ORIGIN) !== isJsonObject(coveredBy)) {
     throw new Malformed("schema-violation", "details: origin runtime-grant needs coveredBy, and coveredBy needs it");
@@ -231,7 +271,7 @@ export function parseEnvelope(raw: Uint8Array | string | JsonValue): JsonObject 
   return details;
 }
 
-/** Checks 1 to 5 of an envelope; never throws for any input. */
+/** Checks 1 to 5 of an envelope (with 4a, 6a and 6b); never throws for any input. */
 export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | undefined, options: EnvelopeOptions): EnvelopeResult {
   const skew = (options.skewSeconds ?? DEFAULT_SKEW_SECONDS) * 1000;
   const maxTtl = (options.maxTtlSeconds ?? MAX_TTL_SECONDS) * 1000;
@@ -276,6 +316,14 @@ export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | und
   }
   // 4. origin
   if (!trustedOrigins.includes(details["origin"] as string)) return result("untrusted", ["origin-untrusted"], eid);
+  // 4a. the operator's own signature, when the envelope carries one (the shape check made it
+  // an object of four base64url strings)
+  let operator: OperatorCheck | null = null;
+  const operatorSignature = details["operatorSignature"];
+  if (isJsonObject(operatorSignature)) {
+    operator = checkOperatorSignature(details, operatorSignature as unknown as OperatorSignature, options.keyring.operators);
+    if (operator.reason !== null) return result("untrusted", [operator.reason], eid);
+  }
   // 5. time
   const lifetime = expires - created;
   if (lifetime <= 0 || lifetime > maxTtl) return result("expired", ["ttl-out-of-range"], eid);
@@ -283,5 +331,7 @@ export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | und
   if (now >= expires) return result("expired", ["expired"], eid);
   // 6a. a dialog of its own, when asked for (the guard: after its exact match, before single use)
   if (options.requireDialog === true && details["origin"] === GRANT_ORIGIN) return result("not-dialog", ["grant-covered"], eid);
-  return result("match", [], eid);
+  // 6b. the operator's own signature, when asked for (the guard: before single use)
+  if (options.requireOperatorSignature === true && operator === null) return result("not-operator-signed", ["no-operator-signature"], eid);
+  return result("match", [], eid, operator === null ? "none" : "verified");
 }
