@@ -2,7 +2,8 @@
 
 Runs its node tests (``node --test``, Node >= 22.18 runs the TypeScript as it is) over every
 shared vector, checks that none was skipped, and compares its answer on each vector with the
-Python implementation's: both must say what the vector states.
+Python implementation's: both must say what the vector states (for the operator-signature
+vectors, ``operatorSignature`` too: ``verified`` or ``none`` on a match).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from tests.audit.tlog_vectors import checkpoint_result, proof_result
 from tests.audit.tlog_vectors import load as load_tlog
 from tests.guard.evidence.envelope_vectors import envelope_result, keyring
 from tests.guard.evidence.envelope_vectors import load as load_envelopes
+from tests.guard.evidence.test_operator_vectors import load as load_operator
+from tests.guard.evidence.test_operator_vectors import operator_result
 from tools.pi.harness import ensure_pi
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +32,7 @@ FILES: dict[str, list[dict[str, Any]]] = {
     "tlog/checkpoints.json": load_tlog("checkpoints.json")["vectors"],
     "tlog/proofs.json": load_tlog("proofs.json")["vectors"],
     "evidence/envelopes.json": load_envelopes()["vectors"],
+    "operator/envelopes.json": load_operator()["vectors"],
 }
 
 
@@ -81,6 +85,8 @@ def _python(name: str, vector: dict[str, Any], tmp_path: Path) -> dict[str, Any]
         return checkpoint_result(vector)
     if name == "tlog/proofs.json":
         return proof_result(vector)
+    if name == "operator/envelopes.json":
+        return operator_result(vector, load_operator(), tmp_path)
     return envelope_result(vector, keyring(load_envelopes()), tmp_path)
 
 
@@ -101,3 +107,60 @@ def test_the_rfc_probes_run_on_both_sides() -> None:
     assert len(merkle["inclusion"]) + len(merkle["consistency"]) == RFC_PROBES
     source = (VERIFIER / "test" / "merkle.test.ts").read_text()
     assert "assert.equal(probes.length, 98)" in source
+
+
+OPERATOR = {v["id"]: v for v in FILES["operator/envelopes.json"]}
+
+
+@pytest.mark.parametrize(
+    ("vector", "flags", "code", "decision", "signed"),
+    [
+        ("valid-without-operator-signature", (), 0, "match", "none"),
+        (
+            "valid-without-operator-signature",
+            ("--require-operator-signature",),
+            3,
+            "not-operator-signed",
+            None,
+        ),
+        ("valid-es256", ("--require-operator-signature",), 0, "match", "verified"),
+        ("valid-rs256", (), 0, "match", "verified"),
+        ("not-verified", (), 3, "untrusted", None),
+    ],
+)
+def test_the_cli_checks_the_operators_signature(
+    node: Path,
+    tmp_path: Path,
+    vector: str,
+    flags: tuple[str, ...],
+    code: int,
+    decision: str,
+    signed: str | None,
+) -> None:
+    """``verify-envelope --require-operator-signature``: exit 3 for evidence without one."""
+    v = OPERATOR[vector]
+    (tmp_path / "keyring.json").write_text(json.dumps(load_operator()["keyring"]))
+    (tmp_path / "envelope.json").write_text(v["envelope"], encoding="utf-8")
+    envelope, ring = str(tmp_path / "envelope.json"), str(tmp_path / "keyring.json")
+    done = subprocess.run(
+        [
+            str(node),
+            "src/cli.ts",
+            "verify-envelope",
+            envelope,
+            "--keyring",
+            ring,
+            "--now",
+            v["now"],
+            *flags,
+        ],
+        cwd=VERIFIER,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    out = json.loads(done.stdout)
+    assert (done.returncode, out["decision"], out["operatorSignature"]) == (code, decision, signed)
+    if decision == "not-operator-signed":
+        assert out["reasons"] == ["no-operator-signature"]

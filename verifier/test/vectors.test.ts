@@ -12,6 +12,7 @@ import {
   expected,
   list,
   loadVectors,
+  operatorOutcome,
   proofOutcome,
   str,
   VECTORS,
@@ -42,6 +43,10 @@ if (existsSync(join(VECTORS, "evidence", "envelopes.json"))) {
   const doc = loadVectors("evidence", "envelopes.json");
   const keyring = envelopeKeyring(doc);
   run("evidence/envelopes.json", list(doc["vectors"]), (v) => envelopeOutcome(v, keyring));
+}
+if (existsSync(join(VECTORS, "operator", "envelopes.json"))) {
+  const doc = loadVectors("operator", "envelopes.json");
+  run("operator/envelopes.json", list(doc["vectors"]), (v) => operatorOutcome(v, doc));
 }
 
 after(() => {

@@ -1,15 +1,16 @@
 /**
  * Shared vectors (tests/vectors/ at the repository root) and what this verifier says of each, in
- * the `{decision, reasons}` form the vectors state. The node tests assert them; with
- * `VERIFIER_RESULTS=FILE` the vector test also writes every answer to FILE, so the Python test
- * suite can compare them with the Python implementation's, vector by vector.
+ * the `{decision, reasons}` form the vectors state (the operator vectors add `operatorSignature`).
+ * The node tests assert them; with `VERIFIER_RESULTS=FILE` the vector test also writes every
+ * answer to FILE, so the Python test suite can compare them with the Python implementation's,
+ * vector by vector.
  */
 
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { verifyEnvelope } from "../src/envelope.ts";
+import { type EnvelopeResult, verifyEnvelope } from "../src/envelope.ts";
 import { type JsonObject, type JsonValue, isJsonObject, loadJson } from "../src/json.ts";
 import { PublicKeyring } from "../src/keyring.ts";
 import { NoteError, NoteKey, openCheckpoint } from "../src/note.ts";
@@ -21,6 +22,8 @@ export const VECTORS = join(dirname(fileURLToPath(import.meta.url)), "..", "..",
 export interface Outcome {
   decision: string;
   reasons: string[];
+  /** Only in the operator vectors: `"verified"` or `"none"` on a match, `null` otherwise. */
+  operatorSignature?: string | null;
 }
 
 export function loadVectors(...path: string[]): JsonObject {
@@ -52,7 +55,10 @@ function num(value: JsonValue | undefined): number {
 export function expected(vector: JsonObject): Outcome {
   const want = vector["expected"];
   if (!isJsonObject(want)) throw new Error("no expected outcome");
-  return { decision: str(want["decision"]), reasons: strings(want["reasons"]) };
+  const outcome: Outcome = { decision: str(want["decision"]), reasons: strings(want["reasons"]) };
+  const signed = want["operatorSignature"];
+  if (signed !== undefined) outcome.operatorSignature = signed === null ? null : str(signed);
+  return outcome;
 }
 
 function noteKeys(vector: JsonObject): NoteKey[] {
@@ -86,6 +92,11 @@ export function proofOutcome(vector: JsonObject): Outcome {
 }
 
 export function envelopeOutcome(vector: JsonObject, keyring: PublicKeyring): Outcome {
+  const result = verifyVector(vector, keyring);
+  return { decision: result.decision, reasons: result.reasons };
+}
+
+function verifyVector(vector: JsonObject, keyring: PublicKeyring): EnvelopeResult {
   const now = parseIsoMillis(str(vector["now"]));
   if (now === null) throw new Error("bad now");
   const raw = vector["envelopeBase64"] !== undefined ? new Uint8Array(Buffer.from(str(vector["envelopeBase64"]), "base64")) : str(vector["envelope"]);
@@ -97,10 +108,18 @@ export function envelopeOutcome(vector: JsonObject, keyring: PublicKeyring): Out
     maxTtlSeconds: num(vector["maxTtlSeconds"]),
     ...(origins === undefined ? {} : { trustedOrigins: strings(origins) }),
     requireDialog: vector["requireDialog"] === true,
+    requireOperatorSignature: vector["requireOperatorSignature"] === true,
   });
-  return { decision: result.decision, reasons: result.reasons };
+  return result;
 }
 
 export function envelopeKeyring(doc: JsonObject): PublicKeyring {
   return PublicKeyring.parse(JSON.stringify(doc["keyring"], (_, v: unknown) => (typeof v === "bigint" ? Number(v) : v)));
+}
+
+/** An operator vector (operator/envelopes.json): its own `keyring` if it has one, else the file's. */
+export function operatorOutcome(vector: JsonObject, doc: JsonObject): Outcome {
+  const keyring = envelopeKeyring(vector["keyring"] !== undefined ? vector : doc);
+  const result = verifyVector(vector, keyring);
+  return { decision: result.decision, reasons: result.reasons, operatorSignature: result.operatorSignature };
 }
