@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from webauthn import verify_authentication_response
-from webauthn.helpers.exceptions import WebAuthnException
 
 from audit import b64url_encode
 from guard._operator.model import (
@@ -134,9 +133,10 @@ def check_operator_signature(
             credential_current_sign_count=credential.sign_count,
             require_user_verification=True,
         )
-    except (WebAuthnException, ValueError, TypeError, KeyError):
+    except Exception:  # untrusted bytes into a parser: every failure refuses
         # Anything the library refuses after our own checks passed is the signature's fault
-        # (or an unusable key): nothing is believed.
+        # or an unusable enrolled key (not canonical base64url, not a COSE_Key map): nothing
+        # is believed, and the consumer answers rather than crashes.
         return OperatorCheck("operator-signature-invalid", credential, count)
     return OperatorCheck(None, credential, count)
 

@@ -227,10 +227,10 @@ def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> st
         lines.append("  a monitor consumes the first against bash {command: rm -rf build}:")
         # A monitor that wants the operator's own passkey behind every yes refuses the dialog's
         # evidence (and consumes nothing); see the guide, "The operator's signature".
-        strict = guard.consume(dialog[0], *call, require_operator_signature=True)
+        passkey = guard.consume(dialog[0], *call, require_operator_signature=True)
         lines.append(
-            f"    requiring the operator's passkey: {strict.decision} (match: "
-            f"{strict.match.decision}, {', '.join(strict.reasons)})"
+            f"    requiring the operator's passkey: {passkey.decision} (match: "
+            f"{passkey.match.decision}, {', '.join(passkey.reasons)})"
         )
         for attempt in ("first", "replay"):
             consumed = guard.consume(dialog[0], *call)

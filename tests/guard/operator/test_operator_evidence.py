@@ -278,3 +278,17 @@ def test_a_project_file_cannot_switch_the_requirement(tmp_path: Path, guard: Gua
     assert any("[evidence] is read from the user's file only" in p.message
                for p in policy.problems)  # fmt: skip
     assert RP_ID == "localhost" and ORIGIN.startswith("http://localhost:")
+
+
+@pytest.mark.parametrize("public_key", ["AB", b64url_encode(b"\x82\x01\x02"), "A" * 40])
+def test_an_unusable_enrolled_key_refuses_its_signatures_rather_than_crash(
+    guard: Guard, project: Path, public_key: str
+) -> None:
+    key = SoftAuthenticator()
+    enrol(guard, key)
+    good = signed(guard, project, key)
+    (credential,) = guard.operators()
+    broken = {key.id: credential.model_copy(update={"public_key": public_key})}
+    assertion = OperatorSignature.model_validate(good["details"]["operatorSignature"])
+    check = check_operator_signature(good["details"], assertion, broken)
+    assert check.reason == "operator-signature-invalid"
