@@ -25,6 +25,8 @@ PACKAGE_DATA = (
     "guard/_approvals/page/index.html",
     "guard/_approvals/page/app.js",
     "guard/_approvals/page/app.css",
+    "guard/_approvals/page/enrol.html",
+    "guard/_approvals/page/enrol.js",
 )
 REPO_ONLY = ("tools", "tests", "bench", "docs", "examples", "verifier")
 

@@ -35,7 +35,7 @@ from guard._approvals import (
     Signable,
     question_digest,
 )
-from guard._approvals.web import ApprovalPage
+from guard._approvals.web import ApprovalPage, enrolled_port
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.fingerprint import Fingerprint
@@ -367,15 +367,17 @@ class Sidecar(RpcServer):
         settings = self._guard.classifier.policy_for(workspace).approvals
         if not settings.page:
             return
+        # Without a port of its own, the page serves where an enrolled passkey signs.
+        port = settings.port or enrolled_port(self.home) or 0
         page = ApprovalPage(
             self.home,
-            port=settings.port,
+            port=port,
             on_refused=lambda why, ident: self._note_refused(why, ident or "", "web"),
         )
         try:
             page.start()
         except OSError as exc:
-            _log.warning("approvals-page-failed", port=settings.port, error=str(exc))
+            _log.warning("approvals-page-failed", port=port, error=str(exc))
             return
         self._page = page
 

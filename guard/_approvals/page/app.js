@@ -73,7 +73,9 @@ async function answer(item, decision, node, grant) {
 	if (decision === "no" && reason) body.reason = reason;
 	buttons(node, false);
 	try {
-		if (decision === "yes" && operator) {
+		// A call's Yes is signed; held effects have no statement to sign (their evidence is the
+		// effects review's), so their Yes goes as it did before passkeys.
+		if (decision === "yes" && operator && item.kind === "call") {
 			const signature = await signed(item, node);
 			if (!signature) {
 				buttons(node, true);
