@@ -114,7 +114,7 @@ def test_the_guides_hand_check_of_an_operator_signature_runs(tmp_path: Path) -> 
                 origin=key.origin,
                 label="hand",
                 now=utc_now(),
-            )  # fmt: skip
+            )
         )
         reservation = guard.reserve_evidence("bash", CALL, project, tool_call_id="call_1")
         assert reservation is not None
