@@ -46,6 +46,8 @@ def _stderr_logger(*_: object) -> structlog.PrintLogger:
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
-    """A structlog logger bound to ``name``."""
-    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
+    """A structlog logger whose every line names it (``"logger": name``)."""
+    # A positional name would go to the logger factory, which ignores it; a bound value is
+    # in every event.
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger().bind(logger=name)
     return logger

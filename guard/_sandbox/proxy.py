@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import structlog
-
+from guard._logging import get_logger
 from guard._sandbox.network import (
     AllowEntry,
     Refusal,
@@ -44,7 +43,7 @@ _DIAL_TIMEOUT = 15.0
 _KEEP_REFUSALS = 256
 _HOP_HEADERS = (b"proxy-", b"connection:", b"keep-alive:")
 
-_log = structlog.get_logger("operator-guard.proxy")
+_log = get_logger("guard.sandbox.proxy")
 
 
 @dataclass(frozen=True)

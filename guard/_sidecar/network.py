@@ -15,14 +15,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import structlog
-
+from guard._logging import get_logger
 from guard._sandbox import SandboxPlan
 from guard._sandbox.proxy import NetworkProxy, ProxyRefusal
 
 __all__ = ["SessionNetwork"]
 
-_log = structlog.get_logger("operator-guard.sidecar")
+_log = get_logger("guard.sidecar.network")
 
 
 class SessionNetwork:

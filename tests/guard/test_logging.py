@@ -23,3 +23,14 @@ def test_logs_follow_the_current_stderr_not_the_one_at_configure_time(
     monkeypatch.setattr(sys, "stderr", second)
     get_logger("guard.test").warning("still-logging", n=1)
     assert '"event": "still-logging"' in second.getvalue()
+
+
+def test_every_line_names_its_logger(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", out)
+    configure_logging("info")
+    get_logger("guard.sidecar").info("started", pid=1)
+    get_logger("guard.sandbox").info("planned")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert '"logger": "guard.sidecar"' in lines[0] and '"logger": "guard.sandbox"' in lines[1]
