@@ -125,7 +125,14 @@ from audit._report import (
     build_report,
     render_report,
 )
-from audit._show import filter_records, render_records, render_records_jsonl, session_of
+from audit._show import (
+    filter_records,
+    grant_of,
+    render_records,
+    render_records_jsonl,
+    session_of,
+)
+from audit._table import render_table
 from audit._tree import TreeState, read_tree_state
 from audit._verify import (
     FAULT_KINDS,
@@ -274,6 +281,7 @@ __all__ = [
     "filter_records",
     "format_iso",
     "genesis_hash",
+    "grant_of",
     "inclusion_proof",
     "leaf_hash",
     "load_json",
@@ -294,6 +302,7 @@ __all__ = [
     "render_records",
     "render_records_jsonl",
     "render_report",
+    "render_table",
     "root_of",
     "session_of",
     "set_aside_rows",

@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from audit._canonical import canonical_json, sha256_prefixed
 from audit._errors import (
     CanonicalizationError,
-    LineFault,
+    LogLineError,
     LogNotAFileError,
     LogNotFoundError,
     LogWriteError,
@@ -149,11 +149,11 @@ def check_body_exact(body: bytes) -> dict[str, Any]:
     try:
         rec = json.loads(body)
     except ValueError:
-        raise LineFault("malformed-line", "not valid UTF-8 JSON") from None
+        raise LogLineError("malformed-line", "not valid UTF-8 JSON") from None
     except RecursionError:  # hostile nesting: CPython's parser recurses per level
-        raise LineFault("malformed-line", "JSON nested too deeply") from None
+        raise LogLineError("malformed-line", "JSON nested too deeply") from None
     if type(rec) is not dict or rec.keys() != _RECORD_KEYS:
-        raise LineFault(
+        raise LogLineError(
             "malformed-line", "not an object with exactly seq, ts, event, data, prev, hash"
         )
     seq = rec["seq"]
@@ -171,20 +171,20 @@ def check_body_exact(body: bytes) -> dict[str, Any]:
         or type(rec["prev"]) is not str
         or type(h) is not str
     ):
-        raise LineFault("malformed-line", "a field has the wrong type or form")
+        raise LogLineError("malformed-line", "a field has the wrong type or form")
     try:
         canon = canonical_json(rec)
     except CanonicalizationError as exc:
-        raise LineFault("malformed-line", f"no canonical form ({exc.code})") from None
+        raise LogLineError("malformed-line", f"no canonical form ({exc.code})") from None
     if canon != body:
-        raise LineFault("malformed-line", "not in canonical JSON form")
+        raise LogLineError("malformed-line", "not in canonical JSON form")
     start = body.rfind(_HASH_MARK)
     value = h.encode("utf-8")
     end = start + len(_HASH_MARK) + len(value)
     if start < 0 or body[start + len(_HASH_MARK) : end] != value or body[end : end + 1] != b'"':
-        raise LineFault("hash-mismatch", "the hash field is not a sha256 value")
+        raise LogLineError("hash-mismatch", "the hash field is not a sha256 value")
     if sha256_prefixed(body[:start] + body[end + 1 :]) != h:
-        raise LineFault("hash-mismatch", "the stored hash does not match the record")
+        raise LogLineError("hash-mismatch", "the stored hash does not match the record")
     return rec
 
 
@@ -201,7 +201,7 @@ class Chain:
         self.log_id: str | None = None
 
     def accept(self, rec: dict[str, Any]) -> None:
-        """Check ``rec`` continues the chain and advance; raise :class:`LineFault` if not."""
+        """Check ``rec`` continues the chain and advance; raise :class:`LogLineError` if not."""
         self.accept_parts(rec["seq"], rec["event"], rec["data"], rec["prev"], rec["hash"])
 
     def accept_parts(
@@ -209,25 +209,25 @@ class Chain:
     ) -> None:
         """:meth:`accept` for the parts :func:`check_parts` returns."""
         if seq != self.next_seq:
-            raise LineFault("seq-mismatch", f"expected seq {self.next_seq}, found {seq}")
+            raise LogLineError("seq-mismatch", f"expected seq {self.next_seq}, found {seq}")
         prev = self.prev
         if prev is None and seq > 0:
             pass  # resumed: the checkpoint's root covers this record's bytes
         elif prev is None:
             if event != "log.created":
-                raise LineFault("genesis-invalid", "record 0 is not a log.created event")
+                raise LogLineError("genesis-invalid", "record 0 is not a log.created event")
             try:
                 created = LogCreatedData.model_validate(data)
             except ValidationError:
-                raise LineFault(
+                raise LogLineError(
                     "genesis-invalid", "record 0 has invalid log.created data"
                 ) from None
             self.log_id = created.log_id
             prev = genesis_hash(created.log_id)
             if prev_hash != prev:
-                raise LineFault("prev-mismatch", "record 0 does not chain from its log id")
+                raise LogLineError("prev-mismatch", "record 0 does not chain from its log id")
         elif prev_hash != prev:
-            raise LineFault("prev-mismatch", f"prev is not the hash of record {seq - 1}")
+            raise LogLineError("prev-mismatch", f"prev is not the hash of record {seq - 1}")
         self.prev = record_hash
         self.next_seq = seq + 1
 

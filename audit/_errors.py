@@ -18,7 +18,7 @@
     │   ├── LogWriteError
     │   ├── LogFormatError         a bad line while reading records (``line``, ``kind``)
     │   └── LogIntegrityError      the appender refuses to sign over a damaged log
-    ├── LineFault                  internal: one line failed a check (never leaves the package)
+    ├── LogLineError               one line failed a check (``audit.lines``, raw line readers)
     ├── RecordDataError            a record read back does not fit its event's model
     ├── NoteError                  a signed note / checkpoint refused (``code``, ``detail``)
     ├── ProofError                 an inclusion or consistency proof refused (``code``, ``detail``)
@@ -252,11 +252,14 @@ class RecordDataError(AuditError):
         super().__init__(f"record {seq} ({self.event}): data does not fit the event's model")
 
 
-class LineFault(AuditError):
-    """Internal: one log line failed a check; ``kind`` is a fault kind, ``detail`` says why.
+class LogLineError(AuditError):
+    """One log line failed a check; ``kind`` is a fault kind (:data:`FAULT_KINDS`), ``detail``
+    says why.
 
-    Readers turn it into :class:`LogFormatError` (with the path and line number) or a
-    ``tampered`` verify result; it never leaves the package.
+    Raised by the raw line readers of :mod:`audit.lines` (``check_line``, ``Chain.accept``);
+    this package's own readers turn it into :class:`LogFormatError` (with the path and line
+    number) or a ``tampered`` verify result, and a caller of :mod:`audit.lines` into its own
+    error about the log.
     """
 
     def __init__(self, kind: str, detail: str) -> None:

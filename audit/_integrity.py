@@ -22,7 +22,7 @@ from pathlib import Path
 
 from audit._anchor import Anchored
 from audit._chain import Chain, check_parts, pread_exact
-from audit._errors import LineFault, LogIntegrityError
+from audit._errors import LogIntegrityError, LogLineError
 from audit._merkle import Frontier, leaf_hash
 from audit._tree import HeadView
 
@@ -78,14 +78,14 @@ def _from_anchor(fd: int, anchor: Anchored, end: int) -> Frontier | None:
         return None
     try:
         return _extend_raw(fd, frontier, state.offset + cut + 1, end)
-    except LineFault:
+    except LogLineError:
         return None
 
 
 def _extend(fd: int, path: Path, frontier: Frontier, start: int, end: int) -> Frontier:
     try:
         return _extend_raw(fd, frontier, start, end)
-    except LineFault as fault:
+    except LogLineError as fault:
         raise LogIntegrityError(path, fault.kind, fault.detail) from None
 
 
@@ -116,7 +116,7 @@ def _extend_raw(fd: int, frontier: Frontier, start: int, end: int) -> Frontier:
             hashes.append(h)
             count += 1
     if pending or offset < end:
-        raise LineFault("torn-line", "a line before the head's record has no line feed")
+        raise LogLineError("torn-line", "a line before the head's record has no line feed")
     return Frontier(count, hashes)
 
 
@@ -141,8 +141,8 @@ def _chain_frontier(fd: int, path: Path, size: int, end: int) -> Frontier:
                 chain.accept_parts(*check_parts(line))
                 frontier.append(leaf_hash(line))
         if pending or offset < end:
-            raise LineFault("torn-line", "a line before the head's record has no line feed")
-    except LineFault as fault:
+            raise LogLineError("torn-line", "a line before the head's record has no line feed")
+    except LogLineError as fault:
         raise LogIntegrityError(path, fault.kind, f"line {line_no}: {fault.detail}") from None
     if frontier.size != size:
         raise LogIntegrityError(

@@ -66,10 +66,10 @@ from audit._chain import (
 )
 from audit._errors import (
     EventDataError,
-    LineFault,
     LogClosedError,
     LogFormatError,
     LogIntegrityError,
+    LogLineError,
     LogWriteError,
     NoteError,
     RecordTooLargeError,
@@ -468,12 +468,12 @@ class AuditLog:
         try:
             try:
                 return HeadView.parse(raw, self._keys, origin)
-            except LineFault as fault:
+            except LogLineError as fault:
                 if fault.kind != "head-unknown-key" or not callable(self._key_source):
                     raise
                 self._load_keys()  # rotated by another process since we last looked
                 return HeadView.parse(raw, self._keys, origin)
-        except LineFault as fault:
+        except LogLineError as fault:
             raise LogIntegrityError(self.path, fault.kind, fault.detail) from None
 
     def _log_origin(self, fd: int) -> str | None:
@@ -485,7 +485,7 @@ class AuditLog:
                 try:
                     chain = Chain()
                     chain.accept(check_body(line))
-                except LineFault:
+                except LogLineError:
                     return None
                 if chain.log_id is not None:
                     self._origin = origin_for(chain.log_id)
@@ -534,14 +534,14 @@ class AuditLog:
         """
         backward = lines_backward(fd, size)
         torn = False
-        after: list[dict[str, Any] | LineFault] = []
+        after: list[dict[str, Any] | LogLineError] = []
         for offset, line in backward:
             if not line.endswith(b"\n"):
                 torn = True  # only the last piece can lack its line feed
                 continue
             try:
-                rec: dict[str, Any] | LineFault = check_body(line[:-1])
-            except LineFault as fault:
+                rec: dict[str, Any] | LogLineError = check_body(line[:-1])
+            except LogLineError as fault:
                 rec = fault
             if (
                 isinstance(rec, dict)
@@ -557,13 +557,13 @@ class AuditLog:
         raise self._no_head_record(head, after)
 
     def _crash_tail(
-        self, seq: int, last_hash: str, after: list[dict[str, Any] | LineFault], torn: bool
+        self, seq: int, last_hash: str, after: list[dict[str, Any] | LogLineError], torn: bool
     ) -> str | None:
         """Judge what follows the head's record: only one crashed append's leftovers pass."""
         if not after:
             return "torn-line" if torn else None
         (rec,) = after
-        if isinstance(rec, LineFault):
+        if isinstance(rec, LogLineError):
             raise LogIntegrityError(
                 self.path, rec.kind, f"the line after the head's record is damaged: {rec.detail}"
             )
@@ -588,7 +588,7 @@ class AuditLog:
         return "unsigned-tail"
 
     def _no_head_record(
-        self, head: HeadView, after: list[dict[str, Any] | LineFault]
+        self, head: HeadView, after: list[dict[str, Any] | LogLineError]
     ) -> LogIntegrityError:
         records = [rec for rec in after if isinstance(rec, dict)]
         if len(records) < len(after) or any(rec["seq"] == head.seq for rec in records):
@@ -628,7 +628,7 @@ class AuditLog:
         previous = next(backward, None)
         try:
             before = None if previous is None else check_body(previous[1][:-1])
-        except LineFault:
+        except LogLineError:
             before = None
         if before is None or before["seq"] != rec["seq"] - 1 or before["hash"] != rec["prev"]:
             raise LogIntegrityError(
@@ -767,7 +767,7 @@ class AuditLog:
 def _is_genesis(line: bytes) -> bool:
     try:
         Chain().accept(check_body(line[:-1]))
-    except LineFault:
+    except LogLineError:
         return False
     return True
 
@@ -798,10 +798,10 @@ def _records(path: Path, stream: IO[bytes], size: int) -> Iterator[AuditRecord]:
             done = size
         try:
             if not line.endswith(b"\n"):
-                raise LineFault("torn-line", "the last line has no line feed")
+                raise LogLineError("torn-line", "the last line has no line feed")
             rec = check_body(line[:-1])
             chain.accept(rec)
-        except LineFault as fault:
+        except LogLineError as fault:
             raise LogFormatError(path, lineno, fault.kind, fault.detail) from None
         try:
             yield AuditRecord.model_validate(rec)

@@ -21,7 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from audit._chain import check_body, open_snapshot
-from audit._errors import LineFault, NoteError, ProofError
+from audit._errors import LogLineError, NoteError, ProofError
 from audit._merkle import (
     consistency_proof,
     inclusion_proof,
@@ -269,7 +269,7 @@ def _verify_inclusion_file(proof: InclusionProof, keys: Sequence[NoteKey]) -> Pr
             verify_inclusion(
                 entry.leaf_index, checkpoint.size, leaf_hash(body), hashes, checkpoint.root
             )
-        except LineFault as fault:
+        except LogLineError as fault:
             reason = f"record-{fault.kind}"
         except ProofError as exc:
             reason = exc.code

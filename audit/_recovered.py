@@ -26,7 +26,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from audit._chain import check_body
-from audit._errors import LineFault, LogFormatError
+from audit._errors import LogFormatError, LogLineError
 from audit._models import EVENT_MODELS, AuditRecord, LogRecoveredData
 from audit._report import ExternalSource, ReportRow, build_report
 
@@ -130,7 +130,7 @@ def _parse(data: bytes) -> tuple[list[AuditRecord], int]:
     for line in data.splitlines():
         try:
             body = check_body(line)
-        except LineFault:
+        except LogLineError:
             try:
                 body = json.loads(line)
             except (ValueError, RecursionError):

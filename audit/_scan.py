@@ -20,7 +20,7 @@ from multiprocessing import get_all_start_methods, get_context
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from audit._chain import Chain, check_parts
-from audit._errors import LineFault
+from audit._errors import LogLineError
 from audit._merkle import Frontier, leaf_hash, node_hash
 
 if TYPE_CHECKING:
@@ -103,10 +103,10 @@ def scan_log(
                 done = size
             try:
                 if line[-1:] != b"\n":
-                    raise LineFault("torn-line", "the last line has no line feed")
+                    raise LogLineError("torn-line", "the last line has no line feed")
                 body = line[:-1]
                 chain.accept_parts(*check_parts(body))
-            except LineFault as bad:
+            except LogLineError as bad:
                 scan.fault = (cast("FaultKind", bad.kind), line_no, bad.detail)
                 break
             frontier.append(_sha256(b"\x00" + body).digest())  # the leaf hash
@@ -164,14 +164,14 @@ def _check_piece(path: str, start: int, end: int, first_seq: int, mark: int | No
                 done = end
             try:
                 if line[-1:] != b"\n":
-                    raise LineFault("torn-line", "the last line has no line feed")
+                    raise LogLineError("torn-line", "the last line has no line feed")
                 body = line[:-1]
                 parts = check_parts(body)
                 if chain is None:
                     piece.first = {"seq": parts[0], "prev": parts[3], "event": parts[1]}
                     chain = Chain(first_seq)
                 chain.accept_parts(*parts)
-            except LineFault as bad:
+            except LogLineError as bad:
                 piece.fault = (bad.kind, index, bad.detail)
                 break
             leaves.append(leaf_hash(body))
@@ -339,6 +339,6 @@ def _subtree(start: int, size: int, known: dict[tuple[int, int], bytes]) -> byte
     if found is not None:
         return found
     if size == 1:
-        raise LineFault("malformed-line", f"leaf {start} is missing from the pieces")
+        raise LogLineError("malformed-line", f"leaf {start} is missing from the pieces")
     half = size // 2
     return node_hash(_subtree(start, half, known), _subtree(start + half, half, known))

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import BaseModel, Field, ValidationError
 
 from audit._chain import pread_exact
-from audit._errors import JsonInputError, LineFault, NoteError, ProofError
+from audit._errors import JsonInputError, LogLineError, NoteError, ProofError
 from audit._merkle import Frontier, leaf_hash
 from audit._models import AuditHead
 from audit._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint
@@ -114,7 +114,7 @@ def write_tree_state(path: Path, state: TreeState) -> None:
 def extend_frontier(fd: int, frontier: Frontier, start: int, end: int) -> Frontier:
     """``frontier`` extended by the lines in bytes ``[start, end)`` of ``fd``.
 
-    Every line must end with LF; raises :class:`LineFault` (``torn-line``) otherwise.
+    Every line must end with LF; raises :class:`LogLineError` (``torn-line``) otherwise.
     """
     result = frontier.copy()
     pending = b""
@@ -129,7 +129,7 @@ def extend_frontier(fd: int, frontier: Frontier, start: int, end: int) -> Fronti
         for line in lines:
             result.append(leaf_hash(line))
     if pending or offset < end:
-        raise LineFault("torn-line", "a line in the tree range has no line feed")
+        raise LogLineError("torn-line", "a line in the tree range has no line feed")
     return result
 
 
@@ -158,7 +158,7 @@ class HeadView:
     def parse(
         cls, raw: bytes, keys: Mapping[str, Ed25519PublicKey], origin: str | None
     ) -> HeadView:
-        """Verify ``raw`` against ``keys``; raises :class:`LineFault` with a head fault kind."""
+        """Verify ``raw`` against ``keys``; raises :class:`LogLineError` with a head fault kind."""
         if raw[:1] == b"{":
             return cls._legacy(raw, keys)
         try:
@@ -169,12 +169,12 @@ class HeadView:
                 "signature-invalid": "head-signature-invalid",
                 "origin-mismatch": "head-origin-mismatch",
             }.get(exc.code, "head-malformed")
-            raise LineFault(kind, f"the head checkpoint is refused: {exc.detail}") from None
+            raise LogLineError(kind, f"the head checkpoint is refused: {exc.detail}") from None
         checkpoint = opened.checkpoint
         if not checkpoint.origin.startswith(ORIGIN_PREFIX):
-            raise LineFault("head-origin-mismatch", "the head checkpoint is not of an audit log")
+            raise LogLineError("head-origin-mismatch", "the head checkpoint is not of an audit log")
         if checkpoint.size == 0:
-            raise LineFault("head-malformed", "the head checkpoint names an empty log")
+            raise LogLineError("head-malformed", "the head checkpoint names an empty log")
         key_id = key_id_of_public(opened.signer.public, keys) or "?"
         return cls(checkpoint.size - 1, key_id, None, checkpoint)
 
@@ -183,10 +183,10 @@ class HeadView:
         try:
             head = AuditHead.model_validate(load_json(raw, max_bytes=MAX_TREE_BYTES * 4))
         except (JsonInputError, ValidationError):
-            raise LineFault("head-malformed", "the head file is not a valid head") from None
+            raise LogLineError("head-malformed", "the head file is not a valid head") from None
         public = keys.get(head.key_id)
         if public is None:
-            raise LineFault(
+            raise LogLineError(
                 "head-unknown-key", f"the head is signed by an unknown key {head.key_id}"
             )
         signature = b64url_decode(head.signature, 64)
@@ -195,7 +195,7 @@ class HeadView:
                 raise InvalidSignature
             public.verify(signature, head.signing_payload())
         except InvalidSignature:
-            raise LineFault(
+            raise LogLineError(
                 "head-signature-invalid", "the head's signature does not verify"
             ) from None
         return cls(head.seq, head.key_id, head.hash, None)

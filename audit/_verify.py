@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel
 
 from audit._chain import MAX_HEAD_BYTES, open_snapshot
-from audit._errors import LineFault, NoteError
+from audit._errors import LogLineError, NoteError
 from audit._faults import FAULT_KINDS, FaultKind
 from audit._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint, origin_for
 from audit._scan import Scan, scan_log
@@ -199,7 +199,7 @@ def _read_head(
         return None, ("head-malformed", None, "the head file is too large")
     try:
         return HeadView.parse(raw, keys, origin), None
-    except LineFault as bad:
+    except LogLineError as bad:
         return None, (cast(FaultKind, bad.kind), None, bad.detail)
 
 

@@ -29,8 +29,7 @@ import psycopg
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG, LogFormatError
-from audit._chain import Chain, check_body, head_path_for, open_snapshot
-from audit._errors import LineFault
+from audit.lines import Chain, LogLineError, check_line, head_path_for, open_snapshot
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
 from guard._pg_url import redact_url
 from guard._postgres import connect, ensure_schema, explain
@@ -103,9 +102,9 @@ class _Shipper:
             line_no += 1
             body = raw[:-1]
             try:
-                rec = check_body(body)
+                rec = check_line(body)
                 chain.accept(rec)
-            except LineFault as bad:
+            except LogLineError as bad:
                 fault = LogFormatError(self.log_path, line_no, bad.kind, bad.detail)
                 break
             if line_no == 1:

@@ -36,8 +36,7 @@ from audit import (
     utc_now,
     verify_log,
 )
-from audit._chain import check_body, lines_backward, open_snapshot
-from audit._errors import LineFault
+from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
 from guard._anchors import anchor_dir
 from guard._approvals.model import Approver
 from guard._effects.model import Review
@@ -688,8 +687,8 @@ class Guard:
                 if not line.endswith(b"\n"):
                     continue  # a torn final line
                 try:
-                    rec = check_body(line[:-1])
-                except LineFault as fault:
+                    rec = check_line(line[:-1])
+                except LogLineError as fault:
                     raise LogIntegrityError(self.audit.path, fault.kind, fault.detail) from None
                 if parse_iso(rec["ts"], "ts") < since:
                     break

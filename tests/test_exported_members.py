@@ -147,9 +147,11 @@ AUDIT = [
     "records_about",
     "recover_log",
     "redact_preview",
+    "grant_of",
     "render_records",
     "render_records_jsonl",
     "render_report",
+    "render_table",
     "root_of",
     "set_aside_rows",
     "session_of",
@@ -235,7 +237,16 @@ GUARD = [
     "session_envelopes",
 ]
 
-EXPECTED = {"audit": AUDIT, "planning": PLANNING, "guard": GUARD}
+AUDIT_LINES = [
+    "Chain",
+    "LogLineError",
+    "check_line",
+    "head_path_for",
+    "lines_backward",
+    "open_snapshot",
+]
+
+EXPECTED = {"audit": AUDIT, "audit.lines": AUDIT_LINES, "planning": PLANNING, "guard": GUARD}
 
 
 def _isort_style(name: str) -> tuple[int, str]:
@@ -266,5 +277,10 @@ def test_every_exported_name_resolves(package: ModuleType) -> None:
 
 
 def test_nothing_public_is_left_out_of_all(package: ModuleType) -> None:
-    public = {name for name in vars(package) if not name.startswith("_")}
+    # A public sub-module (``audit.lines``) is a face of its own, pinned above, not a name.
+    public = {
+        name
+        for name, value in vars(package).items()
+        if not name.startswith("_") and not isinstance(value, ModuleType)
+    }
     assert public == set(package.__all__)

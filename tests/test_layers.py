@@ -6,6 +6,7 @@ Type-only imports count: a cycle hidden behind ``TYPE_CHECKING`` is still a cycl
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -76,3 +77,18 @@ def test_no_import_cycles_between_modules() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+
+
+PRIVATE = re.compile(r"^\s*(?:from|import)\s+(audit|planning)\._", re.MULTILINE)
+
+
+@pytest.mark.parametrize("package", ["guard", "tools", "bench", "examples"])
+def test_no_private_module_of_audit_or_planning_is_imported_outside_it(package: str) -> None:
+    """``guard`` and the repo's tooling use ``audit``'s and ``planning``'s public faces only
+    (``audit``, ``audit.lines``, ``planning``); their underscore modules are theirs."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {match.group(0).strip()}"
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for match in PRIVATE.finditer(path.read_text())
+    ]
+    assert offenders == []

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from audit import (
     build_report,
     filter_records,
+    grant_of,
     read_records,
     recover_log,
     render_records,
@@ -25,7 +26,6 @@ from audit import (
     tty_progress,
     verify_log,
 )
-from audit._show import grant_of
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit

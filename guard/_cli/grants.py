@@ -21,8 +21,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, RootModel
 
-from audit import WIRE_CONFIG, parse_iso, utc_now
-from audit._table import render_table
+from audit import WIRE_CONFIG, parse_iso, render_table, utc_now
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit

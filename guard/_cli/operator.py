@@ -38,7 +38,7 @@ from pathlib import Path
 
 from pydantic import RootModel
 
-from audit._table import render_table
+from audit import render_table
 from guard._approvals.web import ApprovalPage, Enrolment, enrolled_port
 from guard._cli.args import Parser, Subparsers, int_arg
 from guard._cli.exits import ExitCode

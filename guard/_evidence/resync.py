@@ -32,8 +32,7 @@ from typing import IO, Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit import LogNotFoundError, parse_iso, verify_log
-from audit._chain import Chain, check_body, lines_backward, open_snapshot
-from audit._errors import LineFault
+from audit.lines import Chain, LogLineError, check_line, lines_backward, open_snapshot
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import parse_envelope
 from guard._evidence.ledger import LogPosition, SyncedLedger
@@ -129,8 +128,8 @@ def _check_anchor(stream: IO[bytes], start: LogPosition) -> None:
     if cut < 0 and back < start.end_offset:
         raise _Reread  # a line longer than the window: not one this guard wrote
     try:
-        rec = check_body(window[cut + 1 : -1])
-    except LineFault:
+        rec = check_line(window[cut + 1 : -1])
+    except LogLineError:
         raise _Reread from None
     if rec["seq"] != start.seq or rec["hash"] != start.record_hash:
         raise _Reread
@@ -153,9 +152,9 @@ def _scan(
         if not line.endswith(b"\n"):
             break  # a torn final line: the appender sets it aside; nothing consumed there
         try:
-            rec = check_body(line[:-1])
+            rec = check_line(line[:-1])
             chain.accept(rec)
-        except LineFault as fault:
+        except LogLineError as fault:
             raise LedgerError(
                 log_path,
                 f"the audit log breaks at byte {end} ({fault.kind}: {fault.detail}); "
@@ -212,8 +211,8 @@ def recall_consumed(
             if not line.endswith(b"\n"):
                 continue  # a torn final line
             try:
-                rec = check_body(line[:-1])
-            except LineFault as fault:
+                rec = check_line(line[:-1])
+            except LogLineError as fault:
                 raise LedgerError(
                     log_path,
                     f"the audit log breaks at byte {offset} ({fault.kind}); consumption refused",

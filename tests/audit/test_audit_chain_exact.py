@@ -15,7 +15,7 @@ import pytest
 
 from audit import canonical_json
 from audit._chain import check_body_exact, check_parts
-from audit._errors import LineFault
+from audit._errors import LogLineError
 
 GOOD: dict[str, Any] = {
     "seq": 0,
@@ -34,7 +34,7 @@ def line(**fields: Any) -> bytes:
 
 
 def fault(body: bytes) -> tuple[str, str]:
-    with pytest.raises(LineFault) as raised:
+    with pytest.raises(LogLineError) as raised:
         check_body_exact(body)
     return raised.value.kind, raised.value.detail
 

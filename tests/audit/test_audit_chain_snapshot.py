@@ -18,7 +18,7 @@ import pytest
 
 from audit import AuditLog
 from audit._chain import Chain, check_body, open_snapshot
-from audit._errors import LineFault, LogNotAFileError, LogWriteError
+from audit._errors import LogLineError, LogNotAFileError, LogWriteError
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x31" * 32)
@@ -116,7 +116,7 @@ def test_accept_links_each_record_to_the_hash_of_the_one_before(log: Path) -> No
     relinked = Chain()
     relinked.accept(records[0])
     relinked.accept(records[1])
-    with pytest.raises(LineFault) as err:
+    with pytest.raises(LogLineError) as err:
         relinked.accept(dict(records[2], prev=records[0]["hash"]))  # linked past record 1
     assert (err.value.kind, err.value.detail) == (
         "prev-mismatch",
@@ -127,7 +127,7 @@ def test_accept_links_each_record_to_the_hash_of_the_one_before(log: Path) -> No
 def test_a_first_record_that_is_not_log_created_is_refused_with_its_words(log: Path) -> None:
     records = [check_body(line) for line in log.read_bytes().splitlines()]
     first = dict(records[1], seq=0)
-    with pytest.raises(LineFault) as err:
+    with pytest.raises(LogLineError) as err:
         Chain().accept_parts(first["seq"], first["event"], first["data"], first["prev"], "x")
     assert (err.value.kind, err.value.detail) == (
         "genesis-invalid",
@@ -144,7 +144,7 @@ def test_a_log_created_record_0_with_invalid_data_is_refused_with_its_words(
     log: Path, data: dict[str, object]
 ) -> None:
     first = check_body(log.read_bytes().splitlines()[0])
-    with pytest.raises(LineFault) as err:
+    with pytest.raises(LogLineError) as err:
         Chain().accept_parts(0, "log.created", data, first["prev"], first["hash"])
     assert (err.value.kind, err.value.detail) == (
         "genesis-invalid",
@@ -158,7 +158,7 @@ def test_record_0_that_does_not_chain_from_its_log_id_is_refused_with_its_words(
 ) -> None:
     first = check_body(log.read_bytes().splitlines()[0])
     chain = Chain()
-    with pytest.raises(LineFault) as err:
+    with pytest.raises(LogLineError) as err:
         chain.accept_parts(0, "log.created", first["data"], "0" * 64, first["hash"])
     assert (err.value.kind, err.value.detail) == (
         "prev-mismatch",

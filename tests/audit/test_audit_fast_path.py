@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from audit import canonical_json
 from audit._chain import check_body, check_body_exact
-from audit._errors import AuditError, LineFault
+from audit._errors import AuditError, LogLineError
 
 _TS = "2026-11-23T10:00:00.000Z"
 
@@ -25,7 +25,7 @@ _TS = "2026-11-23T10:00:00.000Z"
 def _outcome(fn: Any, body: bytes) -> tuple[str, Any]:
     try:
         return "ok", fn(body)
-    except LineFault as fault:
+    except LogLineError as fault:
         return "fault", (fault.kind, fault.detail)
 
 
