@@ -27,7 +27,9 @@ from guard._errors import BadInputError, HomeError, HomeUnderFileError
 
 __all__ = [
     "CACHES_DIR",
+    "CONFIG_FILE",
     "ENV_PREFIX",
+    "EXTENSION_DIR_NAME",
     "GRANTS_FILE",
     "LAYERS_DIR",
     "OLD_ENV_PREFIX",
@@ -52,6 +54,12 @@ LAYERS_DIR = "layers"
 SESSION_TMP_DIR = "tmp"
 """In a session's directory: the sandbox's ``/tmp`` for that session."""
 GRANTS_FILE = "grants.jsonl"
+# What an install puts in pi's extension directories (guard/_pi/layout.py); the sandbox
+# protects both by name, so they live here, below both.
+EXTENSION_DIR_NAME = "operator-guard"
+"""The guard's directory among pi's extensions."""
+CONFIG_FILE = "guard.json"
+"""The install's config beside the shim: which Python runs the guard."""
 """The operator's signed scoped grants and their uses (``guard/_grants/store.py``)."""
 # Deprecated spelling of the prefix, still read when the new name is not set.
 OLD_ENV_PREFIX = "PI_GUARD_"

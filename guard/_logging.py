@@ -28,6 +28,7 @@ def configure_logging(level: str | None = None) -> None:
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            structlog.stdlib.add_logger_name,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             renderer,
         ],
@@ -39,15 +40,22 @@ def configure_logging(level: str | None = None) -> None:
     )
 
 
-def _stderr_logger(*_: object) -> structlog.PrintLogger:
+class _StderrLogger(structlog.PrintLogger):
+    """A print logger with the name it was asked for (``add_logger_name`` reads it)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(sys.stderr)
+        self.name = name
+
+
+def _stderr_logger(*args: object) -> structlog.PrintLogger:
     # sys.stderr as it is when the line is written, not when logging was configured: a
     # replaced and closed stderr (an embedding host, pytest's capture) is never written to.
-    return structlog.PrintLogger(sys.stderr)
+    return _StderrLogger(str(args[0]) if args else "guard")
 
 
 def get_logger(name: str) -> structlog.typing.FilteringBoundLogger:
     """A structlog logger whose every line names it (``"logger": name``)."""
-    # A positional name would go to the logger factory, which ignores it; a bound value is
-    # in every event.
-    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger().bind(logger=name)
+    # Lazy: the name reaches the factory when a line is written, after configure_logging.
+    logger: structlog.typing.FilteringBoundLogger = structlog.get_logger(name)
     return logger

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG
+from guard._home import CONFIG_FILE, EXTENSION_DIR_NAME
 
 __all__ = [
     "CONFIG_FILE",
@@ -39,10 +40,8 @@ __all__ = [
     "is_ours",
 ]
 
-EXTENSION_DIR_NAME = "operator-guard"
 PACKAGE_NAME = "pi-operator-guard"
 SHIM_FILE = "index.ts"
-CONFIG_FILE = "guard.json"
 MANIFEST_FILE = "install-manifest.json"
 PACKAGE_FILE = "package.json"
 SHIM_MARKER = b"pi-operator-guard: the pi extension shim"

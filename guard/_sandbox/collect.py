@@ -41,8 +41,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
-from guard._home import CACHES_DIR, ENV_PREFIX, pi_agent_dir
-from guard._pi.install import CONFIG_FILE, EXTENSION_DIR_NAME
+from guard._home import CACHES_DIR, CONFIG_FILE, ENV_PREFIX, EXTENSION_DIR_NAME, pi_agent_dir
 from guard._policy.layering import CONFIG_FILE_NAME
 from guard._policy.models import SandboxSettings
 from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
