@@ -10,7 +10,7 @@ INTEROP := $(VENV)/.interop
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,postgres]'
 	touch $(STAMP)
 
 # Test-only: aics-tlog, an independent C2SP signed-note implementation the guard's checkpoints
@@ -58,7 +58,7 @@ fuzz: $(STAMP)
 # under a wall-clock budget; docs/testing.md has the results. Not part of `make test`.
 MUTANTS_BUDGET ?= 3600
 $(VENV)/.mutants: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,mutants]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,postgres,mutants]'
 	touch $@
 
 mutants: $(VENV)/.mutants

@@ -40,7 +40,7 @@ def _now() -> float:
 
 
 def _ours_worker(url: str, count: int, barrier: Barrier, out: Queue[Any]) -> None:
-    from guard._evidence.pg_ledger import PgLedger
+    from guard._storage.pg_ledger import PgLedger
 
     ledger = PgLedger.open(url, source="bench")
     now = datetime.now(UTC)
@@ -59,7 +59,7 @@ def _ours_worker(url: str, count: int, barrier: Barrier, out: Queue[Any]) -> Non
 
 
 def _floor_worker(url: str, count: int, barrier: Barrier, out: Queue[Any]) -> None:
-    from guard._postgres import connect
+    from guard._storage.postgres import connect
 
     db = connect(url)
     ids = [secrets.token_hex(16) for _ in range(count)]
@@ -103,7 +103,7 @@ def run(
     try:
         import psycopg
 
-        from guard._evidence.pg_ledger import PgLedger
+        from guard._storage.pg_ledger import PgLedger
 
         url = server.url()
         PgLedger.open(url, source="setup").close()  # creates the schema

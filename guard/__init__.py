@@ -32,7 +32,6 @@ from guard._evidence.fingerprint import (
     payload_hash,
 )
 from guard._evidence.keys import Keyring, KeyringEntry, KeyStore, PublicKeyring, Signer
-from guard._evidence.ledger import ConsumptionLedger, SqliteLedger
 from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     EVIDENCE_CUSTOM_TYPE,
@@ -50,6 +49,7 @@ from guard._home import default_home
 from guard._pi.install import InstallResult, install
 from guard._policy import ConfigProblem, Policy, Verdict
 from guard._sidecar.methods import serve, session_envelopes
+from guard._storage import ConsumptionLedger, SqliteLedger
 
 __all__ = [
     "DEFAULT_SKEW",

@@ -50,7 +50,6 @@ from guard._evidence.fingerprint import (
     payload_hash,
 )
 from guard._evidence.keys import Keyring, KeyStore, PublicKeyring, Signer
-from guard._evidence.ledger import SqliteLedger, SyncedLedger
 from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
@@ -71,6 +70,7 @@ from guard._operator import check_operator_signature as _check_operator
 from guard._plan import plan_input
 from guard._policy import Verdict
 from guard._policy.cache import PolicyCache
+from guard._storage import SqliteLedger, SyncedLedger
 from planning import PLANNERS, PlanResult
 
 __all__ = [

@@ -15,14 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard._errors import LedgerError
-from guard._evidence.ledger import SqliteLedger
 from guard._home import ENV_PREFIX, env
-from guard._pg_url import is_postgres_url, redact_url
 from guard._policy.config import read_layer
 from guard._policy.layering import CONFIG_FILE_NAME
+from guard._storage import SqliteLedger, is_postgres_url, psycopg_missing, redact_url
 
 if TYPE_CHECKING:
-    from guard._evidence.pg_ledger import PgLedger
+    from guard._storage.pg_ledger import PgLedger
 
 __all__ = ["LEDGER_FILE", "ledger_source", "ledger_url", "open_ledger"]
 
@@ -78,6 +77,9 @@ def open_ledger(
     url = ledger_url(home)
     if url is None:
         return SqliteLedger.open(home / LEDGER_FILE, set_aside_corrupt=set_aside_corrupt)
-    from guard._evidence.pg_ledger import PgLedger  # psycopg only when it is used
+    missing = psycopg_missing()
+    if missing is not None:
+        raise LedgerError(redact_url(url), missing)
+    from guard._storage.pg_ledger import PgLedger  # psycopg only when it is used
 
     return PgLedger.open(url, source=ledger_source(home), lazy=lazy)

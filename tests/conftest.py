@@ -128,7 +128,7 @@ def pg_role(postgres: PostgresServer, pg_url: str) -> Callable[[str], str]:
     after the schema exists; returns its URL. The guide's SQL is what is tested."""
     import psycopg
 
-    from guard._evidence.pg_ledger import PgLedger
+    from guard._storage.pg_ledger import PgLedger
 
     PgLedger.open(pg_url, source="schema").close()
     text = (REPO / "docs" / "deployment-postgresql.md").read_text(encoding="utf-8")

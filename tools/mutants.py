@@ -44,7 +44,7 @@ MODULES = (
     "audit/_verify.py",
     "audit/_merkle.py",
     "audit/_note.py",
-    "guard/_evidence/ledger.py",
+    "guard/_storage/ledger.py",
     "guard/_evidence/keys.py",
     "audit/_log.py",
     "guard/_sidecar/server.py",

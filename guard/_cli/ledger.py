@@ -22,7 +22,7 @@ from guard._cli.io import emit
 from guard._errors import BadInputError, LedgerError
 from guard._home import resolve_home
 from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
-from guard._pg_url import is_postgres_url, redact_url
+from guard._storage import is_postgres_url, psycopg_missing, redact_url
 
 __all__ = ["register"]
 
@@ -59,9 +59,12 @@ def _show(args: argparse.Namespace, status: LedgerStatus, verb: str) -> None:
 
 
 def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
-    from guard._evidence.pg_ledger import PgLedger
-
     url = _url(args)
+    missing = psycopg_missing()
+    if missing is not None:
+        raise LedgerError(redact_url(url), missing)
+    from guard._storage.pg_ledger import PgLedger  # psycopg only when it is used
+
     ledger = PgLedger.open(url, source="init")  # creates the schema when it is missing
     try:
         status = LedgerStatus(

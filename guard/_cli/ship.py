@@ -1,6 +1,6 @@
 """``audit ship --to URL`` and ``audit verify --from URL --source LOGID``: the central store.
 
-The store is PostgreSQL (guard/_audit_store.py). ``verify --from`` writes the source's
+The store is PostgreSQL (guard/_storage/pg_store.py). ``verify --from`` writes the source's
 records and newest head into a private temporary directory and runs the same
 :func:`audit.verify_log` as ``audit verify`` on a file, with the same output and exit
 codes; it also checks that the records are the named source's log.
@@ -19,14 +19,13 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit import VerifyResult, tty_progress, verify_log
-from guard._audit_store import BATCH, load_source, ship_log
 from guard._cli.args import Parser, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
-from guard._errors import AuditStoreMismatch, BadInputError
+from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
 from guard._guard import AUDIT_LOG_FILE
 from guard._home import resolve_home
-from guard._pg_url import is_postgres_url
+from guard._storage import SHIP_BATCH, is_postgres_url, psycopg_missing, redact_url
 
 __all__ = ["cmd_audit_verify_from", "register_ship"]
 
@@ -34,12 +33,18 @@ __all__ = ["cmd_audit_verify_from", "register_ship"]
 def _url(value: str, flag: str) -> str:
     if not is_postgres_url(value):
         raise BadInputError(flag, "must be a postgresql:// URL")
+    missing = psycopg_missing()
+    if missing is not None:
+        raise AuditStoreError(redact_url(value), missing)
     return value
 
 
 def cmd_audit_ship(args: argparse.Namespace) -> ExitCode:
     log = Path(args.log) if args.log is not None else resolve_home(args.home) / AUDIT_LOG_FILE
-    result = ship_log(log, _url(args.to, "--to"), batch=args.batch)
+    url = _url(args.to, "--to")
+    from guard._storage.pg_store import ship_log  # psycopg only when it is used
+
+    result = ship_log(log, url, batch=args.batch)
     if args.json:
         emit(result)
     else:
@@ -70,6 +75,8 @@ def cmd_audit_verify_from(
     if not args.source:
         raise BadInputError("--source", "is required with --from (the log id to verify)")
     url = _url(args.from_, "--from")
+    from guard._storage.pg_store import load_source  # psycopg only when it is used
+
     with tempfile.TemporaryDirectory(prefix="pi-guard-verify-") as scratch:
         loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")
         log = Path(scratch) / "audit.jsonl"
@@ -114,9 +121,9 @@ def register_ship(audit_sub: argparse._SubParsersAction[Parser]) -> None:
     ship.add_argument(
         "--batch",
         type=int_arg("--batch", 1, 100_000),
-        default=BATCH,
+        default=SHIP_BATCH,
         metavar="N",
-        help=f"records per transaction (default {BATCH})",
+        help=f"records per transaction (default {SHIP_BATCH})",
     )
     ship.add_argument("--json", action="store_true")
     ship.set_defaults(func=cmd_audit_ship)

@@ -35,7 +35,6 @@ from guard._errors import MalformedEvidence
 from guard._evidence.envelope import parse_envelope, signing_message
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import PublicKeyring
-from guard._evidence.ledger import ConsumptionLedger
 from guard._evidence.models import (
     MAX_TTL_SECONDS,
     ConsumeResult,
@@ -44,6 +43,7 @@ from guard._evidence.models import (
     MatchResult,
 )
 from guard._operator import OperatorCheck, check_operator_signature
+from guard._storage import ConsumptionLedger
 
 __all__ = ["DEFAULT_SKEW", "TRUSTED_ORIGINS", "check_and_consume"]
 

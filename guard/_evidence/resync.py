@@ -14,7 +14,7 @@ Ids already in the ledger are never removed by a sync. Anything that keeps the l
 from being read or verified raises :class:`LedgerError`: consumption refuses rather
 than trust a ledger that may have forgotten.
 
-A shared PostgreSQL ledger (:mod:`guard._evidence.pg_ledger`) is fed by many logs, one
+A shared PostgreSQL ledger (:mod:`guard._storage.pg_ledger`) is fed by many logs, one
 per guard home on each host: this home's log is absorbed the same way (its ids added, never
 removed), and the position is kept per source (host and home), not for the ledger as a
 whole. What other hosts consumed is already in the shared ledger; what a verify-only
@@ -35,8 +35,8 @@ from audit import LogNotFoundError, parse_iso, verify_log
 from audit.lines import Chain, LogLineError, check_line, lines_backward, open_snapshot
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import parse_envelope
-from guard._evidence.ledger import LogPosition, SyncedLedger
 from guard._evidence.models import MAX_TTL_SECONDS
+from guard._storage import LogPosition, SyncedLedger
 
 __all__ = ["CONSUMED_EXPIRY_BOUND", "RECALL_MARGIN", "recall_consumed", "sync_ledger"]
 

@@ -17,9 +17,9 @@ from typing import Any
 from guard._evidence.consume import check_and_consume
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import PublicKeyring
-from guard._evidence.ledger import SyncedLedger
 from guard._evidence.models import ConsumeResult
 from guard._evidence.resync import recall_consumed, sync_ledger
+from guard._storage import SyncedLedger
 
 __all__ = ["consume_synced"]
 

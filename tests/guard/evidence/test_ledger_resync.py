@@ -20,10 +20,10 @@ from freezegun import freeze_time
 from audit import read_records, utc_now
 from guard import Guard, KeyStore, LedgerError
 from guard._evidence.consume import DEFAULT_SKEW
-from guard._evidence.ledger import SqliteLedger
 from guard._evidence.resync import sync_ledger
 from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
 from guard._sidecar.methods import _VerifyOnly
+from guard._storage import SqliteLedger
 
 CALL = {"command": "rm -rf build"}
 

@@ -1,6 +1,6 @@
 """The consumption ledger on PostgreSQL: one ledger for guards and monitors on many hosts.
 
-Same protocol and semantics as :class:`guard._evidence.ledger.SqliteLedger`:
+Same protocol and semantics as :class:`guard._storage.ledger.SqliteLedger`:
 
 - single use: ``pi_guard.consume`` inserts with ``ON CONFLICT DO NOTHING`` under the
   evidence id's PRIMARY KEY, so of any number of processes on any number of hosts
@@ -32,9 +32,9 @@ from typing import Any, TypeVar
 import psycopg
 
 from guard._errors import LedgerError
-from guard._evidence.ledger import InsertOutcome, LogPosition
-from guard._pg_url import redact_url
-from guard._postgres import connect, ensure_schema, explain
+from guard._storage.ledger import InsertOutcome, LogPosition
+from guard._storage.pg_url import redact_url
+from guard._storage.postgres import connect, ensure_schema, explain
 
 __all__ = ["PgLedger"]
 

@@ -15,11 +15,11 @@ import pytest
 from audit import read_records
 from guard import Guard, LedgerError
 from guard._evidence.keys import KEYRING_FILE
-from guard._evidence.ledger import LogPosition
-from guard._evidence.pg_ledger import PgLedger
 from guard._ledger_choice import ledger_url
-from guard._postgres import connect
 from guard._sidecar.methods import _VerifyOnly
+from guard._storage import LogPosition
+from guard._storage.pg_ledger import PgLedger
+from guard._storage.postgres import connect
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CALL = {"command": "rm -rf build"}

@@ -21,7 +21,7 @@ import psycopg
 import pytest
 
 from guard import LedgerError
-from guard._evidence.pg_ledger import PgLedger
+from guard._storage.pg_ledger import PgLedger
 from tools.postgres import PostgresServer
 
 NOW = datetime.now(UTC)

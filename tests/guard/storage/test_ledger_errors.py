@@ -2,7 +2,7 @@
 position reads back exactly, a position moved by another process is left alone, and a corrupt
 ledger is set aside under the next free name, never deleted.
 
-Written for the mutants of ``guard/_evidence/ledger.py`` that the behavioural tests left alive
+Written for the mutants of ``guard/_storage/ledger.py`` that the behavioural tests left alive
 (docs/testing.md).
 """
 
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from guard import LedgerError, SqliteLedger
-from guard._evidence.ledger import LogPosition, _explain
+from guard._storage import LogPosition
+from guard._storage.ledger import _explain
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=60)

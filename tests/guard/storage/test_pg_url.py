@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from guard._pg_url import is_postgres_url, redact_url
+from guard._storage.pg_url import is_postgres_url, redact_url
 
 
 @pytest.mark.parametrize(

@@ -31,12 +31,12 @@ from pydantic import BaseModel
 from audit import WIRE_CONFIG, LogFormatError
 from audit.lines import Chain, LogLineError, check_line, head_path_for, open_snapshot
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
-from guard._pg_url import redact_url
-from guard._postgres import connect, ensure_schema, explain
+from guard._storage import SHIP_BATCH
+from guard._storage.pg_url import redact_url
+from guard._storage.postgres import connect, ensure_schema, explain
 
-__all__ = ["BATCH", "LoadedSource", "ShipResult", "load_source", "ship_log"]
+__all__ = ["LoadedSource", "ShipResult", "load_source", "ship_log"]
 
-BATCH = 500
 _T = TypeVar("_T")
 
 
@@ -72,7 +72,7 @@ def _store(url: str, work: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         raise AuditStoreError(redact_url(url), f"PostgreSQL: {explain(exc, url)}") from None
 
 
-def ship_log(log_path: Path, url: str, *, batch: int = BATCH) -> ShipResult:
+def ship_log(log_path: Path, url: str, *, batch: int = SHIP_BATCH) -> ShipResult:
     """Copy the log's records and its head to the store at ``url`` (see the module doc)."""
     stream, size, head = open_snapshot(log_path, with_head=True)
     with stream:
