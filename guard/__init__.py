@@ -45,6 +45,7 @@ from guard._evidence.models import (
     RecordResult,
 )
 from guard._guard import DeclineReason, Guard
+from guard._monitor import Monitor
 from guard._home import default_home
 from guard._pi.install import InstallResult, install
 from guard._policy import ConfigProblem, Policy, Verdict
@@ -78,6 +79,7 @@ __all__ = [
     "KeyringError",
     "LedgerError",
     "MatchResult",
+    "Monitor",
     "Policy",
     "PolicyBlockedError",
     "PublicKeyring",

@@ -39,6 +39,7 @@ from audit import (
 from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
 from guard._anchors import anchor_dir
 from guard._approvals.model import Approver
+from guard._consumer import check_input, check_tool_call_id, consume_call
 from guard._effects.model import Review
 from guard._errors import BadInputError, LedgerError, TtlError
 from guard._evidence.consume import DEFAULT_SKEW
@@ -58,11 +59,10 @@ from guard._evidence.models import (
     Evaluation,
     RecordResult,
 )
-from guard._evidence.single_use import consume_synced
 from guard._grants import GrantOffer, offers
 from guard._grants.desk import GrantDesk, GrantLimits
 from guard._grants.store import GrantRecord, GrantStore
-from guard._home import GRANTS_FILE, ensure_private_dir, env, resolve_home
+from guard._home import AUDIT_LOG_FILE, GRANTS_FILE, ensure_private_dir, env, resolve_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
 from guard._operator import OperatorCheck, OperatorCredential, OperatorSignature
@@ -83,7 +83,6 @@ __all__ = [
     "operator_reason_text",
 ]
 
-AUDIT_LOG_FILE = "audit.jsonl"
 _log = get_logger("guard")
 DeclineReason = Literal["declined", "timeout", "no-ui", "sidecar-unavailable", "stopped"]
 BlockReason = Literal["sidecar-unavailable", "sandbox-unavailable", "stopped"]
@@ -128,19 +127,6 @@ def _count(counts: dict[str, int], event: str, data: Mapping[str, Any]) -> None:
 
 def _fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
     return {} if fp is None else fp.model_dump(mode="json", exclude_none=True)
-
-
-def _check_input(tool_input: object) -> Mapping[str, Any]:
-    if not isinstance(tool_input, Mapping):
-        raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
-    return tool_input
-
-
-def _check_tool_call_id(tool_call_id: object) -> None:
-    if tool_call_id is not None and (
-        not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
-    ):
-        raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
 
 
 def _preview(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
@@ -346,7 +332,7 @@ class Guard:
         needs no confirmation or is blocked."""
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
-        _check_tool_call_id(tool_call_id)
+        check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         if evaluation.verdict != "confirm" or evaluation.fingerprint is None:
             return None
@@ -372,7 +358,7 @@ class Guard:
         """Classify a pending call and, unless it is local-safe, compute its fingerprint."""
         self._refresh_keys()
         name = normalize_tool_name(tool_name)
-        tool_input = _check_input(tool_input)
+        tool_input = check_input(tool_input)
         workdir = Path(cwd)
         verdict, policy = self.classifier.classify(name, tool_input, workdir)
         fingerprint = None
@@ -435,7 +421,7 @@ class Guard:
         """
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
-        _check_tool_call_id(tool_call_id)
+        check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
@@ -570,20 +556,19 @@ class Guard:
         records (a lost or stale ledger never forgets); if the log cannot be read or
         verified this raises :class:`LedgerError` and nothing is consumed.
         """
-        _check_tool_call_id(tool_call_id)
-        evaluation = self.evaluate(tool_name, tool_input, cwd)
-        pending = evaluation.fingerprint
-        required = self.classifier.policy_for(cwd).evidence.require_operator_signature
-        result = consume_synced(
+        result, pending = consume_call(
             envelope,
-            pending,
+            tool_name,
+            tool_input,
+            cwd,
+            classifier=self.classifier,
             keyring=self.public_keyring(),
             ledger=self.ledger,
             log_path=self.audit.path,
-            now=utc_now(),
+            require_log=True,
             tool_call_id=tool_call_id,
             require_dialog=require_dialog,
-            require_operator_signature=require_operator_signature or required,
+            require_operator_signature=require_operator_signature,
         )
         call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
         if tool_call_id is not None:
@@ -655,7 +640,7 @@ class Guard:
         """Audit a call the guard stopped without asking (``confirmation.declined`` with a
         block ``reason``), whatever its kind: a local-safe call that could not run because
         the sidecar or the sandbox was not there is counted like a risky one."""
-        _check_tool_call_id(tool_call_id)
+        check_tool_call_id(tool_call_id)
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fields: dict[str, Any] = {
             "reason": reason,
@@ -715,7 +700,7 @@ class Guard:
         classified now (the fingerprint is computed here, never taken from the shim); a
         call the policy now allows has no fingerprint and is not appended (returns False).
         """
-        _check_tool_call_id(tool_call_id)
+        check_tool_call_id(tool_call_id)
         if reason in ("sidecar-unavailable", "sandbox-unavailable"):
             # Blocked whatever the policy says of it now: counted, local-safe or not.
             self.blocked(tool_name, tool_input, cwd, reason, tool_call_id=tool_call_id, late=late)
@@ -754,9 +739,9 @@ class Guard:
         The fingerprint is the input that would have run, as a protected action (even
         when the policy would have let that input through: it was never the one decided).
         """
-        _check_tool_call_id(tool_call_id)
+        check_tool_call_id(tool_call_id)
         name = normalize_tool_name(tool_name)
-        verdict, _ = self.classifier.classify(name, _check_input(tool_input), cwd)
+        verdict, _ = self.classifier.classify(name, check_input(tool_input), cwd)
         fp = compute_fingerprint("protected", name, tool_input, cwd, path=verdict.path)
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         self._append(
@@ -793,7 +778,7 @@ class Guard:
         if self.session is None or not self.grant_limits(workspace).enabled:
             return ()
         name = normalize_tool_name(tool_name)
-        verdict, _ = self.classifier.classify(name, _check_input(tool_input), Path(cwd))
+        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
         return offers(name, tool_input, cwd, verdict, workspace=workspace)
 
     def create_grant(
@@ -832,7 +817,7 @@ class Guard:
         if self.session is None:
             return None
         name = normalize_tool_name(tool_name)
-        verdict, _ = self.classifier.classify(name, _check_input(tool_input), Path(cwd))
+        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
         cover = self.grants.cover(
             name,
             tool_input,

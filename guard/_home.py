@@ -26,6 +26,7 @@ from pathlib import Path
 from guard._errors import BadInputError, HomeError, HomeUnderFileError
 
 __all__ = [
+    "AUDIT_LOG_FILE",
     "CACHES_DIR",
     "CONFIG_FILE",
     "ENV_PREFIX",
@@ -54,6 +55,8 @@ LAYERS_DIR = "layers"
 SESSION_TMP_DIR = "tmp"
 """In a session's directory: the sandbox's ``/tmp`` for that session."""
 GRANTS_FILE = "grants.jsonl"
+AUDIT_LOG_FILE = "audit.jsonl"
+"""The guard's audit log (beside it ``audit.jsonl.head`` and the tree cache)."""
 # What an install puts in pi's extension directories (guard/_pi/layout.py); the sandbox
 # protects both by name, so they live here, below both.
 EXTENSION_DIR_NAME = "operator-guard"

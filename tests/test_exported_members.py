@@ -218,6 +218,7 @@ GUARD = [
     "KeyringError",
     "LedgerError",
     "MatchResult",
+    "Monitor",
     "Policy",
     "PolicyBlockedError",
     "PublicKeyring",

@@ -15,7 +15,6 @@ import secrets
 import shutil
 import threading
 import time
-from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
@@ -39,16 +38,14 @@ from guard._approvals.web import ApprovalPage, enrolled_port
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._evidence.fingerprint import Fingerprint
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._evidence.models import ConsumeResult, Evaluation
+from guard._evidence.models import Evaluation
 from guard._grants import GrantOffer
 from guard._grants.store import GrantRecord
 from guard._guard import Guard, operator_reason_text
 from guard._home import LAYERS_DIR, SESSION_TMP_DIR, SESSIONS_DIR, resolve_home
-from guard._ledger_choice import open_ledger
 from guard._logging import configure_logging, get_logger
+from guard._monitor import Monitor
 from guard._pi.session import session_envelopes
-from guard._policy.cache import PolicyCache
 from guard._policy.classify import pi_file_target
 from guard._policy.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
@@ -155,57 +152,6 @@ def _open_problem(home: Path, exc: Exception) -> tuple[str, str]:
 # -- the backend: a full guard, or verify-only (public keyring, no signing key) ----------------
 
 
-class _VerifyOnly:
-    """What a monitor consumer with only the public keyring can do: consume and verify.
-
-    No signing key is loaded, so nothing is minted and nothing is appended to an audit log
-    (an audit append needs the signing key for the signed head); results go to the caller
-    and to the stderr log.
-    """
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.keyring = PublicKeyring.load(home / KEYRING_FILE)
-        self.ledger = open_ledger(home, lazy=True)
-        self.classifier = PolicyCache(home)
-
-    def consume(
-        self,
-        envelope: Mapping[str, Any] | str | None,
-        tool_name: str,
-        tool_input: Mapping[str, Any],
-        cwd: str,
-        *,
-        tool_call_id: str | None = None,
-        require_dialog: bool = False,
-        require_operator_signature: bool = False,
-    ) -> ConsumeResult:
-        from guard._evidence.single_use import consume_synced
-        from guard._guard import AUDIT_LOG_FILE
-
-        _, pending = self.classifier.pending(tool_name, tool_input, cwd)
-        policy = self.classifier.policy_for(cwd).evidence
-        # The guard's own consume path: ids consumed in this home (its audit log) stay
-        # consumed here too.
-        return consume_synced(
-            envelope,
-            pending,
-            keyring=self.keyring,
-            ledger=self.ledger,
-            log_path=self.home / AUDIT_LOG_FILE,
-            now=utc_now(),
-            tool_call_id=tool_call_id,
-            require_log=False,
-            require_dialog=require_dialog,
-            require_operator_signature=(
-                require_operator_signature or policy.require_operator_signature
-            ),
-        )
-
-    def close(self) -> None:
-        self.ledger.close()
-
-
 class Sidecar(RpcServer):
     """The guard's method table (request handling is :class:`RpcServer`'s); see :func:`serve`."""
 
@@ -213,7 +159,7 @@ class Sidecar(RpcServer):
         self.started = time.monotonic()
         self.home = resolve_home(home)
         self._guard: Guard | None = None
-        self._monitor: _VerifyOnly | None = None
+        self._monitor: Monitor | None = None
         self._open_error: str | None = None
         self._open_reason = "guard-open-failed"
         self._open_problem: tuple[str, str] | None = None
@@ -241,7 +187,7 @@ class Sidecar(RpcServer):
         self._refused_lock = threading.Lock()
         try:
             if verify_only:
-                self._monitor = _VerifyOnly(self.home)
+                self._monitor = Monitor.open(self.home)
             else:
                 self._guard = Guard.open(self.home)
                 self._anchor("session-start")

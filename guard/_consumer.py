@@ -1,0 +1,96 @@
+"""The one consume path of the guard and of a verify-only monitor.
+
+Contract: :func:`consume_call` checks the caller's input, recomputes the pending call's
+fingerprint from the call itself with the home's policy (:func:`pending_fingerprint`, the one
+way to compute it), reads what the user's policy requires of evidence (``[evidence]``), and
+runs :func:`guard._evidence.single_use.consume_synced` (ledger synced from the audit log, this
+id recalled from the log, the consumer's checks, single use). :class:`guard.Guard` and
+:class:`guard.Monitor` both call it, so what one of them checks the other cannot skip; the
+guard then audits the result, a monitor (no signing key) cannot.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from audit import utc_now
+from guard._errors import BadInputError
+from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
+from guard._evidence.keys import PublicKeyring
+from guard._evidence.models import ConsumeResult
+from guard._evidence.single_use import consume_synced
+from guard._policy.cache import PolicyCache
+from guard._storage import SyncedLedger
+
+__all__ = ["check_input", "check_tool_call_id", "consume_call", "pending_fingerprint"]
+
+
+def check_input(tool_input: object) -> Mapping[str, Any]:
+    """``tool_input`` if it is a JSON object, else a :class:`BadInputError`."""
+    if not isinstance(tool_input, Mapping):
+        raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
+    return tool_input
+
+
+def check_tool_call_id(tool_call_id: object) -> None:
+    """A tool call id is absent or 1..256 characters, else a :class:`BadInputError`."""
+    if tool_call_id is not None and (
+        not isinstance(tool_call_id, str) or not 0 < len(tool_call_id) <= 256
+    ):
+        raise BadInputError("tool call id", "must be 1..256 characters", tool_call_id)
+
+
+def pending_fingerprint(
+    classifier: PolicyCache,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str | os.PathLike[str],
+) -> Fingerprint | None:
+    """The fingerprint evidence for this call must carry; ``None`` for a local-safe call
+    (no evidence can match it)."""
+    name = normalize_tool_name(tool_name)
+    verdict, _ = classifier.classify(name, check_input(tool_input), Path(cwd))
+    if verdict.action_kind == "local-safe":
+        return None
+    return compute_fingerprint(verdict.action_kind, name, tool_input, cwd, path=verdict.path)
+
+
+def consume_call(
+    envelope: Mapping[str, Any] | str | bytes | None,
+    tool_name: str,
+    tool_input: Mapping[str, Any],
+    cwd: str | os.PathLike[str],
+    *,
+    classifier: PolicyCache,
+    keyring: PublicKeyring,
+    ledger: SyncedLedger,
+    log_path: Path,
+    require_log: bool,
+    tool_call_id: str | None = None,
+    require_dialog: bool = False,
+    require_operator_signature: bool = False,
+) -> tuple[ConsumeResult, Fingerprint | None]:
+    """Consume ``envelope`` for this pending call once; the result and the fingerprint it was
+    checked against. ``require_operator_signature`` or the user's ``[evidence]
+    require_operator_signature`` refuses evidence without the operator's own signature.
+    Raises :class:`BadInputError` for a malformed call, :class:`LedgerError` when the log
+    cannot be synced (nothing is consumed then)."""
+    check_tool_call_id(tool_call_id)
+    pending = pending_fingerprint(classifier, tool_name, tool_input, cwd)
+    required = classifier.policy_for(cwd).evidence.require_operator_signature
+    result = consume_synced(
+        envelope,
+        pending,
+        keyring=keyring,
+        ledger=ledger,
+        log_path=log_path,
+        now=utc_now(),
+        tool_call_id=tool_call_id,
+        require_log=require_log,
+        require_dialog=require_dialog,
+        require_operator_signature=require_operator_signature or required,
+    )
+    return result, pending
