@@ -45,8 +45,8 @@ from guard._evidence.models import (
     RecordResult,
 )
 from guard._guard import DeclineReason, Guard
-from guard._monitor import Monitor
 from guard._home import default_home
+from guard._monitor import Monitor
 from guard._pi.install import InstallResult, install
 from guard._policy import ConfigProblem, Policy, Verdict
 from guard._sidecar.methods import serve, session_envelopes

@@ -22,7 +22,7 @@ from guard import Guard, KeyStore, LedgerError
 from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.resync import sync_ledger
 from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
-from guard._sidecar.methods import _VerifyOnly
+from guard._monitor import Monitor
 from guard._storage import SqliteLedger
 
 CALL = {"command": "rm -rf build"}
@@ -245,7 +245,7 @@ def test_rebuilt_ids_expire_no_earlier_than_the_evidence(
         with Guard.open(home) as g:  # opening prunes
             g.ledger.prune(utc_now(), DEFAULT_SKEW)
         assert _stored_expiry(home, pg_url, rec.evidence_id) == stored
-        monitor = _VerifyOnly(home)
+        monitor = Monitor.open(home)
         try:
             seen = monitor.consume(env, "bash", CALL, str(tmp_path))
         finally:

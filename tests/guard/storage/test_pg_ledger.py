@@ -16,7 +16,7 @@ from audit import read_records
 from guard import Guard, LedgerError
 from guard._evidence.keys import KEYRING_FILE
 from guard._ledger_choice import ledger_url
-from guard._sidecar.methods import _VerifyOnly
+from guard._monitor import Monitor
 from guard._storage import LogPosition
 from guard._storage.pg_ledger import PgLedger
 from guard._storage.postgres import connect
@@ -169,7 +169,7 @@ def test_evidence_is_consumed_once_across_homes(
         envelope = rec.envelope.model_dump(mode="json")
     monitor_home.mkdir(mode=0o700)
     shutil.copyfile(guard_home / KEYRING_FILE, monitor_home / KEYRING_FILE)
-    monitor = _VerifyOnly(monitor_home)
+    monitor = Monitor.open(monitor_home)
     try:
         first = monitor.consume(envelope, "bash", CALL, str(tmp_path))
     finally:
