@@ -256,7 +256,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
     ledger = _parse_ledger(data, reader, layer)
     grants, grants_line, grants_lines = _parse_grants(data, reader)
     approvals = _parse_user_table(data, reader, layer, "approvals", ApprovalSettings)
-    evidence = _parse_user_table(data, reader, layer, "evidence", EvidenceSettings)
+    evidence = _parse_evidence(data, reader, layer)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -399,6 +399,29 @@ def _parse_user_table(
     except ValidationError as exc:
         reader.validation(name, None, exc)
         return None
+
+
+def _parse_evidence(
+    data: Mapping[str, Any], reader: _Reader, layer: LayerName
+) -> EvidenceSettings | None:
+    """``[evidence]`` of the user's layer. A table that is there but does not validate
+    requires the operator's signature: what it says is unknown, and it can only have meant
+    to ask for more (fail closed)."""
+    before = len(reader.problems)
+    settings = _parse_user_table(data, reader, layer, "evidence", EvidenceSettings)
+    if (
+        settings is None
+        and layer == "user"
+        and "evidence" in data
+        and len(reader.problems) > before
+    ):
+        reader.problem(
+            reader.lines.of("evidence", 0),
+            "evidence",
+            "this table does not validate, so evidence must carry the operator's signature",
+        )
+        return EvidenceSettings(require_operator_signature=True)
+    return settings
 
 
 def _parse_grants(

@@ -292,3 +292,20 @@ def test_an_unusable_enrolled_key_refuses_its_signatures_rather_than_crash(
     assertion = OperatorSignature.model_validate(good["details"]["operatorSignature"])
     check = check_operator_signature(good["details"], assertion, broken)
     assert check.reason == "operator-signature-invalid"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[evidence]\nrequire_operator_signature = "yes"\n',
+        "[evidence]\nrequire_operator_signatures = false\n",
+        "evidence = 1\n",
+    ],
+)
+def test_an_evidence_table_that_does_not_validate_requires_the_signature(
+    guard: Guard, project: Path, table: str
+) -> None:
+    (guard.home / "operator-guard.toml").write_text(table)
+    policy = guard.classifier.policy_for(project)
+    assert policy.evidence.require_operator_signature is True
+    assert any("operator's signature" in p.message for p in policy.problems)
