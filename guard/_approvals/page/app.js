@@ -7,6 +7,7 @@
 let csrf = "";
 let operator = null; // {rpId, credentials} from /api/pending, or null: Yes is not signed
 const shown = new Map(); // approval id -> its <li>
+const KEEP_ANSWERED_MS = 3000; // an answer given here stays on screen this long, with its outcome
 
 const b64url = (buffer) =>
 	btoa(String.fromCharCode(...new Uint8Array(buffer))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -72,6 +73,7 @@ async function answer(item, decision, node, grant) {
 	const reason = node.querySelector(".reason").value.trim();
 	if (decision === "no" && reason) body.reason = reason;
 	buttons(node, false);
+	node.dataset.answering = "yes"; // a refresh must not take it away before its outcome shows
 	try {
 		// A call's Yes is signed; held effects have no statement to sign (their evidence is the
 		// effects review's), so their Yes goes as it did before passkeys.
@@ -90,14 +92,24 @@ async function answer(item, decision, node, grant) {
 	} catch (err) {
 		say.textContent = `the guard does not answer (${err}): nothing was answered`;
 		buttons(node, true);
+	} finally {
+		node.dataset.answeredAt = String(Date.now());
 	}
+}
+
+// A question that left the pending list goes, unless this page is answering it or answered it
+// a moment ago: then its outcome stays readable for KEEP_ANSWERED_MS.
+function keep(node) {
+	if (node.dataset.answering !== "yes") return false;
+	const at = Number(node.dataset.answeredAt || 0);
+	return at === 0 || Date.now() - at < KEEP_ANSWERED_MS;
 }
 
 function render(pending) {
 	const list = document.getElementById("pending");
 	const now = new Set(pending.map((p) => p.id));
 	for (const [id, node] of shown) {
-		if (now.has(id)) continue;
+		if (now.has(id) || keep(node)) continue;
 		// Answered elsewhere, withdrawn or late: the question leaves the page.
 		node.remove();
 		shown.delete(id);

@@ -56,9 +56,12 @@ def test_log_in_and_answer_yes(world: World, page: Page) -> None:
     expect(item.locator(".text")).to_contain_text("rm -rf build")
     expect(item.locator(".digest")).to_contain_text(approval["digest"])
     item.locator(".yes").click()
+    # The outcome stays readable although the answered question left the pending list ...
     expect(item.locator(".outcome")).to_have_text("answered: yes")
     polled = world.poll(approval)
     assert polled["answer"]["decision"] == "yes" and polled["answer"]["approver"] == "web"
+    # ... and then the question leaves the page.
+    expect(item).to_have_count(0, timeout=10_000)
 
 
 def test_no_with_a_reason(world: World, page: Page) -> None:
