@@ -18,7 +18,9 @@ the user's environment:
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -121,8 +123,19 @@ def system_program(name: str, dirs: Sequence[str] = SYSTEM_BIN_DIRS) -> str:
 
 @lru_cache(maxsize=1)
 def _empty_home() -> str:
-    """An empty private directory, used as ``HOME`` so no dotfile of the user is read."""
-    return tempfile.mkdtemp(prefix="pi-guard-hermetic-")
+    """An empty private directory, used as ``HOME`` so no dotfile of the user is read.
+
+    It is removed when the process that made it exits; a forked child that exits first
+    leaves it to its parent.
+    """
+    path = tempfile.mkdtemp(prefix="pi-guard-hermetic-")
+    atexit.register(_remove_empty_home, path, os.getpid())
+    return path
+
+
+def _remove_empty_home(path: str, owner: int) -> None:
+    if os.getpid() == owner:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def minimal_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,33 @@ def test_a_second_anchor_is_a_second_commit_on_the_first(hostile: dict[str, Path
     # everything anchored is committed and staged as committed (.gitattributes was there)
     assert [ln for ln in status.stdout.decode().splitlines() if "checkpoint" in ln] == []
     assert not list(hostile["marks"].iterdir())
+
+
+_REPORT_HOME = """
+import os, sys
+from guard._hermetic import minimal_env
+home = minimal_env()["HOME"]
+print(home, flush=True)
+if sys.argv[1] == "fork":
+    child = os.fork()
+    if child == 0:
+        sys.exit(0)  # a child that exits normally runs the inherited exit handlers
+    os.waitpid(child, 0)
+    print(os.path.isdir(home), flush=True)
+"""
+
+
+def test_the_empty_home_is_removed_when_the_process_exits() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _REPORT_HOME, "plain"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out[0].startswith(tempfile.gettempdir())
+    assert not os.path.exists(out[0])
+
+
+def test_a_forked_child_leaves_the_empty_home_to_its_parent() -> None:
+    home, alive_after_child = subprocess.run(
+        [sys.executable, "-c", _REPORT_HOME, "fork"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert alive_after_child == "True"
+    assert not os.path.exists(home)
