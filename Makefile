@@ -5,13 +5,24 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEROP := $(VENV)/.interop
 
-.PHONY: test check lint demo schemas bench soak fuzz mutants clean
+.PHONY: test check lint demo schemas bench soak fuzz mutants lock clean
 
-$(STAMP): pyproject.toml
+# The developer's environment comes from the hash-pinned lock (the `dev` dependency group and
+# the `postgres` extra, see pyproject.toml); the project itself is installed without resolving.
+$(STAMP): pyproject.toml requirements/dev.lock
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,postgres]'
+	$(BIN)/python -m pip install --quiet --upgrade 'pip>=25.1'
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements/dev.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e '.[postgres]'
 	touch $(STAMP)
+
+# Re-resolve requirements/dev.lock after a change to pyproject.toml's dependencies; versions
+# already in the lock are kept unless UPGRADE=1.
+lock: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'uv>=0.5'
+	$(BIN)/uv pip compile pyproject.toml --group dev --extra postgres --universal \
+		--python-version 3.11 --generate-hashes --no-header --quiet \
+		$(if $(UPGRADE),--upgrade) -o requirements/dev.lock
 
 # Test-only: aics-tlog, an independent C2SP signed-note implementation the guard's checkpoints
 # are checked against (tests/verifier/test_c2sp_interop.py); pinned by hash, see the file.
@@ -54,11 +65,11 @@ fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz FUZZ_SCALE=$(FUZZ_SCALE) $(BIN)/python -m pytest -p no:cacheprovider \
 		-q -m "not e2e" --durations=10 $(FUZZ_TESTS)
 
-# Mutation testing of the security-critical modules (mutmut, the optional "mutants" extra)
+# Mutation testing of the security-critical modules (mutmut, the "mutants" dependency group)
 # under a wall-clock budget; docs/testing.md has the results. Not part of `make test`.
 MUTANTS_BUDGET ?= 3600
 $(VENV)/.mutants: $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,bench,postgres,mutants]'
+	$(BIN)/python -m pip install --quiet --group mutants
 	touch $@
 
 mutants: $(VENV)/.mutants

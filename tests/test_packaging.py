@@ -3,7 +3,7 @@
 ``tools/`` (the real-pi harness, the scripted model, the schema generator), ``tests/`` and
 ``bench/`` are repo-only; the pi extension shim and the built-in policy are package data the
 installed guard cannot work without. The wheel is built offline with the hatchling installed
-in the virtualenv (the ``test`` extra), as ``pip wheel --no-build-isolation`` does.
+in the virtualenv (the ``test`` dependency group), as ``pip wheel --no-build-isolation`` does.
 """
 
 from __future__ import annotations
