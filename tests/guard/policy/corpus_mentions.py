@@ -24,16 +24,21 @@ from tests.guard.policy.corpus_outside import CREDENTIALS, RUNS_CODE
 
 KNOWN = Path(__file__).with_name("mentions_known.txt")
 
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
 # Programs with their own branch of the path knowledge: every shape below runs on each.
-SHAPED = """
+SHAPED = _words("""
     rm unlink shred srm rmdir trash trash-put rimraf truncate del mv cp install ln rsync scp
     ditto gcp tee touch mkdir chmod chown chgrp sed perl dd find curl wget tar zip grep egrep
     fgrep rg ag ack git docker podman nerdctl echo printf true export kill ps cat ls python3
     node make frobnicate ./run.sh /usr/bin/rm /bin/cp
-""".split()
+""")
 
 # Programs only sorted into sets (no files / readers): a few shapes each.
-LISTED = """
+LISTED = _words("""
     false : test [ [[ set unset exit return sleep date seq expr read wait jobs type which hash
     alias unalias shift local declare typeset readonly let pwd whoami id uname hostname env
     printenv history clear yes break continue getopts ulimit umask shopt bg fg disown eval trap
@@ -44,7 +49,7 @@ LISTED = """
     eslint tsc python bash sh zsh go cargo npm pnpm yarn npx kubectl man info tldr sqlite3
     psql mysql ssh xargs watch time timeout nice nohup sudo open xdg-open code sort vim
     patch chattr setfacl unzip gzip gunzip xz 7z
-""".split()
+""")
 
 SHAPES = (
     "",
@@ -119,8 +124,8 @@ SHAPES = (
     "-d 2020-01-01 stamp",
     "-",
     "''",
-    "\"$(echo sub)\" `pwd`/x",
-    "$1 \"$@\"",
+    '"$(echo sub)" `pwd`/x',
+    '$1 "$@"',
     "-n 3 -u secret",
     "-czf out.tgz src",
     "xzf in.tgz -C out",
@@ -168,11 +173,11 @@ LISTED_SHAPES = ("", "a.txt", "-r dir b.txt", "-- x *.txt", "$V > out.txt", "k=v
 EXTRA = (
     "$PROG a b",
     "${CMD:-rm} -rf x",
-    "\"$(which rm)\" x",
+    '"$(which rm)" x',
     "> only-redirect.txt",
     "< only-read.txt",
     "cat < in.txt > out.txt 2>&1 | tee -a log.txt",
-    "python3 -c 'open(\"w.txt\",\"w\")' a.txt",
+    'python3 -c \'open("w.txt","w")\' a.txt',
     "bash -c 'rm -rf build && cp a b'",
     "sudo rm -rf /var/tmp/x",
     "env X=1 cp a b",
@@ -270,8 +275,8 @@ EXTRA = (
     "/bin/rm -rf x",
     "./rm -rf x",
     "RM=rm; $RM x",
-    "f() { rm -rf \"$1\"; }; f build",
-    "for f in *.txt; do rm \"$f\"; done",
+    'f() { rm -rf "$1"; }; f build',
+    'for f in *.txt; do rm "$f"; done',
     "if true; then cp a b; fi",
     "(cd sub && rm x)",
     "{ rm a; rm b; }",
