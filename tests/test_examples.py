@@ -66,7 +66,8 @@ def test_monitor_example_consumes_once_from_a_session_file(tmp_path: Path) -> No
 
 
 def test_the_guides_hand_checked_proof_holds() -> None:
-    """docs/examples/proof-inclusion.json verifies, and the guide's hand values are its own."""
+    """docs/examples/proof-inclusion.json verifies, and the hand values of docs/auditor.md are
+    its own."""
     import base64
     import hashlib
 
@@ -80,16 +81,14 @@ def test_the_guides_hand_checked_proof_holds() -> None:
     leaf = hashlib.sha256(b"\x00" + entry["line"].encode()).hexdigest()
     left = base64.b64decode(entry["hashes"][0]).hex()
     root = hashlib.sha256(b"\x01" + bytes.fromhex(left) + bytes.fromhex(leaf)).digest()
-    guide = (docs / "operator-confirmation.md").read_text()
+    page = (docs / "auditor.md").read_text()
     for shown in (leaf, left, base64.b64encode(root).decode()):
-        assert shown in guide
+        assert shown in page
 
 
 def _hand_check() -> str:
-    guide = (
-        Path(__file__).resolve().parent.parent / "docs" / "operator-confirmation.md"
-    ).read_text()
-    block = guide.split("<!-- hand-check -->", 1)[1].split("<!-- /hand-check -->", 1)[0]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "auditor.md").read_text()
+    block = page.split("<!-- hand-check -->", 1)[1].split("<!-- /hand-check -->", 1)[0]
     return block.split("```python\n", 1)[1].split("```", 1)[0]
 
 

@@ -363,7 +363,7 @@ def test_every_distinct_reason_is_listed(home: Path, project: Path) -> None:
 def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """docs/operator-confirmation.md, "What the operator sees": the first example, byte for
+    """docs/operator.md, "What the operator sees": the first example, byte for
     byte (the operator's home, the clock's time and the arrow aside)."""
     from guard._sidecar.methods import Sidecar
     from tests.guard.sidecar.test_sidecar_methods import result
@@ -388,6 +388,6 @@ def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
     options += [*choices["grants"], choices["details"]]
     shown = "\n".join([dialog["title"], dialog["message"], *(f"  {o}" for o in options)])
     shown = re.sub(r"until \d\d:\d\d", "until 14:32", shown.replace(str(user), "/home/me"))
-    guide = (Path(__file__).parents[3] / "docs" / "operator-confirmation.md").read_text()
-    example = guide.split("### What the operator sees", 1)[1].split("```\n", 2)[1]
+    page = (Path(__file__).parents[3] / "docs" / "operator.md").read_text()
+    example = page.split("## What the operator sees", 1)[1].split("```\n", 2)[1]
     assert shown + "\n" == example.replace("→ No", "  No")
