@@ -6,8 +6,15 @@ Imports nothing of ``guard`` or ``planning``. Nothing here authorizes anything: 
 and its report only record and classify what happened.
 """
 
-from audit._anchor import AnchorDir, Anchored
-from audit._canonical import canonical_json, sha256_hex, sha256_prefixed
+from audit._checking.verify import (
+    FAULT_KINDS,
+    FaultKind,
+    ProgressCallback,
+    VerifyDecision,
+    VerifyResult,
+    tty_progress,
+    verify_log,
+)
 from audit._errors import (
     AuditError,
     CanonicalizationError,
@@ -30,19 +37,8 @@ from audit._errors import (
     UnknownEventError,
     UsageError,
 )
-from audit._log import MAX_LINE_BYTES, AuditLog, HeadSigner, PublicKeys, read_records
-from audit._merkle import (
-    EMPTY_ROOT,
-    Frontier,
-    consistency_proof,
-    inclusion_proof,
-    leaf_hash,
-    node_hash,
-    root_of,
-    verify_consistency,
-    verify_inclusion,
-)
-from audit._models import (
+from audit._records.canonical import canonical_json, sha256_hex, sha256_prefixed
+from audit._records.models import (
     EVENT_MODELS,
     GENESIS_DOMAIN,
     HEAD_DOMAIN,
@@ -83,67 +79,8 @@ from audit._models import (
     ToolExecutedData,
     genesis_hash,
 )
-from audit._note import (
-    MAX_NOTE_BYTES,
-    ORIGIN_PREFIX,
-    Checkpoint,
-    NoteKey,
-    NoteSignature,
-    SignedCheckpoint,
-    open_checkpoint,
-    origin_for,
-    parse_checkpoint,
-    sign_checkpoint,
-)
-from audit._proofs import (
-    PROOF_SCHEMA,
-    ConsistencyProof,
-    EntryCheck,
-    InclusionEntry,
-    InclusionProof,
-    ProofCheck,
-    log_leaves,
-    parse_vkeys,
-    prove_consistency,
-    prove_records,
-    records_about,
-    verify_proof,
-)
-from audit._recover import RecoveryResult, recover_log
-from audit._recovered import SET_ASIDE_KIND, SetAside, set_aside_rows
-from audit._redact import REDACTED, redact_preview
-from audit._report import (
-    GAP_REASONS,
-    AllowedRow,
-    AuditReport,
-    Classification,
-    ExternalSource,
-    GapReason,
-    ReportRow,
-    ReportSummary,
-    StoppedRow,
-    build_report,
-    render_report,
-)
-from audit._show import (
-    filter_records,
-    grant_of,
-    render_records,
-    render_records_jsonl,
-    session_of,
-)
-from audit._table import render_table
-from audit._tree import TreeState, read_tree_state
-from audit._verify import (
-    FAULT_KINDS,
-    FaultKind,
-    ProgressCallback,
-    VerifyDecision,
-    VerifyResult,
-    tty_progress,
-    verify_log,
-)
-from audit._wire import (
+from audit._records.read import read_records
+from audit._records.wire import (
     MAX_INT_DIGITS,
     MAX_JSON_BYTES,
     WIRE_CONFIG,
@@ -163,9 +100,34 @@ from audit._wire import (
     shorten,
     utc_now,
 )
+from audit._redaction.redact import REDACTED, redact_preview
+from audit._reporting.recovered import SET_ASIDE_KIND, SetAside, set_aside_rows
+from audit._reporting.render import render_report
+from audit._reporting.report import build_report
+from audit._reporting.rows import (
+    GAP_REASONS,
+    AllowedRow,
+    AuditReport,
+    Classification,
+    ExternalSource,
+    GapReason,
+    ReportRow,
+    ReportSummary,
+    StoppedRow,
+)
+from audit._reporting.show import (
+    filter_records,
+    grant_of,
+    render_records,
+    render_records_jsonl,
+    session_of,
+)
+from audit._reporting.table import render_table
+from audit._writing.log import MAX_LINE_BYTES, AuditLog
+from audit._writing.recover import RecoveryResult, recover_log
+from audit._writing.signing import HeadSigner, PublicKeys
 
 __all__ = [
-    "EMPTY_ROOT",
     "EVENT_MODELS",
     "FAULT_KINDS",
     "GAP_REASONS",
@@ -176,18 +138,13 @@ __all__ = [
     "MAX_INT_DIGITS",
     "MAX_JSON_BYTES",
     "MAX_LINE_BYTES",
-    "MAX_NOTE_BYTES",
     "MAX_OPERATOR_REASON_CHARS",
-    "ORIGIN_PREFIX",
-    "PROOF_SCHEMA",
     "REDACTED",
     "RESERVED_EVENTS",
     "SET_ASIDE_KIND",
     "WIRE_CONFIG",
     "ActionKind",
     "AllowedRow",
-    "AnchorDir",
-    "Anchored",
     "ApprovalRefusedData",
     "Approver",
     "AuditError",
@@ -196,15 +153,12 @@ __all__ = [
     "AuditRecord",
     "AuditReport",
     "CanonicalizationError",
-    "Checkpoint",
     "Classification",
     "ConfirmationDeclinedData",
     "ConfirmationRecordedData",
     "ConfirmationRequestedData",
-    "ConsistencyProof",
     "EffectsResolvedData",
     "EffectsReviewedData",
-    "EntryCheck",
     "EventDataError",
     "EventError",
     "EvidenceConsumedData",
@@ -212,7 +166,6 @@ __all__ = [
     "EvidenceRejectedData",
     "ExternalSource",
     "FaultKind",
-    "Frontier",
     "GapReason",
     "GrantCreatedData",
     "GrantExpiredData",
@@ -223,8 +176,6 @@ __all__ = [
     "GrantUsedData",
     "HeadSigner",
     "HeldEffectData",
-    "InclusionEntry",
-    "InclusionProof",
     "IsoMillis",
     "JsonInputError",
     "KeyGeneratedData",
@@ -242,14 +193,11 @@ __all__ = [
     "LogWriteError",
     "NetworkRefusedData",
     "NoteError",
-    "NoteKey",
-    "NoteSignature",
     "OperatorEnrolledData",
     "OperatorRemovedData",
     "Origin",
     "PlannerReportedData",
     "ProgressCallback",
-    "ProofCheck",
     "ProofError",
     "PublicKeys",
     "RecordDataError",
@@ -264,11 +212,9 @@ __all__ = [
     "SetAside",
     "Sha256",
     "Signature",
-    "SignedCheckpoint",
     "SignerError",
     "StoppedRow",
     "ToolExecutedData",
-    "TreeState",
     "UnknownEventError",
     "UsageError",
     "VerifyDecision",
@@ -277,43 +223,25 @@ __all__ = [
     "b64url_encode",
     "build_report",
     "canonical_json",
-    "consistency_proof",
     "filter_records",
     "format_iso",
     "genesis_hash",
     "grant_of",
-    "inclusion_proof",
-    "leaf_hash",
     "load_json",
-    "log_leaves",
-    "node_hash",
-    "open_checkpoint",
-    "origin_for",
-    "parse_checkpoint",
     "parse_iso",
-    "parse_vkeys",
-    "prove_consistency",
-    "prove_records",
     "read_records",
-    "read_tree_state",
-    "records_about",
     "recover_log",
     "redact_preview",
     "render_records",
     "render_records_jsonl",
     "render_report",
     "render_table",
-    "root_of",
     "session_of",
     "set_aside_rows",
     "sha256_hex",
     "sha256_prefixed",
     "shorten",
-    "sign_checkpoint",
     "tty_progress",
     "utc_now",
-    "verify_consistency",
-    "verify_inclusion",
     "verify_log",
-    "verify_proof",
 ]

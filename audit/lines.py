@@ -14,9 +14,9 @@ sync and recall, the central store's shipper) uses these instead, and then owns 
   checked alone, not chained, so the caller trusts it only as far as the log verified.
 """
 
-from audit._chain import Chain, head_path_for, lines_backward, open_snapshot
-from audit._chain import check_body as check_line
 from audit._errors import LogLineError
+from audit._records.chain import Chain, head_path_for, lines_backward, open_snapshot
+from audit._records.chain import check_body as check_line
 
 __all__ = [
     "Chain",

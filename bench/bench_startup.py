@@ -20,7 +20,8 @@ from floors import floor_readline_sha256
 from harness import Row
 from loggen import generate, key_id_of
 
-from audit import AnchorDir, AuditLog, open_checkpoint
+from audit import AuditLog
+from audit.tlog import AnchorDir, open_checkpoint
 
 SECTION = "startup"
 ANCHOR_BEHIND = 1_000

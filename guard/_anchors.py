@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
+from audit.tlog import (
     AnchorDir,
     Anchored,
     Frontier,

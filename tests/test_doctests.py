@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("module", ["audit._canonical", "guard._evidence.fingerprint"])
+@pytest.mark.parametrize("module", ["audit._records.canonical", "guard._evidence.fingerprint"])
 def test_docstring_examples(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0

@@ -71,7 +71,7 @@ def test_the_guides_hand_checked_proof_holds() -> None:
     import base64
     import hashlib
 
-    from audit import parse_vkeys, verify_proof
+    from audit.tlog import parse_vkeys, verify_proof
 
     docs = Path(__file__).resolve().parent.parent / "docs"
     proof = (docs / "examples" / "proof-inclusion.json").read_bytes()

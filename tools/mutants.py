@@ -40,13 +40,18 @@ REPORT_FILE = STATE_DIR / "report.md"
 MODULES = (
     "guard/_evidence/consume.py",
     "guard/_evidence/fingerprint.py",
-    "audit/_chain.py",
-    "audit/_verify.py",
-    "audit/_merkle.py",
-    "audit/_note.py",
+    "audit/_records/chain.py",
+    "audit/_checking/verify.py",
+    "audit/tlog/_merkle.py",
+    "audit/tlog/_note.py",
     "guard/_storage/ledger.py",
     "guard/_evidence/keys.py",
-    "audit/_log.py",
+    "audit/_writing/log.py",
+    "audit/_writing/signing.py",
+    "audit/_writing/events.py",
+    "audit/_writing/crash.py",
+    "audit/_writing/files.py",
+    "audit/_records/read.py",
     "guard/_sidecar/server.py",
     "guard/_sidecar/methods.py",
     "guard/_policy/rules.py",
@@ -218,7 +223,7 @@ def forget_test_map(state: Path = STATE_DIR) -> None:
     mutmut keeps which tests reach which function in ``mutmut-stats.json`` and, on a later
     run, traces only tests that are new. A function added since is then mapped to the new
     tests alone, and its mutants survive the older tests that would kill them (a new key
-    check in ``audit/_log.py`` had 10 such survivors). Verdicts live in the ``.meta`` files
+    check in ``audit/_log.py``, now ``audit/_writing/signing.py``, had 10 such survivors). Verdicts live in the ``.meta`` files
     and are kept.
     """
     (state / "mutmut-stats.json").unlink(missing_ok=True)

@@ -14,16 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from audit import (
-    EVENT_MODELS,
-    AuditHead,
-    AuditRecord,
-    AuditReport,
-    ConsistencyProof,
-    InclusionProof,
-    ProofCheck,
-    VerifyResult,
-)
+from audit import EVENT_MODELS, AuditHead, AuditRecord, AuditReport, VerifyResult
+from audit.tlog import ConsistencyProof, InclusionProof, ProofCheck
 from guard._cli.approvals import ApprovalListings
 from guard._cli.grants import GrantListings
 from guard._evidence.keys import Keyring

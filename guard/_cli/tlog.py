@@ -15,12 +15,12 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
+from audit import VerifyResult, verify_log
+from audit.tlog import (
     AnchorDir,
     Anchored,
     NoteKey,
     SignedCheckpoint,
-    VerifyResult,
     log_leaves,
     open_checkpoint,
     parse_vkeys,
@@ -28,7 +28,6 @@ from audit import (
     prove_records,
     records_about,
     root_of,
-    verify_log,
     verify_proof,
 )
 from guard._anchors import anchor_checkpoint, anchor_dir, log_origin

@@ -136,7 +136,7 @@ def checkpoint_head(
     origin: str | None = None,
 ) -> bytes:
     """A checkpoint head signed by ``signer`` for the log as it is now (or as told)."""
-    from audit import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
+    from audit.tlog import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
 
     lines = log_path.read_bytes().splitlines()
     n = len(lines) if size is None else size

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from audit import canonical_json
-from audit._chain import check_body_exact, check_parts
 from audit._errors import LogLineError
+from audit._records.chain import check_body_exact, check_parts
 
 GOOD: dict[str, Any] = {
     "seq": 0,

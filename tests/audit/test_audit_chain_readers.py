@@ -1,4 +1,4 @@
-"""The low-level readers of ``audit/_chain.py``: exact reads, the backward line scan, the head.
+"""The low-level readers of ``audit/_records/chain.py``: exact reads, the backward line scan, the head.
 
 ``lines_backward`` finds the last record of a log without reading it all; it must yield every
 line exactly once, with its offset, across any chunk boundary. ``pread_exact`` must survive the
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import _chain
-from audit._chain import MAX_HEAD_BYTES, lines_backward, open_snapshot, pread_exact
 from audit._errors import LogWriteError
+from audit._records import chain as _chain
+from audit._records.chain import MAX_HEAD_BYTES, lines_backward, open_snapshot, pread_exact
 
 
 def lines_of(data: bytes) -> list[tuple[int, bytes]]:

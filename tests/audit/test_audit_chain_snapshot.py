@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from audit import AuditLog
-from audit._chain import Chain, check_body, open_snapshot
 from audit._errors import LogLineError, LogNotAFileError, LogWriteError
+from audit._records.chain import Chain, check_body, open_snapshot
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x31" * 32)

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from audit import canonical_json
-from audit._chain import check_body, check_body_exact
 from audit._errors import AuditError, LogLineError
+from audit._records.chain import check_body, check_body_exact
 
 _TS = "2026-11-23T10:00:00.000Z"
 

@@ -29,12 +29,11 @@ from audit import (
     UnknownEventError,
     canonical_json,
     genesis_hash,
-    leaf_hash,
-    node_hash,
     read_records,
     sha256_prefixed,
     verify_log,
 )
+from audit.tlog import leaf_hash, node_hash
 from tests.audit.audit_testkit import FixedSigner, executed, keyring, phash
 
 
@@ -216,7 +215,7 @@ def test_oversized_record_is_refused(
     data = {"planner": "p", "decision": "d", "reasons": ["r" * 500] * 8}
     with AuditLog.open(log_path, signer, signer.keys) as log:
         log.append("planner.reported", data)
-        monkeypatch.setattr("audit._log.MAX_LINE_BYTES", 4000)
+        monkeypatch.setattr("audit._writing.log.MAX_LINE_BYTES", 4000)
         with pytest.raises(RecordTooLargeError) as err:
             log.append("planner.reported", data)
     assert err.value.limit == 4000

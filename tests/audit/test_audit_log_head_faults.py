@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-import audit._log
+import audit._writing.files
 from audit import AuditLog
 from audit._errors import LogWriteError
 from tests.audit.audit_testkit import FixedSigner, executed
@@ -40,7 +40,7 @@ def test_a_record_whose_sync_fails_is_cut_off_even_if_the_clean_up_sync_fails(
     log: AuditLog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     before = log.path.read_bytes()
-    monkeypatch.setattr(audit._log.os, "fsync", _failing)  # the line's and the clean-up's
+    monkeypatch.setattr(audit._writing.files.os, "fsync", _failing)  # the line's and the clean-up's
     with pytest.raises(LogWriteError) as err:
         log.append("tool.executed", executed("call-1", "cmd 1"))
     assert (err.value.path, err.value.problem) == (
@@ -64,7 +64,7 @@ def test_a_head_that_cannot_be_renamed_is_an_error_even_if_its_temporary_file_is
         os.unlink(source)  # the clean-up's unlink then fails too
         raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
 
-    monkeypatch.setattr(audit._log.os, "replace", lost)
+    monkeypatch.setattr(audit._writing.files.os, "replace", lost)
     with pytest.raises(LogWriteError) as err:
         log.append("tool.executed", executed("call-1", "cmd 1"))
     assert (err.value.path, err.value.problem) == (
@@ -81,7 +81,7 @@ def test_the_head_is_never_written_through_a_file_planted_at_its_temporary_name(
     victim = tmp_path / "victim.txt"
     victim.write_bytes(b"untouched")
     # The name is random (pid and 8 hex digits): make it known, as an attacker would wish.
-    monkeypatch.setattr(audit._log.secrets, "token_hex", lambda n: "ab" * n)
+    monkeypatch.setattr(audit._writing.files.secrets, "token_hex", lambda n: "ab" * n)
     planted = log.path.with_name(f".audit.jsonl.head.{os.getpid()}.abababab.tmp")
     planted.symlink_to(victim)
     with pytest.raises(LogWriteError) as err:

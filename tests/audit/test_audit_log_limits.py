@@ -19,7 +19,7 @@ from audit import (
     canonical_json,
     sha256_prefixed,
 )
-from audit._chain import MAX_HEAD_BYTES
+from audit._records.chain import MAX_HEAD_BYTES
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed, legacy_head
 
 _DATA = {"planner": "p", "decision": "d", "reasons": ["r" * 500] * 8}
@@ -34,11 +34,11 @@ def test_a_record_line_of_exactly_the_limit_is_written_and_one_byte_more_is_refu
         log.append("planner.reported", _DATA)
         size = len(log_path.read_bytes().splitlines(keepends=True)[-1])  # seq 1: same length
 
-        monkeypatch.setattr("audit._log.MAX_LINE_BYTES", size)
+        monkeypatch.setattr("audit._writing.log.MAX_LINE_BYTES", size)
         written = log.append("planner.reported", _DATA)
         assert len(written.to_line()) == size
 
-        monkeypatch.setattr("audit._log.MAX_LINE_BYTES", size - 1)
+        monkeypatch.setattr("audit._writing.log.MAX_LINE_BYTES", size - 1)
         before = log_path.read_bytes()
         with pytest.raises(RecordTooLargeError) as err:
             log.append("planner.reported", _DATA)

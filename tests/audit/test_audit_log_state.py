@@ -17,17 +17,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
-    AnchorDir,
-    AuditLog,
-    LogIntegrityError,
-    LogWriteError,
-    leaf_hash,
-    open_checkpoint,
-    read_records,
-    verify_log,
-)
-from audit._tree import read_tree_state
+from audit import AuditLog, LogIntegrityError, LogWriteError, read_records, verify_log
+from audit.tlog import AnchorDir, leaf_hash, open_checkpoint
+from audit.tlog._tree import read_tree_state
 from tests.audit.audit_testkit import FixedSigner, executed
 
 _PROC_IO = Path("/proc/self/io")

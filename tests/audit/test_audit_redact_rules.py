@@ -2,7 +2,7 @@
 
 The corpus tests (test_audit_redact_corpus.py) judge the rule set as a whole, with a
 tolerance; here each case is caught by one rule only, so removing or weakening any single
-rule of ``audit._redact`` fails a case by name. Expected outputs are exact.
+rule of ``audit._redaction.redact`` fails a case by name. Expected outputs are exact.
 """
 
 from __future__ import annotations

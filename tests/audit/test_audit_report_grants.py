@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from audit import AuditLog, AuditRecord, build_report, filter_records, read_records, render_report
-from audit._report import TABLE_WIDTH
-from audit._show import grant_of, render_records
+from audit._reporting.render import TABLE_WIDTH
+from audit._reporting.show import grant_of, render_records
 from tests.audit.audit_testkit import FixedSigner, consumed, executed, recorded
 
 Events = list[tuple[str, dict[str, Any]]]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditLog, Frontier, TreeState, leaf_hash
-from audit._scan import Scan, scan_log
+from audit import AuditLog
+from audit._checking.scan import Scan, scan_log
+from audit.tlog import Frontier, TreeState, leaf_hash
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x21" * 32)

@@ -87,7 +87,7 @@ def test_jsonl_for_machines(records: list[AuditRecord], tmp_path: Path) -> None:
 
 
 def test_a_long_tool_name_does_not_widen_every_row() -> None:
-    from audit._table import render_table
+    from audit._reporting.table import render_table
 
     planner = "operator_confirmation_implementation_channel_plan"
     table = render_table(

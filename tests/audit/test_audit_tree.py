@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
-    AuditLog,
-    LogIntegrityError,
-    leaf_hash,
-    open_checkpoint,
-    root_of,
-    verify_log,
-)
-from audit._tree import TreeState, read_tree_state, tree_path_for
+from audit import AuditLog, LogIntegrityError, verify_log
+from audit.tlog import leaf_hash, open_checkpoint, root_of
+from audit.tlog._tree import TreeState, read_tree_state, tree_path_for
 from tests.audit.audit_testkit import FixedSigner, executed, legacy_head
 
 SIGNER = FixedSigner(b"\x11" * 32)

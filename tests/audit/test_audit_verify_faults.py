@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from freezegun import freeze_time
 
 from audit import AuditLog, tty_progress, verify_log
-from audit._tree import tree_path_for
+from audit.tlog._tree import tree_path_for
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed
 
 SIGNER = FixedSigner(b"\x22" * 32)
@@ -169,7 +169,7 @@ def test_a_missing_head_says_the_log_is_unanchored(anchored: tuple[Path, bytes])
 
 
 def test_a_head_is_read_up_to_its_cap_and_refused_beyond(anchored: tuple[Path, bytes]) -> None:
-    from audit._chain import MAX_HEAD_BYTES
+    from audit._records.chain import MAX_HEAD_BYTES
 
     path, _ = anchored
     head_of(path).write_bytes(b"x" * MAX_HEAD_BYTES)  # at the cap: parsed (and refused as such)

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-import audit._scan
+import audit._checking.scan
 from audit import AuditLog, verify_log
-from audit._scan import scan_log
-from audit._tree import TreeState, read_tree_state
+from audit._checking.scan import scan_log
+from audit.tlog._tree import TreeState, read_tree_state
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x25" * 32)
@@ -113,7 +113,7 @@ def test_a_resume_state_without_a_checkpoint_is_not_used(log: Path) -> None:
 def test_progress_is_reported_while_the_records_are_read(
     log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(audit._scan, "_PROGRESS_EVERY", 4)  # every 4 records, not 8192
+    monkeypatch.setattr(audit._checking.scan, "_PROGRESS_EVERY", 4)  # every 4 records, not 8192
     size = log.stat().st_size
     calls: list[tuple[int, int]] = []
     result = verify_log(log, KEYS, progress=lambda done, total: calls.append((done, total)))
@@ -129,14 +129,14 @@ def test_workers_check_a_large_log_in_processes_given_its_path(
     assert scan_log.__kwdefaults__ is not None
     # "large" is 64 MiB by default; any log is large here, so the workers really run
     monkeypatch.setitem(scan_log.__kwdefaults__, "parallel_min_bytes", 0)
-    real = audit._scan._scan_parallel
+    real = audit._checking.scan._scan_parallel
     seen: list[tuple[Any, ...]] = []
 
     def spy(path: str, *args: Any) -> Any:
         seen.append((path, args[-1]))
         return real(path, *args)
 
-    monkeypatch.setattr(audit._scan, "_scan_parallel", spy)
+    monkeypatch.setattr(audit._checking.scan, "_scan_parallel", spy)
     one = verify_log(log, KEYS)
     assert seen == []  # one worker: one process
     two = verify_log(log, KEYS, workers=2)
@@ -202,7 +202,7 @@ def test_a_resume_state_that_does_not_reach_the_checkpoint_is_replaced_by_a_full
     note = head_of(log).read_bytes()
     stale = _stale_state(log, tmp_path)
     fill(log, 3)
-    monkeypatch.setattr(audit._scan, "_PROGRESS_EVERY", 4)
+    monkeypatch.setattr(audit._checking.scan, "_PROGRESS_EVERY", 4)
     calls: list[tuple[int, int]] = []
     result = verify_log(
         log, KEYS, against=note, resume=stale, progress=lambda d, t: calls.append((d, t))
@@ -223,14 +223,14 @@ def test_the_full_read_after_a_stale_resume_state_runs_in_the_workers_given_its_
     fill(log, 3)
     assert scan_log.__kwdefaults__ is not None
     monkeypatch.setitem(scan_log.__kwdefaults__, "parallel_min_bytes", 0)
-    real = audit._scan._scan_parallel
+    real = audit._checking.scan._scan_parallel
     seen: list[tuple[Any, ...]] = []
 
     def spy(path: str, *args: Any) -> Any:
         seen.append((path, args[0], args[1], args[-1]))  # path, size, start, workers
         return real(path, *args)
 
-    monkeypatch.setattr(audit._scan, "_scan_parallel", spy)
+    monkeypatch.setattr(audit._checking.scan, "_scan_parallel", spy)
     result = verify_log(log, KEYS, against=note, resume=stale, workers=2)
     assert (result.decision, result.first_line, result.records) == ("intact", 1, 14)
     size = log.stat().st_size

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit import (
+from audit import ProofError
+from audit.tlog import (
     EMPTY_ROOT,
     Frontier,
-    ProofError,
     consistency_proof,
     inclusion_proof,
     leaf_hash,

@@ -9,9 +9,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from audit import (
+from audit import NoteError
+from audit.tlog import (
     Checkpoint,
-    NoteError,
     NoteKey,
     leaf_hash,
     open_checkpoint,

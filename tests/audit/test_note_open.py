@@ -13,9 +13,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from audit import (
+from audit import NoteError
+from audit.tlog import (
     Checkpoint,
-    NoteError,
     NoteKey,
     leaf_hash,
     open_checkpoint,
@@ -23,7 +23,7 @@ from audit import (
     parse_checkpoint,
     sign_checkpoint,
 )
-from audit._note import MAX_NOTE_BYTES
+from audit.tlog._note import MAX_NOTE_BYTES
 
 LOG_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 WITNESS_KEY = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from audit import (
+from audit import ProofError
+from audit.tlog import (
     EMPTY_ROOT,
-    ProofError,
     leaf_hash,
     node_hash,
     root_of,

@@ -248,9 +248,9 @@ def test_b64url_decode_is_canonical_and_length_checked(text: str) -> None:
     ids=["duplicate", "nan", "overflow", "huge-int", "deep", "not-utf8"],
 )
 def test_log_lines_refuse_what_load_json_refuses_without_its_cost(body: bytes) -> None:
-    # audit/_chain.py keeps plain json.loads: a line must equal the canonical JSON of what
+    # audit/_records/chain.py keeps plain json.loads: a line must equal the canonical JSON of what
     # it parses to, which already rules all of these out, and the hooks would cost ~70%.
-    from audit._chain import LogLineError, check_body
+    from audit._records.chain import LogLineError, check_body
 
     with pytest.raises(LogLineError) as caught:
         check_body(body)

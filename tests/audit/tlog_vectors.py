@@ -12,14 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from audit import (
-    JsonInputError,
-    NoteError,
-    NoteKey,
-    ProofError,
-    open_checkpoint,
-    verify_proof,
-)
+from audit import JsonInputError, NoteError, ProofError
+from audit.tlog import NoteKey, open_checkpoint, verify_proof
 
 TLOG = Path(__file__).resolve().parents[1] / "vectors" / "tlog"
 

@@ -36,18 +36,14 @@ from audit import (
     HEAD_DOMAIN,
     AuditError,
     AuditLog,
-    Checkpoint,
     LogFormatError,
     NoteError,
     canonical_json,
-    leaf_hash,
-    open_checkpoint,
     read_records,
-    root_of,
     sha256_prefixed,
-    sign_checkpoint,
     verify_log,
 )
+from audit.tlog import Checkpoint, leaf_hash, open_checkpoint, root_of, sign_checkpoint
 from guard import Guard, KeyStore, Signer
 
 SETTINGS = settings(

@@ -11,7 +11,8 @@ import pytest
 from freezegun import freeze_time
 
 import guard
-from audit import open_checkpoint, read_records
+from audit import read_records
+from audit.tlog import open_checkpoint
 from guard import BadInputError, Guard, TtlError
 from guard._guard import operator_reason_text
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-import audit._log
+import audit._writing.files
 from audit import AuditError, read_records, verify_log
 from guard import Guard, GuardError, SqliteLedger
 
@@ -35,7 +35,7 @@ class DiskFull:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.remaining = 0
         self.fired = 0
-        real = audit._log._write_all
+        real = audit._writing.files.write_all
 
         def write_all(fd: int, data: bytes) -> None:
             if self.remaining > 0:
@@ -45,7 +45,7 @@ class DiskFull:
                 raise OSError(errno.ENOSPC, "No space left on device")
             real(fd, data)
 
-        monkeypatch.setattr(audit._log, "_write_all", write_all)
+        monkeypatch.setattr(audit._writing.files, "write_all", write_all)
 
 
 def hold_ledger_lock(path: Path, seconds: float) -> subprocess.Popen[bytes]:

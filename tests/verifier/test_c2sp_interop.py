@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import Checkpoint, leaf_hash, open_checkpoint, root_of, sign_checkpoint
+from audit.tlog import Checkpoint, leaf_hash, open_checkpoint, root_of, sign_checkpoint
 from tests.audit.tlog_vectors import load
 
 try:

@@ -20,14 +20,7 @@ from typing import Any
 import aics_tlog
 import pytest
 
-from audit import (
-    NoteKey,
-    consistency_proof,
-    inclusion_proof,
-    leaf_hash,
-    origin_for,
-    root_of,
-)
+from audit.tlog import NoteKey, consistency_proof, inclusion_proof, leaf_hash, origin_for, root_of
 from tools.pi.harness import ensure_pi
 
 REPO = Path(__file__).resolve().parents[2]

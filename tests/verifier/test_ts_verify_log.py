@@ -26,16 +26,8 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from audit import (
-    Checkpoint,
-    canonical_json,
-    leaf_hash,
-    origin_for,
-    root_of,
-    sha256_prefixed,
-    sign_checkpoint,
-    verify_log,
-)
+from audit import canonical_json, sha256_prefixed, verify_log
+from audit.tlog import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
 from guard._evidence.keys import PublicKeyring
 from tools.pi.harness import ensure_pi
 

@@ -19,7 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from audit._chain import head_path_for
+from audit._records.chain import head_path_for
 from guard import Guard
 
 CALL = {"command": "rm -rf 'bü ild/日本語 ✓'"}

@@ -224,14 +224,8 @@ def _put(log: Path, head: Path, content: bytes, note: bytes) -> None:
 
 def _resigned_fork(home: Path, content: bytes) -> tuple[bytes, bytes]:
     """The key holder rewrites record 2 and re-signs: same log id, another history."""
-    from audit import (
-        Checkpoint,
-        canonical_json,
-        leaf_hash,
-        root_of,
-        sha256_prefixed,
-        sign_checkpoint,
-    )
+    from audit import canonical_json, sha256_prefixed
+    from audit.tlog import Checkpoint, leaf_hash, root_of, sign_checkpoint
     from guard import KeyStore
 
     signer = KeyStore.open(home).load_signer()

@@ -1,7 +1,7 @@
 """The appender's check that the whole log up to its signed head is intact.
 
 A process checks this before its first append and again whenever the log changed under
-it (:mod:`audit._log` compares the file's identity, size and times with what it last
+it (:mod:`audit._writing.log` compares the file's identity, size and times with what it last
 wrote). Nothing from the guard's home is trusted for it: the ``<log>.tree`` cache sits
 beside the log and a hand that edits one can edit the other.
 
@@ -20,11 +20,11 @@ import hashlib
 import os
 from pathlib import Path
 
-from audit._anchor import Anchored
-from audit._chain import Chain, check_parts, pread_exact
 from audit._errors import LogIntegrityError, LogLineError
-from audit._merkle import Frontier, leaf_hash
-from audit._tree import HeadView
+from audit._records.chain import Chain, check_parts, pread_exact
+from audit.tlog._anchor import Anchored
+from audit.tlog._merkle import Frontier, leaf_hash
+from audit.tlog._tree import HeadView
 
 __all__ = ["checked_frontier"]
 
@@ -92,7 +92,7 @@ def _extend(fd: int, path: Path, frontier: Frontier, start: int, end: int) -> Fr
 def _extend_raw(fd: int, frontier: Frontier, start: int, end: int) -> Frontier:
     """``frontier`` extended by the lines in bytes ``[start, end)``, each ending with LF.
 
-    :func:`audit._tree.extend_frontier` with the leaf and node hashing inlined: this loop
+    :func:`audit.tlog._tree.extend_frontier` with the leaf and node hashing inlined: this loop
     is what a session start waits for on a large log without an anchor.
     """
     sha = hashlib.sha256

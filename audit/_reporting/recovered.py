@@ -25,10 +25,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from audit._chain import check_body
 from audit._errors import LogFormatError, LogLineError
-from audit._models import EVENT_MODELS, AuditRecord, LogRecoveredData
-from audit._report import ExternalSource, ReportRow, build_report
+from audit._records.chain import check_body
+from audit._records.models import EVENT_MODELS, AuditRecord, LogRecoveredData
+from audit._reporting.report import build_report
+from audit._reporting.rows import ExternalSource, ReportRow
 
 __all__ = ["SET_ASIDE_KIND", "SetAside", "set_aside_rows"]
 

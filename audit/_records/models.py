@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from audit._canonical import canonical_json, sha256_prefixed
-from audit._wire import (
+from audit._records.canonical import canonical_json, sha256_prefixed
+from audit._records.wire import (
     WIRE_CONFIG,
     ActionKind,
     EvidenceId,

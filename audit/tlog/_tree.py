@@ -6,7 +6,7 @@ record, appends its leaf and must arrive at the root the signed checkpoint names
 the cache is missing, stale or wrong, the frontier is rebuilt from the whole log
 (``O(n)`` once); an append otherwise reads one record and hashes ``O(log n)`` nodes.
 
-The head file ``<log>.head`` is a C2SP checkpoint (:mod:`audit._note`). Logs written
+The head file ``<log>.head`` is a C2SP checkpoint (:mod:`audit.tlog._note`). Logs written
 before checkpoints have a JSON head (:class:`audit.AuditHead`); those still verify,
 and the first append replaces it with a checkpoint.
 """
@@ -26,12 +26,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import BaseModel, Field, ValidationError
 
-from audit._chain import pread_exact
 from audit._errors import JsonInputError, LogLineError, NoteError, ProofError
-from audit._merkle import Frontier, leaf_hash
-from audit._models import AuditHead
-from audit._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint
-from audit._wire import WIRE_CONFIG, b64url_decode, load_json
+from audit._records.chain import pread_exact
+from audit._records.models import AuditHead
+from audit._records.wire import WIRE_CONFIG, b64url_decode, load_json
+from audit.tlog._merkle import Frontier, leaf_hash
+from audit.tlog._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint
 
 __all__ = [
     "MAX_TREE_BYTES",

@@ -27,7 +27,7 @@ moves such a log aside, and it records what it did in the new log.
 
 Before its first append, and whenever the file is not as this process last left it
 (another inode, size or time), a process also checks every line up to the head's record
-against the signed head (:mod:`audit._integrity`): an edit in the middle of the log is
+against the signed head (:mod:`audit._writing.integrity`): an edit in the middle of the log is
 refused like a cut at its end.
 """
 
@@ -35,72 +35,60 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import itertools
-import json
 import os
-import re
 import secrets
 import stat
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-from pydantic import ValidationError
 
-from audit._anchor import AnchorDir, Anchored
-from audit._canonical import canonical_json, sha256_prefixed
-from audit._chain import (
+from audit._errors import (
+    LogClosedError,
+    LogIntegrityError,
+    LogLineError,
+    LogWriteError,
+    RecordTooLargeError,
+    ReservedEventError,
+    UnknownEventError,
+    UsageError,
+)
+from audit._records.canonical import canonical_json, sha256_prefixed
+from audit._records.chain import (
     MAX_HEAD_BYTES,
     Chain,
     check_body,
     head_path_for,
     lines_backward,
-    open_snapshot,
     pread_exact,
 )
-from audit._errors import (
-    EventDataError,
-    LogClosedError,
-    LogFormatError,
-    LogIntegrityError,
-    LogLineError,
-    LogWriteError,
-    NoteError,
-    RecordTooLargeError,
-    ReservedEventError,
-    SignerError,
-    UnknownEventError,
-    UsageError,
-)
-from audit._integrity import checked_frontier
-from audit._merkle import Frontier, leaf_hash
-from audit._models import (
-    EVENT_MODELS,
+from audit._records.models import (
     KNOWN_EVENTS,
     LOG_SCHEMA,
-    MAX_OPERATOR_REASON_CHARS,
     RESERVED_EVENTS,
     AuditRecord,
     genesis_hash,
 )
-from audit._note import Checkpoint, origin_for, sign_checkpoint
-from audit._redact import redact_preview
-from audit._tree import HeadView, TreeState, write_tree_state
-from audit._wire import format_iso, utc_now
+from audit._records.wire import format_iso, utc_now
+from audit._writing import files
+from audit._writing.crash import Tail, find_head_record, is_genesis
+from audit._writing.events import normalize
+from audit._writing.integrity import checked_frontier
+from audit._writing.signing import HeadSigner, PublicKeys, keys_of, signed_head
+from audit.tlog._anchor import AnchorDir, Anchored
+from audit.tlog._merkle import Frontier, leaf_hash
+from audit.tlog._note import Checkpoint, origin_for
+from audit.tlog._tree import HeadView, TreeState, write_tree_state
 
-__all__ = ["MAX_LINE_BYTES", "AuditLog", "HeadSigner", "PublicKeys", "read_records"]
+__all__ = ["MAX_LINE_BYTES", "AuditLog"]
 
 MAX_LINE_BYTES = 256 * 1024
 """A record line (LF included) may not be longer than this."""
 
-_KEY_ID = re.compile(r"ed25519:[0-9a-f]{64}")
-_COPY_CHUNK = 1 << 20
 
 _Stamp = tuple[int, int, int, int, int]
 
@@ -110,90 +98,6 @@ def _stamp_of(info: os.stat_result) -> _Stamp:
     no one can set it back; a same-size edit within one clock tick of our own write (the
     file system's timestamp granularity) is the only change it can miss."""
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-
-
-PublicKeys = Mapping[str, Ed25519PublicKey] | Callable[[], Mapping[str, Ed25519PublicKey]]
-"""The keys a head may be signed by: a mapping, or a function returning the current one
-(called again when a head names a key the last answer did not have, e.g. after a rotation
-by another process)."""
-
-
-@runtime_checkable
-class HeadSigner(Protocol):
-    """Signs the log head; implemented by the guard with its Ed25519 key."""
-
-    @property
-    def key_id(self) -> str:
-        """``"ed25519:" + hex(SHA-256(raw public key))``."""
-        ...
-
-    @property
-    def public_key(self) -> Ed25519PublicKey:
-        """The public half: the checkpoint note's key id is derived from it."""
-        ...
-
-    def sign(self, message: bytes) -> bytes:
-        """The raw 64-byte Ed25519 signature of ``message``."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Tail:
-    """Where the next record goes: the log's size, the chain position after it, and the
-    Merkle frontier of every record before it (``frontier.size == next_seq``)."""
-
-    size: int
-    next_seq: int
-    prev: str
-    frontier: Frontier
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _make_private_dirs(directory: Path) -> None:
-    missing: list[Path] = []
-    current = directory
-    while not current.exists():
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    for item in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            item.mkdir(mode=0o700)
-
-
-def _keys_of(source: PublicKeys) -> dict[str, Ed25519PublicKey]:
-    """The keyring ``source`` is or returns; :class:`UsageError` when it is not one."""
-    keys = source() if callable(source) else source
-    if not isinstance(keys, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, Ed25519PublicKey) for k, v in keys.items()
-    ):
-        raise UsageError(
-            "public_keys", "must map key ids to Ed25519 public keys", type(keys).__name__
-        )
-    return dict(keys)
-
-
-def _errors_of(exc: ValidationError) -> list[str]:
-    out: list[str] = []
-    for err in exc.errors(include_input=False, include_url=False):
-        where = ".".join(str(part) for part in err["loc"]) or "(data)"
-        out.append(f"{where}: {err['msg']}")
-    return out
 
 
 class AuditLog:
@@ -221,7 +125,7 @@ class AuditLog:
         self._signer = signer
         self._previews = previews
         self._lock = threading.Lock()
-        self._tail: _Tail | None = None
+        self._tail: Tail | None = None
         self._head_raw: bytes | None = None
         self._stamp: _Stamp | None = None
         self._anchors = anchors
@@ -257,7 +161,7 @@ class AuditLog:
         """
         log_path = Path(path)
         try:
-            _make_private_dirs(log_path.parent)
+            files.make_private_dirs(log_path.parent)
             fd = os.open(log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         except OSError as exc:
             raise LogWriteError(log_path, f"cannot open: {exc.strerror}") from None
@@ -295,7 +199,7 @@ class AuditLog:
         one), and then keeps the keys and the key source it had.
         """
         with self._lock:
-            self._keys = _keys_of(public_keys)
+            self._keys = keys_of(public_keys)
             self._key_source = public_keys
 
     def check(self) -> None:
@@ -324,7 +228,7 @@ class AuditLog:
 
     def _append_reserved(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
         """:meth:`append` without the reserved-event check (for :func:`audit.recover_log`)."""
-        payload = self._normalize(event, data)
+        payload = normalize(event, data, previews=self._previews)
         with self._lock:
             fd = self._require_open()
             with self._locked(fd):
@@ -353,31 +257,6 @@ class AuditLog:
     def __repr__(self) -> str:
         return f"AuditLog({str(self.path)!r})"
 
-    # -- validation ----------------------------------------------------------
-
-    def _normalize(self, event: str, data: Mapping[str, Any]) -> dict[str, Any]:
-        if not isinstance(data, Mapping):
-            raise EventDataError(event, [f"(data): must be a mapping, not {type(data).__name__}"])
-        # A JSON round trip turns tuples into lists and refuses what has no JSON form.
-        plain = json.loads(canonical_json(dict(data)))
-        preview = plain.get("preview")
-        if "preview" in plain and (not self._previews or preview == ""):
-            del plain["preview"]
-        elif isinstance(preview, str):
-            plain["preview"] = redact_preview(preview)
-        # The operator's own words: kept even without previews, but redacted and bounded alike.
-        reason = plain.get("operatorReason")
-        if isinstance(reason, str):
-            plain["operatorReason"] = redact_preview(reason, limit=MAX_OPERATOR_REASON_CHARS)
-            if not plain["operatorReason"]:
-                del plain["operatorReason"]
-        try:
-            model = EVENT_MODELS[event].model_validate(plain)
-        except ValidationError as exc:
-            raise EventDataError(event, _errors_of(exc)) from None
-        result: dict[str, Any] = model.model_dump(mode="json", exclude_none=True)
-        return result
-
     # -- locking and state ---------------------------------------------------------
 
     def _require_open(self) -> int:
@@ -397,9 +276,9 @@ class AuditLog:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _load_keys(self) -> None:
-        self._keys = _keys_of(self._key_source)
+        self._keys = keys_of(self._key_source)
 
-    def _sync(self, fd: int) -> _Tail:
+    def _sync(self, fd: int) -> Tail:
         """Under the lock: verify the head and make sure the file ends exactly at its record."""
         try:
             info = os.fstat(fd)
@@ -432,9 +311,9 @@ class AuditLog:
                 "records-missing-at-end",
                 f"the log is empty but its head names record {head.seq}",
             )
-        _, end, last_hash, reason = self._find_head_record(fd, size, head)
+        _, end, last_hash, reason = find_head_record(self.path, fd, size, head)
         frontier = checked_frontier(fd, self.path, head, end, self._anchored())
-        tail = _Tail(end, head.seq + 1, last_hash, frontier)
+        tail = Tail(end, head.seq + 1, last_hash, frontier)
         if reason is not None:
             tail = self._recover(fd, tail, size, reason)
         else:
@@ -491,14 +370,14 @@ class AuditLog:
                     self._origin = origin_for(chain.log_id)
         return self._origin
 
-    def _sync_headless(self, fd: int, size: int) -> _Tail:
+    def _sync_headless(self, fd: int, size: int) -> Tail:
         if size > 0:
             # Only a crash while the very first record was written leaves a log with no
             # head: a torn fragment, or one complete genesis record. Anything else lost
             # its head some other way.
             lines = list(itertools.islice(lines_backward(fd, size), 2))
             reason = "torn-line"
-            if len(lines) != 1 or (lines[0][1].endswith(b"\n") and not _is_genesis(lines[0][1])):
+            if len(lines) != 1 or (lines[0][1].endswith(b"\n") and not is_genesis(lines[0][1])):
                 raise LogIntegrityError(
                     self.path,
                     "head-missing",
@@ -508,9 +387,9 @@ class AuditLog:
                 reason = "unsigned-tail"
         log_id = "log_" + secrets.token_urlsafe(18)
         self._origin = origin_for(log_id)
-        start = _Tail(0, 0, genesis_hash(log_id), Frontier())
+        start = Tail(0, 0, genesis_hash(log_id), Frontier())
         if size > 0:
-            name = self._quarantine(fd, 0, size)
+            name = files.quarantine(self.path, fd, 0, size)
             _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
             _, tail = self._write(
                 fd,
@@ -522,125 +401,10 @@ class AuditLog:
         _, tail = self._write(fd, start, "log.created", {"logId": log_id, "schema": LOG_SCHEMA})
         return tail
 
-    def _find_head_record(
-        self, fd: int, size: int, head: HeadView
-    ) -> tuple[int, int, str, str | None]:
-        """Where the record the head names starts and ends, its hash, and what a crash
-        left after it.
-
-        The head's record must be the last complete line, or the one before a single
-        complete record that chains from it; the last value is ``None`` (nothing
-        after it), ``"torn-line"`` or ``"unsigned-tail"``. Anything else raises.
-        """
-        backward = lines_backward(fd, size)
-        torn = False
-        after: list[dict[str, Any] | LogLineError] = []
-        for offset, line in backward:
-            if not line.endswith(b"\n"):
-                torn = True  # only the last piece can lack its line feed
-                continue
-            try:
-                rec: dict[str, Any] | LogLineError = check_body(line[:-1])
-            except LogLineError as fault:
-                rec = fault
-            if (
-                isinstance(rec, dict)
-                and rec["seq"] == head.seq
-                and (head.hash is None or rec["hash"] == head.hash)
-            ):
-                self._check_predecessor(backward, rec)
-                reason = self._crash_tail(head.seq, rec["hash"], after, torn)
-                return offset, offset + len(line), rec["hash"], reason
-            after.append(rec)
-            if len(after) > 1:
-                break
-        raise self._no_head_record(head, after)
-
-    def _crash_tail(
-        self, seq: int, last_hash: str, after: list[dict[str, Any] | LogLineError], torn: bool
-    ) -> str | None:
-        """Judge what follows the head's record: only one crashed append's leftovers pass."""
-        if not after:
-            return "torn-line" if torn else None
-        (rec,) = after
-        if isinstance(rec, LogLineError):
-            raise LogIntegrityError(
-                self.path, rec.kind, f"the line after the head's record is damaged: {rec.detail}"
-            )
-        if torn:
-            raise LogIntegrityError(
-                self.path,
-                "records-after-head",
-                "a record and a torn line follow the head's record: no single crash leaves both",
-            )
-        if rec["seq"] != seq + 1:
-            raise LogIntegrityError(
-                self.path,
-                "seq-mismatch",
-                f"the record after the head's record has seq {rec['seq']}, not {seq + 1}",
-            )
-        if rec["prev"] != last_hash:
-            raise LogIntegrityError(
-                self.path,
-                "prev-mismatch",
-                "the record after the head's record does not chain from it",
-            )
-        return "unsigned-tail"
-
-    def _no_head_record(
-        self, head: HeadView, after: list[dict[str, Any] | LogLineError]
-    ) -> LogIntegrityError:
-        records = [rec for rec in after if isinstance(rec, dict)]
-        if len(records) < len(after) or any(rec["seq"] == head.seq for rec in records):
-            return LogIntegrityError(
-                self.path,
-                "head-mismatch",
-                f"the record the head names (seq {head.seq}) is missing or differs",
-            )
-        if len(records) == 2 and all(rec["seq"] > head.seq for rec in records):
-            return LogIntegrityError(
-                self.path,
-                "records-after-head",
-                f"more than one record follows the head's record (seq {head.seq}): "
-                "an older head was put back, or records were added without the key",
-            )
-        if records and records[0]["seq"] < head.seq:
-            return LogIntegrityError(
-                self.path,
-                "records-missing-at-end",
-                f"the head names record {head.seq} but the log ends at record {records[0]['seq']}",
-            )
-        return LogIntegrityError(
-            self.path,
-            "head-mismatch",
-            f"no record in the log matches the head (seq {head.seq})",
-        )
-
-    def _check_predecessor(self, backward: Iterator[tuple[int, bytes]], rec: Any) -> None:
-        """The line before the head's record must be the record it chains from.
-
-        Without this, a copy of the head's record appended after it would be taken for
-        the head's record, and the appender would sign over a log with two records of
-        one ``seq``.
-        """
-        if rec["seq"] == 0:
-            return
-        previous = next(backward, None)
-        try:
-            before = None if previous is None else check_body(previous[1][:-1])
-        except LogLineError:
-            before = None
-        if before is None or before["seq"] != rec["seq"] - 1 or before["hash"] != rec["prev"]:
-            raise LogIntegrityError(
-                self.path,
-                "head-mismatch",
-                f"the record the head names (seq {rec['seq']}) does not chain from the one before",
-            )
-
     # -- recovery --------------------------------------------------------------
 
-    def _recover(self, fd: int, tail: _Tail, size: int, reason: str) -> _Tail:
-        name = self._quarantine(fd, tail.size, size)
+    def _recover(self, fd: int, tail: Tail, size: int, reason: str) -> Tail:
+        name = files.quarantine(self.path, fd, tail.size, size)
         _, new_tail = self._write(
             fd,
             tail,
@@ -649,64 +413,11 @@ class AuditLog:
         )
         return new_tail
 
-    def _quarantine(self, fd: int, start: int, size: int) -> str:
-        """Copy bytes ``[start, size)`` to ``<log>.torn-<ts>``; truncate the log to ``start``."""
-        stamp = format_iso(utc_now()).replace("-", "").replace(":", "")
-        base = f"{self.path.name}.torn-{stamp}"
-        try:
-            for attempt in range(1, 1000):
-                name = base if attempt == 1 else f"{base}-{attempt}"
-                target = self.path.with_name(name)
-                try:
-                    out = os.open(
-                        target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600
-                    )
-                except FileExistsError:
-                    continue
-                break
-            else:
-                raise LogWriteError(self.path, "cannot find a free quarantine file name")
-            try:
-                offset = start
-                while offset < size:
-                    chunk = pread_exact(fd, min(_COPY_CHUNK, size - offset), offset)
-                    if not chunk:
-                        break
-                    _write_all(out, chunk)
-                    offset += len(chunk)
-                os.fsync(out)
-            finally:
-                os.close(out)
-            _fsync_dir(self.path.parent)
-            os.ftruncate(fd, start)
-            os.fsync(fd)
-        except OSError as exc:
-            raise LogWriteError(
-                self.path, f"cannot quarantine a torn tail: {exc.strerror}"
-            ) from None
-        return name
-
     # -- writing ------------------------------------------------------------------
 
-    def _signed_head(self, checkpoint: Checkpoint) -> bytes:
-        """The signed checkpoint note for the head after this append."""
-        key_id = self._signer.key_id
-        if not isinstance(key_id, str) or _KEY_ID.fullmatch(key_id) is None:
-            raise SignerError("key id", key_id)
-        public = getattr(self._signer, "public_key", None)
-        if not isinstance(public, Ed25519PublicKey):
-            raise SignerError("public key", public)
-        raw = public.public_bytes(Encoding.Raw, PublicFormat.Raw)
-        if key_id != "ed25519:" + hashlib.sha256(raw).hexdigest():
-            raise SignerError("key id (not the signer's public key)", key_id)
-        try:
-            return sign_checkpoint(checkpoint, public, self._signer.sign)
-        except NoteError:
-            raise SignerError("signature", "does not verify with the signer's public key") from None
-
     def _write(
-        self, fd: int, tail: _Tail, event: str, data: dict[str, Any]
-    ) -> tuple[AuditRecord, _Tail]:
+        self, fd: int, tail: Tail, event: str, data: dict[str, Any]
+    ) -> tuple[AuditRecord, Tail]:
         ts = format_iso(utc_now())
         body = {"seq": tail.next_seq, "ts": ts, "event": event, "data": data, "prev": tail.prev}
         record_hash = sha256_prefixed(canonical_json(body))
@@ -718,11 +429,11 @@ class AuditLog:
         frontier.append(leaf_hash(line[:-1]))
         if self._origin is None:
             raise LogIntegrityError(self.path, "genesis-invalid", "record 0 names no log id")
-        head = self._signed_head(Checkpoint(self._origin, frontier.size, frontier.root()))
+        head = signed_head(self._signer, Checkpoint(self._origin, frontier.size, frontier.root()))
         self._tail = None
         self._head_raw = None
         try:
-            _write_all(fd, line)
+            files.write_all(fd, line)
             os.fsync(fd)
         except OSError as exc:
             # Never leave a partial line behind for the next record to be glued onto.
@@ -731,83 +442,16 @@ class AuditLog:
                 os.fsync(fd)
             raise LogWriteError(self.path, f"cannot write a record: {exc.strerror}") from None
         try:
-            self._replace_head(head)
+            files.replace_file(self.head_path, head)
         except OSError as exc:
             # The line stays as an unsigned tail; the next open or append moves it aside.
             raise LogWriteError(
                 self.head_path, f"cannot replace the head: {exc.strerror}"
             ) from None
         write_tree_state(self.path, TreeState(tail.size, tail.frontier))
-        new_tail = _Tail(tail.size + len(line), tail.next_seq + 1, record_hash, frontier)
+        new_tail = Tail(tail.size + len(line), tail.next_seq + 1, record_hash, frontier)
         self._tail = new_tail
         self._head_raw = head
         with contextlib.suppress(OSError):  # unknown: the next append checks the whole log
             self._stamp = _stamp_of(os.fstat(fd))
         return AuditRecord.model_validate(record), new_tail
-
-    def _replace_head(self, content: bytes) -> None:
-        tmp = self.head_path.with_name(
-            f".{self.head_path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-        )
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            try:
-                _write_all(fd, content)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self.head_path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
-        _fsync_dir(self.head_path.parent)
-
-
-def _is_genesis(line: bytes) -> bool:
-    try:
-        Chain().accept(check_body(line[:-1]))
-    except LogLineError:
-        return False
-    return True
-
-
-def read_records(path: str | os.PathLike[str]) -> Iterator[AuditRecord]:
-    """Yield every record of the log at ``path``, checking hashes, ``seq`` and ``prev``.
-
-    The signed head is not checked here (use :func:`audit.verify_log`). Raises
-    :class:`audit.LogFormatError` at the first line that breaks the chain and
-    :class:`audit.LogNotFoundError` if there is no log.
-    """
-    log_path = Path(path)
-    stream, size, _ = open_snapshot(log_path, with_head=False)
-    with stream:
-        yield from _records(log_path, stream, size)
-
-
-def _records(path: Path, stream: IO[bytes], size: int) -> Iterator[AuditRecord]:
-    chain = Chain()
-    done = 0
-    if size == 0:
-        return
-    for lineno, raw in enumerate(stream, start=1):
-        line = raw
-        done += len(line)
-        if done > size:
-            line = line[: len(line) - (done - size)]
-            done = size
-        try:
-            if not line.endswith(b"\n"):
-                raise LogLineError("torn-line", "the last line has no line feed")
-            rec = check_body(line[:-1])
-            chain.accept(rec)
-        except LogLineError as fault:
-            raise LogFormatError(path, lineno, fault.kind, fault.detail) from None
-        try:
-            yield AuditRecord.model_validate(rec)
-        except ValidationError:
-            raise LogFormatError(
-                path, lineno, "malformed-line", "a field has the wrong type or form"
-            ) from None
-        if done >= size:
-            return

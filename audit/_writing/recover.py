@@ -1,6 +1,6 @@
 """``recover_log``: the operator's explicit way out of a log the appender refuses.
 
-The appender never signs over a log that does not verify (see :mod:`audit._log`), so a
+The appender never signs over a log that does not verify (see :mod:`audit._writing.log`), so a
 damaged log stops every append, and the guard fails closed. Only the operator decides
 to carry on: ``pi-guard audit recover --reason TEXT`` moves the damaged log (and its
 head) aside, untouched, for the auditor, and starts a new log whose record 1 is a
@@ -18,14 +18,16 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from audit._chain import head_path_for
+from audit._checking.verify import FaultKind, verify_log
 from audit._errors import LogWriteError, UsageError
-from audit._log import AuditLog, HeadSigner, PublicKeys, read_records
-from audit._models import MAX_OPERATOR_REASON_CHARS
-from audit._redact import redact_preview
-from audit._tree import tree_path_for
-from audit._verify import FaultKind, verify_log
-from audit._wire import WIRE_CONFIG, format_iso, utc_now
+from audit._records.chain import head_path_for
+from audit._records.models import MAX_OPERATOR_REASON_CHARS
+from audit._records.read import read_records
+from audit._records.wire import WIRE_CONFIG, format_iso, utc_now
+from audit._redaction.redact import redact_preview
+from audit._writing.log import AuditLog
+from audit._writing.signing import HeadSigner, PublicKeys
+from audit.tlog._tree import tree_path_for
 
 __all__ = ["RecoveryResult", "recover_log"]
 

@@ -20,17 +20,17 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audit._chain import check_body, open_snapshot
 from audit._errors import LogLineError, NoteError, ProofError
-from audit._merkle import (
+from audit._records.chain import check_body, open_snapshot
+from audit._records.wire import WIRE_CONFIG, load_json
+from audit.tlog._merkle import (
     consistency_proof,
     inclusion_proof,
     leaf_hash,
     verify_consistency,
     verify_inclusion,
 )
-from audit._note import MAX_NOTE_BYTES, NoteKey, SignedCheckpoint, open_checkpoint
-from audit._wire import WIRE_CONFIG, load_json
+from audit.tlog._note import MAX_NOTE_BYTES, NoteKey, SignedCheckpoint, open_checkpoint
 
 __all__ = [
     "PROOF_SCHEMA",

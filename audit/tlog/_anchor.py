@@ -20,8 +20,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit._errors import NoteError, ProofError, UsageError
-from audit._note import MAX_NOTE_BYTES, ORIGIN_PREFIX, Checkpoint, open_checkpoint
-from audit._tree import MAX_TREE_BYTES, TreeState
+from audit.tlog._note import MAX_NOTE_BYTES, ORIGIN_PREFIX, Checkpoint, open_checkpoint
+from audit.tlog._tree import MAX_TREE_BYTES, TreeState
 
 __all__ = ["AnchorDir", "Anchored"]
 

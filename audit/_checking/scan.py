@@ -1,6 +1,6 @@
 """One pass over a log's lines: the chain checks and the Merkle tree, in one or more processes.
 
-Each line is checked by :func:`audit._chain.check_body` (canonical form and own hash),
+Each line is checked by :func:`audit._records.chain.check_body` (canonical form and own hash),
 followed along the chain (``seq`` and ``prev``) and hashed into the tree. With
 ``workers`` > 1 a large log is cut at line boundaries into one piece per worker;
 each piece reports its leaf-level facts (first and last record, the perfect subtrees
@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 from typing import IO, TYPE_CHECKING, Any, cast
 
-from audit._chain import Chain, check_parts
 from audit._errors import LogLineError
-from audit._merkle import Frontier, leaf_hash, node_hash
+from audit._records.chain import Chain, check_parts
+from audit.tlog._merkle import Frontier, leaf_hash, node_hash
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from audit._faults import FaultKind
-    from audit._tree import TreeState
+    from audit._checking.faults import FaultKind
+    from audit.tlog._tree import TreeState
 
 __all__ = ["PARALLEL_MIN_BYTES", "Scan", "scan_log"]
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from audit._errors import UsageError
-from audit._models import KNOWN_EVENTS, AuditRecord
-from audit._table import render_table, short_hash
+from audit._records.models import KNOWN_EVENTS, AuditRecord
+from audit._reporting.table import render_table, short_hash
 
 __all__ = ["filter_records", "grant_of", "render_records", "render_records_jsonl", "session_of"]
 

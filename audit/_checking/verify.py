@@ -1,6 +1,6 @@
 """``verify_log``: check a log end to end with only the log, its head and the public keys.
 
-Per record: its own hash, ``seq`` and ``prev`` (:mod:`audit._scan`), and its leaf in the
+Per record: its own hash, ``seq`` and ``prev`` (:mod:`audit._checking.scan`), and its leaf in the
 Merkle tree. At the end the tree must have the size and root the signed checkpoint head
 names, and, given an earlier checkpoint (``against``), the log must extend it.
 """
@@ -17,13 +17,13 @@ from typing import Literal, TextIO, cast
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel
 
-from audit._chain import MAX_HEAD_BYTES, open_snapshot
+from audit._checking.faults import FAULT_KINDS, FaultKind
+from audit._checking.scan import Scan, scan_log
 from audit._errors import LogLineError, NoteError
-from audit._faults import FAULT_KINDS, FaultKind
-from audit._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint, origin_for
-from audit._scan import Scan, scan_log
-from audit._tree import HeadView, TreeState
-from audit._wire import WIRE_CONFIG
+from audit._records.chain import MAX_HEAD_BYTES, open_snapshot
+from audit._records.wire import WIRE_CONFIG
+from audit.tlog._note import ORIGIN_PREFIX, Checkpoint, open_checkpoint, origin_for
+from audit.tlog._tree import HeadView, TreeState
 
 __all__ = [
     "FAULT_KINDS",

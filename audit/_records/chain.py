@@ -22,7 +22,6 @@ from typing import IO, Annotated, Any, Union
 import msgspec
 from pydantic import ValidationError
 
-from audit._canonical import canonical_json, sha256_prefixed
 from audit._errors import (
     CanonicalizationError,
     LogLineError,
@@ -30,8 +29,9 @@ from audit._errors import (
     LogNotFoundError,
     LogWriteError,
 )
-from audit._models import LogCreatedData, genesis_hash
-from audit._wire import ISO_MILLIS_RE
+from audit._records.canonical import canonical_json, sha256_prefixed
+from audit._records.models import LogCreatedData, genesis_hash
+from audit._records.wire import ISO_MILLIS_RE
 
 __all__ = [
     "MAX_HEAD_BYTES",

@@ -5,9 +5,9 @@ Redaction is best effort and errs on the side of hiding: it removes values of
 credential (any shell quoting, ``$'…'`` included), ``Authorization`` headers,
 bearer/basic credentials, passwords in URLs and private key blocks; then option
 values that are credentials by their place on the command line
-(:mod:`audit._shellargs`: ``mysql -pPASS``, ``sshpass -p``, ``curl -u user:PASS``);
+(:mod:`audit._redaction.shellargs`: ``mysql -pPASS``, ``sshpass -p``, ``curl -u user:PASS``);
 then secret shapes from the detectors of the detect-secrets library
-(:mod:`audit._detectors`). docs/performance.md measures it. It cannot recognise a
+(:mod:`audit._redaction.detectors`). docs/performance.md measures it. It cannot recognise a
 secret that looks like ordinary text; the payload hash, not the preview, is
 what binds evidence to an action.
 """
@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from audit._detectors import secret_spans
 from audit._errors import UsageError
-from audit._shellargs import credential_spans
+from audit._redaction.detectors import secret_spans
+from audit._redaction.shellargs import credential_spans
 
 __all__ = ["REDACTED", "redact_preview"]
 
@@ -68,7 +68,7 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(r'(?i)("' + _NAME + r'"\s*:\s*)"(?:[^"\\\n]|\\.)*"?'),
         r'\1"' + REDACTED + '"',
     ),
-    # --password value, --token=value (short options: audit._shellargs, per program).
+    # --password value, --token=value (short options: audit._redaction.shellargs, per program).
     # (A next word that starts with "-" is the next option: gpg --list-secret-keys --x.)
     (re.compile(r"(?i)(--" + _NAME + r")(=|\s+)(?!-)" + _VALUE), r"\1\2" + REDACTED),
     # API_KEY=value, export GITHUB_TOKEN=value, X-Api-Key: value (not test_token.py::case).
