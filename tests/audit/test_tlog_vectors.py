@@ -56,7 +56,7 @@ def _ok(check: Any) -> bool:
 
 
 # Go's RootFromInclusionProof refuses a leaf hash that is not 32 bytes; so does
-# audit.verify_inclusion ("single-entry/empty-root-and-leaf": an empty leaf hash and an empty
+# audit.tlog.verify_inclusion ("single-entry/empty-root-and-leaf": an empty leaf hash and an empty
 # root in a tree of one).
 
 

@@ -1,6 +1,6 @@
 """The Python side's answer to each shared verifiable-log vector (tests/vectors/tlog/).
 
-``checkpoint_result`` (``audit.open_checkpoint``) and ``proof_result`` (``audit.verify_proof``)
+``checkpoint_result`` (``audit.tlog.open_checkpoint``) and ``proof_result`` (``audit.tlog.verify_proof``)
 return ``{"decision", "reasons"}`` as the vectors state them; tests/audit/test_tlog_vectors.py asserts them, tests/verifier/ compares them with
 the TypeScript verifier's answers.
 """

@@ -102,7 +102,7 @@ def bad(code: str) -> dict[str, Any]:
     return {"decision": "rejected", "reasons": [code]}
 
 
-# Proof files, as ``audit.verify_proof`` answers: valid, invalid (with every reason), or not a
+# Proof files, as ``audit.tlog.verify_proof`` answers: valid, invalid (with every reason), or not a
 # proof file at all (malformed: the JSON refusal code or proof-malformed).
 def valid() -> dict[str, Any]:
     return {"decision": "valid", "reasons": []}

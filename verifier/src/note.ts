@@ -1,6 +1,6 @@
 /**
  * Checkpoints as C2SP signed notes (c2sp.org/signed-note, c2sp.org/tlog-checkpoint), Ed25519
- * only, parsed as strictly as the Python side (`audit._note`), with the same reason codes:
+ * only, parsed as strictly as the Python side (`audit.tlog._note`), with the same reason codes:
  * `note-malformed`, `checkpoint-malformed`, `origin-mismatch`, `signature-invalid`,
  * `no-trusted-signature`, `vkey-malformed`.
  *

@@ -1,5 +1,5 @@
 /**
- * Proof files (`pi-operator-guard/proof/v1`), checked as the Python side's `audit.verify_proof`:
+ * Proof files (`pi-operator-guard/proof/v1`), checked as the Python side's `audit.tlog.verify_proof`:
  *
  *     {"schema": "pi-operator-guard/proof/v1", "kind": "inclusion", "checkpoint": "<signed note>",
  *      "entries": [{"leafIndex": 5, "line": "<record line without LF>", "hashes": ["<base64>", ...]}]}
