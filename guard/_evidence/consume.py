@@ -32,7 +32,7 @@ from typing import Any, get_args
 
 from audit import CanonicalizationError, Origin, b64url_decode, parse_iso
 from guard._errors import MalformedEvidence
-from guard._evidence.envelope import parse_envelope, signing_message
+from guard._evidence.envelope import ParsedEnvelope, parse_envelope, signing_message
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import PublicKeyring
 from guard._evidence.models import (
@@ -84,6 +84,7 @@ def check_and_consume(
     tool_call_id: str | None = None,
     require_dialog: bool = False,
     require_operator_signature: bool = False,
+    parsed: ParsedEnvelope | None = None,
 ) -> ConsumeResult:
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
@@ -95,12 +96,13 @@ def check_and_consume(
     ``grant-covered``, once checks 1 to 6 pass, and is not consumed.
     ``require_operator_signature``: evidence without the operator's own signature is
     rejected, ``not-operator-signed`` / ``no-operator-signature``, and is not consumed.
+    ``parsed``: ``raw`` already parsed (:class:`ParsedEnvelope`), so it is not parsed twice.
     """
     if raw is None or raw in ("", b"", {}):
         return _reject("missing", ("no-evidence",), None, "no envelope was given")
     # 1. structure
     try:
-        envelope, raw_details = parse_envelope(raw)
+        envelope, raw_details = parse_envelope(raw) if parsed is None else parsed.get()
     except MalformedEvidence as exc:
         return _reject("malformed", (exc.code,), None, exc.detail)
     details: EvidenceDetails = envelope.details

@@ -39,6 +39,7 @@ from guard._operator import OperatorSignature, approval_statement
 
 __all__ = [
     "MAX_ENVELOPE_BYTES",
+    "ParsedEnvelope",
     "Reservation",
     "envelope_content",
     "mint_envelope",
@@ -229,3 +230,25 @@ def parse_envelope(raw: Mapping[str, Any] | str | bytes) -> tuple[EvidenceEnvelo
         raise MalformedEvidence("schema-violation", f"{where}: {first['msg']}") from None
     assert isinstance(details, dict)
     return envelope, details
+
+
+@dataclass(frozen=True)
+class ParsedEnvelope:
+    """The outcome of :func:`parse_envelope` on one input, kept for the next reader of the
+    same input: :meth:`get` returns what it returned or raises what it raised."""
+
+    result: tuple[EvidenceEnvelope, dict[str, Any]] | None
+    error: MalformedEvidence | None
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any] | str | bytes) -> ParsedEnvelope:
+        try:
+            return cls(parse_envelope(raw), None)
+        except MalformedEvidence as exc:
+            return cls(None, exc)
+
+    def get(self) -> tuple[EvidenceEnvelope, dict[str, Any]]:
+        if self.result is None:
+            assert self.error is not None
+            raise self.error
+        return self.result

@@ -25,29 +25,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from audit import LogNotFoundError, parse_iso, verify_log
-from audit.lines import Chain, LogLineError, check_line, lines_backward, open_snapshot
-from guard._errors import LedgerError, MalformedEvidence
-from guard._evidence.envelope import parse_envelope
-from guard._evidence.models import MAX_TTL_SECONDS
+from audit.lines import Chain, LogLineError, check_line, open_snapshot
+from guard._errors import LedgerError
+from guard._evidence.recall import CONSUMED_EXPIRY_BOUND
 from guard._storage import LogPosition, SyncedLedger
 
-__all__ = ["CONSUMED_EXPIRY_BOUND", "RECALL_MARGIN", "recall_consumed", "sync_ledger"]
-
-# An id is consumed before it expires, and it expires at most MAX_TTL after it was
-# created, which is at most the skew before it was consumed. So ``ts + bound`` of the
-# ``evidence.consumed`` record is never earlier than the real expiry: keeping the id
-# that long is safe (the time check rejects it after its real expiry anyway).
-CONSUMED_EXPIRY_BOUND = timedelta(seconds=MAX_TTL_SECONDS + 60)
-# How far before an envelope's createdAt :func:`recall_consumed` still looks: the skew a
-# consume may accept, plus room for a wall clock that stepped back a little.
-RECALL_MARGIN = timedelta(seconds=60)
+__all__ = ["sync_ledger"]
 
 
 class _Reread(Exception):
@@ -120,12 +110,16 @@ def _read_from(
 def _check_anchor(stream: IO[bytes], start: LogPosition) -> None:
     """The record ending at ``start.end_offset`` must be the one the ledger last read."""
     fd = stream.fileno()
-    back = min(start.end_offset, 1 << 20)
-    window = os.pread(fd, back, start.end_offset - back)
-    if not window.endswith(b"\n"):
-        raise _Reread
-    cut = window.rfind(b"\n", 0, len(window) - 1)
-    if cut < 0 and back < start.end_offset:
+    # A small window first (a line is rarely longer), the full one only when it must.
+    for limit in (64 << 10, 1 << 20):
+        back = min(start.end_offset, limit)
+        window = os.pread(fd, back, start.end_offset - back)
+        if not window.endswith(b"\n"):
+            raise _Reread
+        cut = window.rfind(b"\n", 0, len(window) - 1)
+        if cut >= 0 or back == start.end_offset:
+            break
+    else:
         raise _Reread  # a line longer than the window: not one this guard wrote
     try:
         rec = check_line(window[cut + 1 : -1])
@@ -173,54 +167,3 @@ def _scan(
         return found, start
     assert chain.log_id is not None
     return found, LogPosition(chain.log_id, int(last["seq"]), end, str(last["hash"]))
-
-
-def recall_consumed(
-    ledger: SyncedLedger,
-    log_path: Path,
-    raw: Mapping[str, Any] | str | bytes | None,
-    *,
-    margin: timedelta = RECALL_MARGIN,
-    require_log: bool = True,
-) -> bool:
-    """Look for the envelope's id among the log's recent ``evidence.consumed`` records.
-
-    Independent of the ledger's own state (a forged sync position, deleted rows): the
-    log is read backwards only as far as the evidence's ``createdAtIso`` minus ``margin``
-    (a consumption is never earlier than that), at most the maximum TTL of records. A
-    hit is put into the ledger, so the consume that follows is a ``replay``. Returns
-    whether it was found. An envelope that does not parse is left to the checks.
-    ``require_log=False``: a missing log holds nothing to recall (a monitor home).
-    """
-    if raw is None:
-        return False
-    try:
-        envelope, _ = parse_envelope(raw)
-    except MalformedEvidence:
-        return False
-    eid = envelope.details.evidence_id
-    since = parse_iso(envelope.details.created_at_iso, "createdAtIso") - margin
-    try:
-        stream, size, _ = open_snapshot(log_path, with_head=False)
-    except LogNotFoundError:
-        if not require_log:
-            return False
-        raise LedgerError(log_path, "the audit log is missing: consumption refused") from None
-    with stream:
-        for offset, line in lines_backward(stream.fileno(), size):
-            if not line.endswith(b"\n"):
-                continue  # a torn final line
-            try:
-                rec = check_line(line[:-1])
-            except LogLineError as fault:
-                raise LedgerError(
-                    log_path,
-                    f"the audit log breaks at byte {offset} ({fault.kind}); consumption refused",
-                ) from None
-            at = parse_iso(rec["ts"], "ts")
-            if at < since:
-                return False
-            if rec["event"] == "evidence.consumed" and rec["data"].get("evidenceId") == eid:
-                ledger.try_consume(eid, at + CONSUMED_EXPIRY_BOUND, at)
-                return True
-    return False

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from guard._evidence.consume import check_and_consume
+from guard._evidence.envelope import ParsedEnvelope
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import PublicKeyring
 from guard._evidence.models import ConsumeResult
-from guard._evidence.resync import recall_consumed, sync_ledger
+from guard._evidence.recall import recall_consumed
+from guard._evidence.resync import sync_ledger
 from guard._storage import SyncedLedger
 
 __all__ = ["consume_synced"]
@@ -47,9 +49,10 @@ def consume_synced(
     signature under ``require_operator_signature`` (``not-operator-signed``).
     """
     sync_ledger(ledger, log_path, keyring.public_keys(), require_log=require_log)
+    parsed = None if raw is None or raw in ("", b"", {}) else ParsedEnvelope.of(raw)
     # Even a ledger edited in place (rows gone, position forged) cannot forget: the log's
     # recent evidence.consumed records are checked for this very id.
-    recall_consumed(ledger, log_path, raw, require_log=require_log)
+    recall_consumed(ledger, log_path, raw, require_log=require_log, parsed=parsed)
     return check_and_consume(
         raw,
         pending,
@@ -59,4 +62,5 @@ def consume_synced(
         tool_call_id=tool_call_id,
         require_dialog=require_dialog,
         require_operator_signature=require_operator_signature,
+        parsed=parsed,
     )

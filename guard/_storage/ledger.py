@@ -275,26 +275,43 @@ class SqliteLedger:
         ``expected`` is the position the caller started reading from: when another process
         moved it meanwhile, the ids are still inserted (harmless) but the position is left
         alone and ``False`` is returned.
+
+        Committed without its own ``fsync`` (``synchronous=NORMAL`` for this transaction):
+        everything it writes is read again from the audit log if a crash loses it, and the
+        next ``try_consume`` (``FULL``) syncs the write-ahead log it sits in anyway. A lost
+        absorb loses the transactions after it, never a part of one (WAL order).
         """
         try:
-            with self._db:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._db.executemany(
-                    "INSERT INTO consumed (evidence_id, expires_at_ms, consumed_at_ms) "
-                    "VALUES (?, ?, ?) ON CONFLICT (evidence_id) DO NOTHING",
-                    ((eid, _ms(exp), _ms(at)) for eid, exp, at in consumed),
-                )
-                if self.position() != expected:
-                    return False
-                self._db.execute(
-                    "INSERT INTO synced (one, log_id, seq, end_offset, record_hash) "
-                    "VALUES (1, ?, ?, ?, ?) ON CONFLICT (one) DO UPDATE SET "
-                    "log_id = excluded.log_id, seq = excluded.seq, "
-                    "end_offset = excluded.end_offset, record_hash = excluded.record_hash",
-                    (position.log_id, position.seq, position.end_offset, position.record_hash),
-                )
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            try:
+                return self._absorb(consumed, position, expected)
+            finally:
+                self._db.execute("PRAGMA synchronous=FULL")
         except sqlite3.DatabaseError as exc:
             raise LedgerError(self.path, _explain(exc)) from None
+
+    def _absorb(
+        self,
+        consumed: Iterable[tuple[str, datetime, datetime]],
+        position: LogPosition,
+        expected: LogPosition | None,
+    ) -> bool:
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT INTO consumed (evidence_id, expires_at_ms, consumed_at_ms) "
+                "VALUES (?, ?, ?) ON CONFLICT (evidence_id) DO NOTHING",
+                ((eid, _ms(exp), _ms(at)) for eid, exp, at in consumed),
+            )
+            if self.position() != expected:
+                return False
+            self._db.execute(
+                "INSERT INTO synced (one, log_id, seq, end_offset, record_hash) "
+                "VALUES (1, ?, ?, ?, ?) ON CONFLICT (one) DO UPDATE SET "
+                "log_id = excluded.log_id, seq = excluded.seq, "
+                "end_offset = excluded.end_offset, record_hash = excluded.record_hash",
+                (position.log_id, position.seq, position.end_offset, position.record_hash),
+            )
         return True
 
     def count(self) -> int:
