@@ -37,19 +37,8 @@ from audit._errors import (
     UnknownEventError,
     UsageError,
 )
-from audit._records.canonical import canonical_json, sha256_hex, sha256_prefixed
-from audit._records.models import (
-    EVENT_MODELS,
-    GENESIS_DOMAIN,
-    HEAD_DOMAIN,
-    KNOWN_EVENTS,
-    LOG_SCHEMA,
-    MAX_OPERATOR_REASON_CHARS,
-    RESERVED_EVENTS,
+from audit._records.call_events import (
     ApprovalRefusedData,
-    Approver,
-    AuditHead,
-    AuditRecord,
     ConfirmationDeclinedData,
     ConfirmationRecordedData,
     ConfirmationRequestedData,
@@ -57,26 +46,39 @@ from audit._records.models import (
     EffectsReviewedData,
     EvidenceConsumedData,
     EvidenceRejectedData,
+    GrantUseRef,
+    HeldEffectData,
+    NetworkRefusedData,
+    PlannerReportedData,
+    ToolExecutedData,
+)
+from audit._records.canonical import canonical_json, sha256_hex, sha256_prefixed
+from audit._records.fields import MAX_OPERATOR_REASON_CHARS, Approver, SessionRef
+from audit._records.log_events import (
     GrantCreatedData,
     GrantExpiredData,
     GrantPatternData,
     GrantRevokedData,
     GrantUsedData,
-    GrantUseRef,
-    HeldEffectData,
     KeyGeneratedData,
     KeyRetiredData,
     KeyRotatedData,
     LogCreatedData,
     LogRecoveredData,
-    NetworkRefusedData,
     OperatorEnrolledData,
     OperatorRemovedData,
-    PlannerReportedData,
     SessionEndedData,
-    SessionRef,
     SessionStartedData,
-    ToolExecutedData,
+)
+from audit._records.models import (
+    EVENT_MODELS,
+    GENESIS_DOMAIN,
+    HEAD_DOMAIN,
+    KNOWN_EVENTS,
+    LOG_SCHEMA,
+    RESERVED_EVENTS,
+    AuditHead,
+    AuditRecord,
     genesis_hash,
 )
 from audit._records.read import read_records

@@ -30,7 +30,8 @@ from audit._errors import (
     LogWriteError,
 )
 from audit._records.canonical import canonical_json, sha256_prefixed
-from audit._records.models import LogCreatedData, genesis_hash
+from audit._records.log_events import LogCreatedData
+from audit._records.models import genesis_hash
 from audit._records.wire import ISO_MILLIS_RE
 
 __all__ = [

@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from audit._records.models import (
-    AuditRecord,
+from audit._records.log_events import (
     GrantCreatedData,
     GrantExpiredData,
     GrantRevokedData,
     GrantUsedData,
 )
+from audit._records.models import AuditRecord
 from audit._reporting.rows import GrantEnd, GrantRow, typed
 from audit._reporting.show import session_of
 

@@ -27,7 +27,8 @@ from pydantic import ValidationError
 
 from audit._errors import LogFormatError, LogLineError
 from audit._records.chain import check_body
-from audit._records.models import EVENT_MODELS, AuditRecord, LogRecoveredData
+from audit._records.log_events import LogRecoveredData
+from audit._records.models import EVENT_MODELS, AuditRecord
 from audit._reporting.report import build_report
 from audit._reporting.rows import ExternalSource, ReportRow
 

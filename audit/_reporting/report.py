@@ -45,14 +45,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from audit._records.models import (
-    AuditRecord,
+from audit._records.call_events import (
     ConfirmationDeclinedData,
     ConfirmationRecordedData,
     EvidenceConsumedData,
     EvidenceRejectedData,
     ToolExecutedData,
 )
+from audit._records.models import AuditRecord
 from audit._reporting.grants import GRANT_EVENTS, GrantTally, grant_event, tally_of
 from audit._reporting.rows import (
     GAP_REASONS,

@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from audit._errors import EventDataError
 from audit._records.canonical import canonical_json
-from audit._records.models import EVENT_MODELS, MAX_OPERATOR_REASON_CHARS
+from audit._records.fields import MAX_OPERATOR_REASON_CHARS
+from audit._records.models import EVENT_MODELS
 from audit._redaction.redact import redact_preview
 
 __all__ = ["normalize"]

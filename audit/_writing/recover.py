@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from audit._checking.verify import FaultKind, verify_log
 from audit._errors import LogWriteError, UsageError
 from audit._records.chain import head_path_for
-from audit._records.models import MAX_OPERATOR_REASON_CHARS
+from audit._records.fields import MAX_OPERATOR_REASON_CHARS
 from audit._records.read import read_records
 from audit._records.wire import WIRE_CONFIG, format_iso, utc_now
 from audit._redaction.redact import redact_preview
