@@ -2,6 +2,10 @@
 and the primitives every layer above shares (strict JSON loading, timestamps, base64url, the
 wire config and shared wire types, ``shorten``).
 
+Two more faces sit beside this one: :mod:`audit.tlog` (the transparency log over the
+records: Merkle trees, checkpoints, proofs, anchors) and :mod:`audit.lines` (reading the
+log's raw lines yourself). The exception tree is here, for all three.
+
 Imports nothing of ``guard`` or ``planning``. Nothing here authorizes anything: the log
 and its report only record and classify what happened.
 """
