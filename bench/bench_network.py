@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._policy.settings.models import NetworkSettings, SandboxSettings
 from guard._sandbox import SpawnContext, plan, spawn
 from guard._sandbox.proxy import NetworkProxy
 

@@ -54,8 +54,8 @@ MODULES = (
     "audit/_records/read.py",
     "guard/_sidecar/server.py",
     "guard/_sidecar/methods.py",
-    "guard/_policy/rules.py",
-    "guard/_policy/classify.py",
+    "guard/_policy/matching/rules.py",
+    "guard/_policy/matching/classify.py",
     "guard/_policy/bash/*",
 )
 

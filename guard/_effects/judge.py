@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from guard._effects.layer import link_above, tree_size
 from guard._effects.model import Effect, Hold, HoldReason
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
-from guard._policy.writable import within
+from guard._policy.matching.writable import within
 
 __all__ = ["REGENERABLE", "GitState", "judge"]
 

@@ -22,8 +22,8 @@ from guard._effects.judge import judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
-from guard._policy.surroundings import git_config_names_programs
-from guard._policy.writable import within
+from guard._policy.matching.writable import within
+from guard._policy.settings.surroundings import git_config_names_programs
 
 __all__ = ["LAYER_ID", "Reviewer", "effects_digest", "summary_line"]
 

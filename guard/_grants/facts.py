@@ -23,10 +23,10 @@ from guard._errors import BadInputError
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.model import Command
 from guard._policy.bash.walker import analyze
-from guard._policy.classify import pi_file_target
-from guard._policy.models import Verdict
-from guard._policy.paths import command_mentions
-from guard._policy.realpath import realpath
+from guard._policy.matching.classify import pi_file_target
+from guard._policy.matching.paths import command_mentions
+from guard._policy.matching.realpath import realpath
+from guard._policy.settings.models import Verdict
 
 __all__ = ["FILE_TOOLS", "SHELL_TOOL", "CallFacts", "Refusal", "anchor", "call_facts"]
 

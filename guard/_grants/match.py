@@ -18,8 +18,8 @@ from typing import Any
 
 from guard._grants.facts import anchor, call_facts
 from guard._grants.model import Coverage, CoverageReason, GrantPattern, glob_matches, inside
-from guard._policy.models import Verdict
-from guard._policy.realpath import realpath
+from guard._policy.matching.realpath import realpath
+from guard._policy.settings.models import Verdict
 
 __all__ = ["covers"]
 

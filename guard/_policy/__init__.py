@@ -4,9 +4,9 @@ Layers: built-in defaults < ``<home>/operator-guard.toml`` < ``<project>/.pi/ope
 strictest wins. Bash commands are analyzed on a real parser (tree-sitter) and fail closed.
 """
 
-from guard._policy.config import check_config_file
 from guard._policy.engine import Policy
-from guard._policy.models import ConfigProblem, PolicyDescription, Rule, Settings, Verdict
+from guard._policy.settings.config import check_config_file
+from guard._policy.settings.models import ConfigProblem, PolicyDescription, Rule, Settings, Verdict
 
 __all__ = [
     "ConfigProblem",

@@ -18,7 +18,7 @@ from typing import Any
 
 from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
 from guard._policy import Policy, Verdict
-from guard._policy.surroundings import runtime_stamp
+from guard._policy.settings.surroundings import runtime_stamp
 
 __all__ = ["PolicyCache"]
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from guard._policy.checks import CHECKS
-from guard._policy.classify import Classifier
 from guard._policy.layering import CONFIG_FILE_NAME, MergedLayers, load_layers
-from guard._policy.models import (
+from guard._policy.matching.checks import CHECKS
+from guard._policy.matching.classify import Classifier
+from guard._policy.settings.models import (
     ApprovalSettings,
     ConfigProblem,
     DescribedCheck,

@@ -17,17 +17,18 @@ from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
 from guard._evidence.fingerprint import normalize_path
 from guard._home import env, pi_agent_dir
-from guard._policy.checks import CHECKS
-from guard._policy.config import (
+from guard._policy.matching.checks import CHECKS
+from guard._policy.matching.globs import expand_lists
+from guard._policy.matching.rules import CompiledRule, compile_rule
+from guard._policy.settings.config import (
     PROJECT_RELAX_MESSAGE,
     PROJECT_SANDBOX_MESSAGE,
     LayerFile,
     builtin_layer,
     read_layer,
 )
-from guard._policy.globs import expand_lists
-from guard._policy.installation import installation_paths
-from guard._policy.models import (
+from guard._policy.settings.installation import installation_paths
+from guard._policy.settings.models import (
     ApprovalSettings,
     ConfigProblem,
     DescribedLayer,
@@ -39,8 +40,7 @@ from guard._policy.models import (
     SandboxSettings,
     Settings,
 )
-from guard._policy.rules import CompiledRule, compile_rule
-from guard._policy.surroundings import placeholder_lists
+from guard._policy.settings.surroundings import placeholder_lists
 
 __all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
 

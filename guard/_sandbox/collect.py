@@ -4,7 +4,7 @@ Every path goes through ``os.path.realpath`` (a symlink is bound at its target, 
 will find it) and is classified as ``dir``, ``file``, ``other`` or ``missing``.
 
 Writable: the workspace and the user's ``writable`` paths; a workspace that is ``/``, the
-home or a parent of it is not (:mod:`guard._policy.writable`).
+home or a parent of it is not (:mod:`guard._policy.matching.writable`).
 
 Protected read-only: the guard's import packages (``guard``, ``audit``, ``planning``),
 ``sys.prefix``/``sys.exec_prefix``/``sys.base_prefix``, every site-packages directory and
@@ -43,9 +43,13 @@ from pathlib import Path
 from guard._hermetic import ProgramNotFound, system_program
 from guard._home import CACHES_DIR, CONFIG_FILE, ENV_PREFIX, EXTENSION_DIR_NAME, pi_agent_dir
 from guard._policy.layering import CONFIG_FILE_NAME
-from guard._policy.models import SandboxSettings
-from guard._policy.surroundings import credential_files, git_config_values, placeholder_lists
-from guard._policy.writable import too_wide
+from guard._policy.matching.writable import too_wide
+from guard._policy.settings.models import SandboxSettings
+from guard._policy.settings.surroundings import (
+    credential_files,
+    git_config_values,
+    placeholder_lists,
+)
 from guard._sandbox.argv import is_within
 from guard._sandbox.model import (
     CacheMount,

@@ -21,8 +21,8 @@ from guard._errors import BadInputError, SandboxUnavailableError
 from guard._hermetic import minimal_env, run
 from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
 from guard._policy.layering import CONFIG_FILE_NAME, load_layers
-from guard._policy.models import ConfigProblem, LayerName, SandboxSettings
-from guard._policy.writable import TOO_WIDE_HINT, too_wide
+from guard._policy.matching.writable import TOO_WIDE_HINT, too_wide
+from guard._policy.settings.models import ConfigProblem, LayerName, SandboxSettings
 from guard._sandbox.argv import (
     TMP,
     build_argv,

@@ -46,8 +46,8 @@ from guard._home import LAYERS_DIR, SESSION_TMP_DIR, SESSIONS_DIR, resolve_home
 from guard._logging import configure_logging, get_logger
 from guard._monitor import Monitor
 from guard._pi.session import session_envelopes
-from guard._policy.classify import pi_file_target
-from guard._policy.surroundings import note_pi_runtime
+from guard._policy.matching.classify import pi_file_target
+from guard._policy.settings.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
 from guard._sandbox.explain import explain_network, explain_output

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import analyze
-from guard._policy.paths import Mention, command_mentions
+from guard._policy.matching.paths import Mention, command_mentions
 from tests.guard.policy.corpus import BLOCKED, DESTRUCTIVE, SAFE
 from tests.guard.policy.corpus_evasion import ASKS_BY_DECISION, EVASION, GUARD_SELF
 from tests.guard.policy.corpus_outside import CREDENTIALS, RUNS_CODE

@@ -222,7 +222,7 @@ def test_parser_crashers_from_upstream_do_not_kill_the_process() -> None:
 
 
 def test_what_cannot_be_resolved_is_protected_and_asks() -> None:
-    from guard._policy.checks import CHECKS
+    from guard._policy.matching.checks import CHECKS
 
     for check_id, (verdict, kind, _) in CHECKS.items():
         if check_id in ("builtin.guard-self", "builtin.catastrophic-target"):

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from guard._errors import BadInputError
-from guard._policy.classify import Classifier, pi_tool_path
-from guard._policy.models import LayerName, Rule, Settings, Verdict
-from guard._policy.rules import CompiledRule, compile_rule
+from guard._policy.matching.classify import Classifier, pi_tool_path
+from guard._policy.matching.rules import CompiledRule, compile_rule
+from guard._policy.settings.models import LayerName, Rule, Settings, Verdict
 
 
 def compiled(

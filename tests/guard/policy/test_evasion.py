@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from guard._policy import Verdict
-from guard._policy.installation import installation_paths
+from guard._policy.settings.installation import installation_paths
 from tests.guard.policy.conftest import World
 from tests.guard.policy.corpus_evasion import ASKS_BY_DECISION, EVASION, GUARD_SELF
 

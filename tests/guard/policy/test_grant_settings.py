@@ -11,8 +11,8 @@ import pytest
 
 from guard._policy import Policy, check_config_file
 from guard._policy.cache import PolicyCache
-from guard._policy.config import parse_layer
-from guard._policy.models import GrantSettings
+from guard._policy.settings.config import parse_layer
+from guard._policy.settings.models import GrantSettings
 from tests.guard.policy.conftest import World
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from guard._policy import Policy
-from guard._policy.installation import installation_paths
-from guard._policy.surroundings import git_user_files, path_dirs, pi_installation
+from guard._policy.settings.installation import installation_paths
+from guard._policy.settings.surroundings import git_user_files, path_dirs, pi_installation
 from tests.guard.policy.conftest import World
 from tests.guard.policy.corpus_outside import CREDENTIALS, RUNS_CODE, expand
 
@@ -187,7 +187,7 @@ def test_pis_installation_is_found_from_the_process_that_started_the_guard(
     script = package / "dist" / "child.py"
     code = (
         "import os, sys, json; sys.path.insert(0, sys.argv[1]);"
-        "from guard._policy.surroundings import pi_installation;"
+        "from guard._policy.settings.surroundings import pi_installation;"
         "print(json.dumps(pi_installation({'PATH': ''})))"
     )
     # A parent whose executable is named node* and whose argv[1] is a script in pi.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from guard._evidence.fingerprint import compute_fingerprint, normalize_path
-from guard._policy.classify import pi_tool_path
+from guard._policy.matching.classify import pi_tool_path
 from tests.guard.policy.conftest import World
 from tools.pi.harness import PinnedPi
 

@@ -1,4 +1,4 @@
-"""Rule matching in ``guard._policy.rules``: which command shapes and paths a compiled rule covers.
+"""Rule matching in ``guard._policy.matching.rules``: which command shapes and paths a compiled rule covers.
 
 Programs, subcommands after global options, flags (bundled short flags, ``--name=value``,
 globs), runtime-only words that must fail closed, ``args``, ``arg_regex``, ``target_paths``,
@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 
 from guard._policy.bash.model import Command, Word
-from guard._policy.models import Rule
-from guard._policy.paths import Mention
-from guard._policy.rules import (
+from guard._policy.matching.paths import Mention
+from guard._policy.matching.rules import (
     GLOBAL_VALUE_OPTIONS,
     CompiledRule,
     compile_rule,
     first_subcommand_words,
     leading_positionals,
 )
+from guard._policy.settings.models import Rule
 
 HOME = "/home/u"
 PROJECT = "/srv/project"
@@ -577,7 +577,7 @@ def test_compile_rule_uses_the_placeholders_home_anchor_and_case_it_is_given() -
 
 def test_the_rules_module_builds_its_tables_in_a_fresh_interpreter() -> None:
     code = (
-        "from guard._policy.rules import GLOBAL_VALUE_OPTIONS as t; "
+        "from guard._policy.matching.rules import GLOBAL_VALUE_OPTIONS as t; "
         "print(' '.join(sorted(t['git'])))"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

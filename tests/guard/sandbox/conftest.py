@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from guard._policy.models import SandboxSettings
+from guard._policy.settings.models import SandboxSettings
 from guard._sandbox import SandboxPlan, SpawnContext, plan, spawn
 
 SECRET = "SIGNING-KEY-MATERIAL-7f3a9c"

@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._policy.settings.models import NetworkSettings, SandboxSettings
 from guard._sandbox import SpawnContext, plan, spawn
 from guard._sandbox.proxy import NetworkProxy
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from guard._hermetic import system_program
-from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._policy.settings.models import NetworkSettings, SandboxSettings
 from guard._sandbox.argv import build_argv
 from guard._sandbox.collect import collect_input
 from guard._sandbox.model import ProxyInput

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from guard._hermetic import git_env, system_program
-from guard._policy.models import SandboxSettings
+from guard._policy.settings.models import SandboxSettings
 from guard._sandbox import plan, workspace_stamp
 from tests.guard.sandbox.conftest import Layout, make_layout, needs_bwrap, run_proved
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from guard._policy.models import SandboxSettings
+from guard._policy.settings.models import SandboxSettings
 from guard._sandbox.explain import explain_network, explain_output
 from tests.guard.sandbox.conftest import make_layout, needs_bwrap
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._policy.settings.models import NetworkSettings, SandboxSettings
 from guard._sandbox import effective_settings
 from guard._sandbox.network import address_refusal, match_host, parse_entry
 

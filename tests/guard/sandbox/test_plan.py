@@ -11,7 +11,7 @@ import pytest
 
 from guard._errors import BadInputError, SandboxUnavailableError
 from guard._policy.layering import load_layers
-from guard._policy.models import NetworkSettings, SandboxSettings
+from guard._policy.settings.models import NetworkSettings, SandboxSettings
 from guard._sandbox import SpawnContext, effective_settings, probe, spawn
 from tests.guard.sandbox.conftest import BWRAP, SECRET, Layout, needs_bwrap
 
@@ -275,7 +275,7 @@ def test_the_guides_sandbox_table_is_a_valid_user_setting() -> None:
     """The ``[sandbox]`` example in docs/operator-confirmation.md parses, key by key."""
     import re
 
-    from guard._policy.config import parse_layer
+    from guard._policy.settings.config import parse_layer
 
     guide = (Path(__file__).resolve().parents[3] / "docs" / "operator-confirmation.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)

@@ -244,7 +244,7 @@ def test_env_must_be_a_postgres_url(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_a_project_file_cannot_choose_the_ledger(tmp_path: Path) -> None:
-    from guard._policy.config import parse_layer
+    from guard._policy.settings.config import parse_layer
 
     layer = parse_layer('[ledger]\nurl = "postgresql://evil@attacker/x"\n', "p.toml", "project")
     assert layer.ledger is None

@@ -13,7 +13,7 @@ import pytest
 
 from guard._policy.bash.quoting import expand_braces
 from guard._policy.bash.walker import analyze
-from guard._policy.paths import command_mentions
+from guard._policy.matching.paths import command_mentions
 
 
 @pytest.mark.parametrize(

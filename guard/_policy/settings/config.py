@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import ValidationError
 from pydantic.alias_generators import to_snake
 
-from guard._policy.models import (
+from guard._policy.settings.models import (
     ApprovalSettings,
     ConfigProblem,
     EvidenceSettings,

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from guard._errors import GlobError
-from guard._policy.patterns import Shape, shapes_intersect
+from guard._policy.matching.patterns import Shape, shapes_intersect
 
 __all__ = ["PathMatcher", "compile_globs", "expand_lists", "expand_placeholders", "is_under"]
 

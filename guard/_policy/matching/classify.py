@@ -14,12 +14,18 @@ from audit import shorten
 from guard._errors import BadInputError
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import Command, analyze
-from guard._policy.checks import Match, catastrophic_matches, check, unique, unresolved_matches
-from guard._policy.models import PolicyActionKind, Settings, Verdict
-from guard._policy.paths import Mention, command_mentions
-from guard._policy.realpath import realpath
-from guard._policy.rules import CompiledRule, first_subcommand_words, leading_positionals
-from guard._policy.writable import TOO_WIDE_HINT, WritableSet
+from guard._policy.matching.checks import (
+    Match,
+    catastrophic_matches,
+    check,
+    unique,
+    unresolved_matches,
+)
+from guard._policy.matching.paths import Mention, command_mentions
+from guard._policy.matching.realpath import realpath
+from guard._policy.matching.rules import CompiledRule, first_subcommand_words, leading_positionals
+from guard._policy.matching.writable import TOO_WIDE_HINT, WritableSet
+from guard._policy.settings.models import PolicyActionKind, Settings, Verdict
 
 __all__ = ["Classifier", "pi_file_target", "pi_tool_path"]
 

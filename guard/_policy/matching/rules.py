@@ -9,10 +9,10 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from guard._policy.bash.model import Command, Word
-from guard._policy.globs import PathMatcher, compile_globs
-from guard._policy.models import LayerName, Rule
-from guard._policy.paths import Mention
-from guard._policy.surroundings import CREDENTIAL_RULES
+from guard._policy.matching.globs import PathMatcher, compile_globs
+from guard._policy.matching.paths import Mention
+from guard._policy.settings.models import LayerName, Rule
+from guard._policy.settings.surroundings import CREDENTIAL_RULES
 
 __all__ = [
     "GLOBAL_VALUE_OPTIONS",

@@ -29,7 +29,7 @@ def installation_paths() -> dict[str, str]:
     purelib = paths.get("purelib") or sys.prefix
     user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else purelib
     return {
-        "GUARD_PACKAGE": os.fspath(Path(__file__).resolve().parents[1]),
+        "GUARD_PACKAGE": os.fspath(Path(__file__).resolve().parents[2]),
         "AUDIT_PACKAGE": os.fspath(Path(audit.__file__).resolve().parent),
         "PLANNING_PACKAGE": os.fspath(Path(planning.__file__).resolve().parent),
         "PYTHON_PREFIX": sys.prefix,

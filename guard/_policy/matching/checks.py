@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from guard._policy.bash.model import Command
-from guard._policy.models import LayerName, RuleKind, VerdictName
-from guard._policy.paths import Mention, has_flag, split_args
+from guard._policy.matching.paths import Mention, has_flag, split_args
+from guard._policy.settings.models import LayerName, RuleKind, VerdictName
 
 __all__ = [
     "CHECKS",

@@ -34,7 +34,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from guard._home import PI_PACKAGES
-from guard._policy.config import builtin_layer
+from guard._policy.settings.config import builtin_layer
 
 __all__ = [
     "CREDENTIAL_RULES",
