@@ -1,8 +1,10 @@
-"""``pi-guard serve``: the JSON-RPC 2.0 sidecar the pi extension talks to.
+"""``pi-guard serve``: the JSON-RPC 2.0 sidecar the pi extension talks to; a thin adapter from
+the wire to the :class:`~guard.Guard` facade, which decides and records.
 
 ``framing`` reads and writes one JSON object per LF-terminated line, ``server`` dispatches
 requests and maps errors, ``wire`` holds each method's params and result models, ``methods``
-implements them, ``text`` words what people read and ``runtime`` fills the pi runtime's facts
-into a planner's input. A new RPC method goes into ``wire``,
-``methods`` and ``text``, and the shim (:mod:`guard._pi`) calls it.
+composes the method table (``Sidecar``) from its parts (``calls``, ``desk``, ``sandbox``,
+``effects``, ``status``, on the shared ``state``), ``text`` words what people read and
+``runtime`` fills the pi runtime's facts into a planner's input. A new RPC method goes into
+``wire``, the part it concerns and ``text``, and the shim (:mod:`guard._pi`) calls it.
 """

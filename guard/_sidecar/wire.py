@@ -10,9 +10,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from audit import WIRE_CONFIG, IsoMillis
+from audit import WIRE_CONFIG
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
-from guard._guard import DeclineReason, LateDeclineReason
+from guard._facade import CallParams, DeclineReason, OperatorReasonText
 from guard._sandbox.model import SandboxPlan
 
 __all__ = [
@@ -35,14 +35,9 @@ __all__ = [
     "RecordParams",
     "RecordReply",
     "ReplayParams",
-    "ReplayRejected",
-    "ReplayReply",
     "RuntimeFacts",
     "SandboxPlanParams",
     "SandboxPlanReply",
-    "SpooledDecline",
-    "SpooledEvent",
-    "SpooledExecuted",
     "ToolExecutedParams",
     "VerifyParams",
 ]
@@ -56,23 +51,10 @@ class NoParams(_Wire):
     """Methods that take no parameters accept ``{}`` or no ``params`` at all."""
 
 
-class CallParams(_Wire):
-    """A pending tool call, exactly as pi shows it to the extension."""
-
-    tool_name: str = Field(min_length=1, max_length=256)
-    input: dict[str, Any]
-    cwd: str = Field(min_length=1, max_length=4096)
-    tool_call_id: str | None = Field(default=None, min_length=1, max_length=256)
-
-
 class EvaluateParams(CallParams):
     has_ui: bool = True
     confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     ttl_seconds: int = Field(default=DEFAULT_TTL_SECONDS, ge=1, le=600)
-
-
-# What the operator typed, as sent; the guard keeps a redacted line of at most 200 characters.
-OperatorReasonText = Annotated[str, Field(max_length=4096)]
 
 
 ApprovalIdText = Annotated[str, Field(pattern=r"^apr_[A-Za-z0-9_-]{16,32}$")]
@@ -140,63 +122,13 @@ class ToolExecutedParams(CallParams):
 # -- audit.replay: events the shim kept in its spool while no sidecar could take them --------
 
 MAX_REPLAY_EVENTS = 1000
-SpoolId = Annotated[str, Field(pattern=r"^spool_[A-Za-z0-9_-]{16,64}$")]
-
-
-class _Spooled(CallParams):
-    """One spooled event: ``id`` is unique (a replay skips ids already logged), ``at`` is
-    when it happened by the shim's clock, ``sessionId``/``sessionFile`` the pi session it
-    happened in (its record names that session, not the one that delivers it)."""
-
-    id: SpoolId
-    at: IsoMillis
-    session_id: str | None = Field(default=None, min_length=1, max_length=128)
-    session_file: str | None = Field(default=None, min_length=1, max_length=4096)
-
-
-class SpooledDecline(_Spooled):
-    """A call that was blocked while the sidecar was down (``sidecar-unavailable``), an
-    answer whose ``audit.declined`` never returned, or a yes whose ``record`` never
-    returned (``confirmed-unrecorded``: no evidence, the call was blocked)."""
-
-    kind: Literal["declined"]
-    reason: LateDeclineReason
-    operator_reason: OperatorReasonText | None = None
-
-
-class SpooledExecuted(_Spooled):
-    """A tool result whose ``audit.toolExecuted`` never returned."""
-
-    kind: Literal["executed"]
-    tool_call_id: str = Field(min_length=1, max_length=256)
-    is_error: bool
-    evidence_id: str | None = Field(default=None, min_length=1, max_length=128)
-
-
-SpooledEvent = Annotated[SpooledDecline | SpooledExecuted, Field(discriminator="kind")]
 
 
 class ReplayParams(_Wire):
     """``events``: the spool's lines as the shim read them; each is validated on its own
-    (:data:`SpooledEvent`), so one bad line does not hold back the others."""
+    (:data:`guard._facade.SpooledEvent`), so one bad line does not hold back the others."""
 
     events: list[Any] = Field(max_length=MAX_REPLAY_EVENTS)
-
-
-class ReplayRejected(_Wire):
-    id: str | None
-    reason: str
-
-
-class ReplayReply(_Wire):
-    """Every event is in exactly one list: ``delivered`` (appended, marked ``deliveredLate``),
-    ``duplicates`` (its id was already logged), ``skipped`` (the policy now allows the call:
-    nothing to record) or ``rejected`` (invalid: it never will be). The shim may drop all."""
-
-    delivered: list[str]
-    duplicates: list[str]
-    skipped: list[str]
-    rejected: list[ReplayRejected]
 
 
 class RuntimeFacts(_Wire):

@@ -27,7 +27,8 @@ from freezegun import freeze_time
 from audit import format_iso, read_records, verify_log
 from guard._errors import GuardError, StateError
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
-from guard._sidecar.methods import PROTOCOL, REPLAY_SKEW, Sidecar, _open_problem, serve
+from guard._sidecar.methods import PROTOCOL, REPLAY_SKEW, Sidecar, serve
+from guard._sidecar.state import open_problem
 from guard._sidecar.wire import ReplayParams
 
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
@@ -86,12 +87,12 @@ def monitor_home(tmp_path: Path, guard_home: Path, name: str = "monitor") -> Pat
     return home
 
 
-# -- _open_problem: which file, and why ---------------------------------------------------------
+# -- open_problem: which file, and why ---------------------------------------------------------
 
 
 def test_a_state_error_names_its_own_file_and_problem(tmp_path: Path) -> None:
     exc = StateError(tmp_path / "keyring.json", "cannot read: Is a directory")
-    assert _open_problem(tmp_path, exc) == (
+    assert open_problem(tmp_path, exc) == (
         str(tmp_path / "keyring.json"),
         "cannot read: Is a directory",
     )
@@ -101,18 +102,18 @@ def test_an_os_error_names_its_file_and_the_os_words(tmp_path: Path) -> None:
     missing = tmp_path / "nowhere" / "audit.jsonl"
     with pytest.raises(OSError) as caught:
         missing.open()
-    assert _open_problem(tmp_path, caught.value) == (str(missing), "No such file or directory")
+    assert open_problem(tmp_path, caught.value) == (str(missing), "No such file or directory")
 
 
 def test_an_os_error_without_a_file_or_words_names_the_home_and_the_error(tmp_path: Path) -> None:
     bare = OSError("the disk went away")
-    assert _open_problem(tmp_path, bare) == (str(tmp_path), "the disk went away")
+    assert open_problem(tmp_path, bare) == (str(tmp_path), "the disk went away")
     coded = OSError(errno.EIO, "Input/output error")
-    assert _open_problem(tmp_path, coded) == (str(tmp_path), "Input/output error")
+    assert open_problem(tmp_path, coded) == (str(tmp_path), "Input/output error")
 
 
 def test_another_error_names_the_home_and_its_message(tmp_path: Path) -> None:
-    assert _open_problem(tmp_path, GuardError("keyring unreadable")) == (
+    assert open_problem(tmp_path, GuardError("keyring unreadable")) == (
         str(tmp_path),
         "keyring unreadable",
     )

@@ -1,0 +1,66 @@
+"""The parts :class:`guard.Guard` is made of, one concern per module, each building on ``base``.
+
+``base`` (:class:`GuardBase`: keys, evaluate, record, appending for a session),
+``operators`` (the operator's passkeys), ``grants`` (scoped grants), ``sessions`` (a pi
+session started and ended, refusals), ``effects`` (the effects review's records),
+``outcomes`` (a call ran, was blocked, declined, or its input changed) and ``spool`` (the
+shim's spooled events, replayed once each). ``guard/_guard.py`` composes them and adds
+opening a home, consuming, planners and verify. Nothing here imports the sidecar: the
+sidecar's params build on :class:`CallParams` and the spooled event shapes.
+"""
+
+from __future__ import annotations
+
+from guard._facade.base import (
+    SESSION_COUNTS,
+    BlockReason,
+    DeclineReason,
+    GuardBase,
+    LateDeclineReason,
+    fingerprint_fields,
+    operator_reason_text,
+    preview_of,
+)
+from guard._facade.effects import EffectsPart
+from guard._facade.grants import GrantsPart
+from guard._facade.operators import OperatorsPart
+from guard._facade.outcomes import OutcomesPart
+from guard._facade.sessions import SessionsPart
+from guard._facade.spool import (
+    REPLAY_SKEW,
+    CallParams,
+    OperatorReasonText,
+    ReplayRejected,
+    ReplayReply,
+    SpooledDecline,
+    SpooledEvent,
+    SpooledExecuted,
+    SpoolPart,
+    logged_spool_ids,
+)
+
+__all__ = [
+    "REPLAY_SKEW",
+    "SESSION_COUNTS",
+    "BlockReason",
+    "CallParams",
+    "DeclineReason",
+    "EffectsPart",
+    "GrantsPart",
+    "GuardBase",
+    "LateDeclineReason",
+    "OperatorReasonText",
+    "OperatorsPart",
+    "OutcomesPart",
+    "ReplayRejected",
+    "ReplayReply",
+    "SessionsPart",
+    "SpoolPart",
+    "SpooledDecline",
+    "SpooledEvent",
+    "SpooledExecuted",
+    "fingerprint_fields",
+    "logged_spool_ids",
+    "operator_reason_text",
+    "preview_of",
+]

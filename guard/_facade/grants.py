@@ -1,0 +1,131 @@
+"""Scoped grants on the facade: what a dialog may offer, keeping one, and covering a call."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from audit import canonical_json, sha256_prefixed, utc_now
+from guard._consumer import check_input
+from guard._errors import BadInputError
+from guard._evidence.fingerprint import normalize_tool_name
+from guard._evidence.models import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
+from guard._facade.base import GuardBase, preview_of
+from guard._grants import GrantOffer, offers
+from guard._grants.desk import GrantLimits
+from guard._grants.store import GrantRecord
+
+__all__ = ["GrantsPart"]
+
+
+class GrantsPart(GuardBase):
+    """The grants of this pi session (:attr:`grants` is the desk that signs and stores them)."""
+
+    def policy_digest(self, workspace: str | os.PathLike[str]) -> str:
+        """The SHA-256 of the policy in force for ``workspace`` (``policy show``'s JSON)."""
+        return sha256_prefixed(canonical_json(self.classifier.policy_for(workspace).describe()))
+
+    def grant_limits(self, workspace: str | os.PathLike[str]) -> GrantLimits:
+        """What the policy in force for ``workspace`` lets a new grant be (``[grants]``)."""
+        settings = self.classifier.policy_for(workspace).grants
+        return GrantLimits(settings.enabled, settings.max_minutes, settings.max_uses)
+
+    def grant_offers(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        workspace: str | os.PathLike[str],
+    ) -> tuple[GrantOffer, ...]:
+        """The grants a dialog about this call may offer (none without a pi session, with
+        grants switched off, or for a call :func:`guard._grants.offers` refuses)."""
+        if self.session is None or not self.grant_limits(workspace).enabled:
+            return ()
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
+        return offers(name, tool_input, cwd, verdict, workspace=workspace)
+
+    def create_grant(
+        self,
+        offer: GrantOffer,
+        evidence_id: str,
+        *,
+        workspace: str | os.PathLike[str],
+    ) -> GrantRecord:
+        """Keep ``offer`` as a signed grant of this pi session (audited ``grant.created``);
+        ``evidence_id`` is the evidence of the dialog's own call."""
+        if self.session is None:
+            raise BadInputError("no-session", "a grant needs a pi session")
+        return self.grants.create(
+            offer,
+            session_id=self.session["id"],
+            evidence_id=evidence_id,
+            limits=self.grant_limits(workspace),
+            policy_digest=self.policy_digest(workspace),
+            now=utc_now(),
+        )
+
+    def covered(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        workspace: str | os.PathLike[str],
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+    ) -> RecordResult | None:
+        """If a grant of this pi session covers the call: its own evidence (origin
+        ``runtime-grant``, ``coveredBy`` the grant), audited with ``grant.used``; else
+        ``None`` and the call gets the normal dialog."""
+        if self.session is None:
+            return None
+        name = normalize_tool_name(tool_name)
+        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
+        cover = self.grants.cover(
+            name,
+            tool_input,
+            cwd,
+            verdict,
+            session_id=self.session["id"],
+            policy_digest=self.policy_digest(workspace),
+            now=utc_now(),
+        )
+        if cover is None:
+            return None
+        covered_by = CoveredBy(
+            grant_id=cover.grant.grant_id,
+            use=cover.use,
+            grant_evidence_id=cover.grant.evidence_id,
+        )
+        result = self.record(
+            tool_name,
+            tool_input,
+            cwd,
+            confirmed=True,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+            covered_by=covered_by,
+        )
+        if result.evidence_id is None:
+            return None
+        preview = preview_of(name, tool_input, verdict)
+        used: dict[str, Any] = {
+            "grantId": cover.grant.grant_id,
+            "use": cover.use,
+            "evidenceId": result.evidence_id,
+        }
+        if tool_call_id is not None:
+            used["toolCallId"] = tool_call_id
+        if preview and self._preview:
+            used["preview"] = preview
+        self._append("grant.used", used)
+        return result
+
+    def end_grants(self, reason: Literal["session-ended"]) -> None:
+        """End this pi session's grants (a grant never outlives its session)."""
+        if self.session is not None:
+            self.grants.end(reason, utc_now(), session_id=self.session["id"])

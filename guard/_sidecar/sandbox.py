@@ -1,0 +1,94 @@
+"""The session's OS sandbox on the sidecar (``sandbox.plan``): planned for the workspace,
+audited as ``session.started``, planned again when the workspace's git files change.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from guard._home import SESSION_TMP_DIR
+from guard._logging import get_logger
+from guard._policy.settings.surroundings import note_pi_runtime
+from guard._sandbox import SandboxPlan, workspace_stamp
+from guard._sandbox import plan as sandbox_plan
+from guard._sidecar.desk import DeskPart
+from guard._sidecar.text import sandbox_block_reason, sandbox_notice
+from guard._sidecar.wire import SandboxPlanParams, SandboxPlanReply
+
+__all__ = ["SandboxPart"]
+
+_log = get_logger("guard.sidecar")
+
+
+class SandboxPart(DeskPart):
+    """``sandbox.plan`` and the re-plan an ``evaluate`` of a bash call may bring."""
+
+    def _sandbox_plan(self, p: SandboxPlanParams) -> dict[str, Any]:
+        """The OS sandbox for the session in ``cwd``: what the shim's bash spawn hook applies.
+
+        Audited as ``session.started`` (the log is the one record of each session's sandbox
+        state); the footer (``health``) and ``/guard`` (``status``) show it from now on.
+        Without a usable home nothing can be audited and every call is blocked anyway, so
+        the plan comes back without a notice (the home's problem is the one to tell).
+        """
+        session = self._plan_sandbox(p)
+        self._start_page(session.cwd)
+        if self._guard is not None and self._damage is None:
+            attributed = self._guard.session
+            if attributed is not None and p.session_id and attributed["id"] != p.session_id:
+                self._guard.session_ended("switched")  # pi moved to another session
+            self._guard.attribute(p.session_id or f"sidecar-{os.getpid()}", p.session_file)
+            self._guard.session_started(
+                session.cwd,
+                session.state,
+                reason=session.reason,
+                message=session.message,
+                pi_version=p.pi_version,
+                sidecar_restarted=p.sidecar_restarted,
+                mode=p.mode,
+                network=session.network,
+            )
+        notice = sandbox_notice(session) if self._guard is not None else None
+        return self._sandbox_reply(session, notice).model_dump(mode="json")
+
+    def _plan_sandbox(self, p: SandboxPlanParams) -> SandboxPlan:
+        """Plan the session's sandbox and remember what it depends on in the workspace."""
+        note_pi_runtime(p.pi_dir, p.node_path)
+        session = sandbox_plan(
+            p.cwd,
+            self.home,
+            shell=p.shell,
+            extra_read_only=tuple(p.extra_read_only),
+            env_names=tuple(p.env_names),
+            layers=str(self._layers) if self._guard is not None else None,
+            session_tmp=str(self._session_dir / SESSION_TMP_DIR) if self._guard else None,
+            proxy_socket=self._network.socket_path(),
+        )
+        self._audit_network()
+        self._network.update(session)
+        self._sandbox = session
+        self._sandbox_params = p
+        self._sandbox_stamp = workspace_stamp(session.cwd)
+        return session
+
+    def _sandbox_reply(self, session: SandboxPlan, notice: str | None) -> SandboxPlanReply:
+        return SandboxPlanReply(
+            **session.model_dump(),
+            notice=notice,
+            notice_level="error" if session.state == "unavailable" else "warning",
+            block_reason=sandbox_block_reason(session),
+            audited=self._guard is not None,
+        )
+
+    def _replanned(self) -> SandboxPlanReply | None:
+        """A new plan when the workspace's git files changed since the last one (the agent
+        created or re-pointed a repository); ``None`` when the plan still holds."""
+        params = self._sandbox_params
+        if params is None or self._sandbox is None or self._sandbox.state != "sandboxed":
+            return None
+        if workspace_stamp(self._sandbox.cwd) == self._sandbox_stamp:
+            return None
+        session = self._plan_sandbox(params)
+        _log.info("sandbox-replanned", cwd=session.cwd, state=session.state)
+        return self._sandbox_reply(session, None)

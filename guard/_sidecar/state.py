@@ -1,0 +1,212 @@
+"""The sidecar's state and what its method parts share: the guard (or the verify-only
+monitor) it serves, why it is unusable, the approval broker, the session's sandbox, and
+auditing what other threads heard (refused answers, refused network requests).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from audit import AuditError, LogIntegrityError
+from guard._anchors import anchor_checkpoint, anchor_dir
+from guard._approvals import (
+    Answer,
+    ApprovalBroker,
+    Approver,
+    Asked,
+    LocalApprovals,
+)
+from guard._approvals.web import ApprovalPage
+from guard._effects import Reviewer
+from guard._errors import GuardError, RpcFault, StateError
+from guard._grants import GrantOffer
+from guard._grants.store import GrantRecord
+from guard._guard import Guard
+from guard._logging import get_logger
+from guard._monitor import Monitor
+from guard._sandbox import SandboxPlan
+from guard._sidecar.framing import RpcCode
+from guard._sidecar.network import SessionNetwork
+from guard._sidecar.server import RpcServer
+from guard._sidecar.text import status_audit_damaged, status_home_unusable, status_on
+from guard._sidecar.wire import GrantNote, SandboxPlanParams
+
+__all__ = ["SidecarState", "alive", "grant_note", "open_problem"]
+
+_log = get_logger("guard.sidecar")
+
+
+def open_problem(home: Path, exc: Exception) -> tuple[str, str]:
+    """Which file could not be used and why (the OS error where there is one)."""
+    if isinstance(exc, StateError):
+        return exc.path, exc.problem
+    if isinstance(exc, OSError):
+        return str(exc.filename or home), exc.strerror or str(exc)
+    return str(home), str(exc)
+
+
+def grant_note(record: GrantRecord, *, uses: int, use: int | None = None) -> GrantNote:
+    """A grant as the shim and ``/guard`` show it (one shape, from its signed record)."""
+    return GrantNote(
+        grant_id=record.grant_id,
+        label=record.label,
+        expires_at_iso=record.expires_at_iso,
+        max_uses=record.max_uses,
+        use=use,
+        uses=uses,
+    )
+
+
+def alive(session: str) -> bool:
+    """Whether the sidecar that made ``session`` (``s<pid>-<random>``) still runs."""
+    try:
+        pid = int(session[1:].split("-", 1)[0])
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class SidecarState(RpcServer):
+    """What :class:`guard._sidecar.methods.Sidecar` holds (set in its ``__init__``), with the
+    helpers every part uses."""
+
+    started: float
+    home: Path
+    _guard: Guard | None
+    _monitor: Monitor | None
+    _open_error: str | None
+    _open_reason: str
+    _open_problem: tuple[str, str] | None
+    # The log did not verify (at open or later): nothing more is signed over it.
+    _damage: LogIntegrityError | None
+    _sandbox: SandboxPlan | None
+    _session_dir: Path
+    _layers: Path
+    _reviewer: Reviewer
+    _approved: dict[str, tuple[str, ...]]
+    _offered: dict[str, tuple[GrantOffer, ...]]
+    _sandbox_params: SandboxPlanParams | None
+    _sandbox_stamp: tuple[tuple[str, bool, bool], ...]
+    _network: SessionNetwork
+    _broker: ApprovalBroker
+    _local: LocalApprovals | None
+    _page: ApprovalPage | None
+    _refused: list[tuple[str, Approver, str | None]]
+    _refused_lock: threading.Lock
+
+    def _need_guard(self) -> Guard:
+        if self._guard is None or self._damage is not None:
+            detail: dict[str, str] = {}
+            if self._damage is not None:
+                detail["detail"] = status_audit_damaged(self._damage.kind)
+            elif self._open_problem is not None:
+                path, problem = self._open_problem
+                detail["detail"] = f"home unusable ({path}: {problem})"
+            raise RpcFault(
+                RpcCode.GUARD_UNAVAILABLE,
+                "Guard unavailable",
+                self._open_reason,
+                home=str(self.home),
+                error=self._open_error,
+                **detail,
+            )
+        return self._guard
+
+    def _status_line(self) -> str:
+        """The footer text for this sidecar: on, or why the home or its log is unusable."""
+        if self._damage is not None:
+            return status_audit_damaged(self._damage.kind)
+        if self._open_problem is not None:
+            return status_home_unusable(*self._open_problem)
+        page = self._page.url if self._page is not None else None
+        return status_on(os.getpid(), self._sandbox.state if self._sandbox else None, page)
+
+    def _note_damage(self) -> None:
+        """A call found the log damaged while this sidecar runs: from now on every call is
+        refused for it, and the footer says so (the shim asks ``health`` again)."""
+        if self._guard is None:
+            return
+        try:
+            self._guard.audit.check()
+        except LogIntegrityError as exc:
+            self._damage = exc
+            self._open_error = f"{type(exc).__name__}: {exc}"
+            self._open_reason = "audit-integrity"
+            _log.error("audit-integrity", home=str(self.home), error=self._open_error)
+        except AuditError:
+            return
+
+    def _anchor(self, when: str) -> None:
+        """Keep the current checkpoint in the anchor directory, if one is configured.
+
+        Never fails a call: an anchor that cannot be written is logged (and ``doctor``
+        shows what is anchored).
+        """
+        directory = anchor_dir()
+        if directory is None or self._guard is None:
+            return
+        try:
+            written = anchor_checkpoint(
+                directory, self._guard.audit.path, self._guard.public_keyring().public_keys()
+            )
+        except (GuardError, AuditError, OSError) as exc:
+            _log.warning("anchor-failed", when=when, anchor=str(directory.path), error=str(exc))
+            return
+        _log.info("anchored", when=when, size=written.size, created=written.created)
+
+    def _note_refused(self, reason: str, approval_id: str, approver: Approver) -> None:
+        with self._refused_lock:
+            self._refused.append((reason, approver, approval_id or None))
+
+    def _audit_refused(self) -> None:
+        """Audit the answers the listener refused since the last call (on this thread)."""
+        with self._refused_lock:
+            taken, self._refused = self._refused, []
+        if self._guard is None or self._damage is not None:
+            return
+        for reason, approver, approval_id in taken:
+            self._guard.approval_refused(reason, approver, approval_id)
+
+    def _audit_network(self) -> list[tuple[str, int]]:
+        """Audit what the allowlist proxy refused since the last call (it runs on a thread
+        of its own; the log is appended on this one); the (host, port) refused."""
+        taken, new = self._network.refusals()
+        if self._guard is None or self._sandbox is None or self._damage is not None:
+            return []  # nothing is appended to a log that does not verify
+        for refused in new:
+            scope = self._sandbox.cwd
+            self._guard.network_refused(refused.host, refused.port, refused.reason, scope)
+        return [(r.host, r.port) for r in taken]
+
+    def _settled(self, approval_id: str | None, *, yes: bool) -> Answer | None:
+        """Close question ``approval_id`` and give the answer that won (who, and the grant
+        chosen with a yes); a yes that no screen gave is refused (the call stays blocked)."""
+        self._audit_refused()
+        if approval_id is None:
+            return None
+        asked: Asked | None = self._broker.result(approval_id)
+        answer = asked.answer if asked is not None else None
+        if yes and (answer is None or answer.decision != "yes"):
+            raise RpcFault(
+                RpcCode.BAD_INPUT, "no screen answered yes to this question", "not-approved"
+            )
+        self._broker.close(approval_id)
+        return answer
+
+    def _workspace(self, cwd: str) -> str:
+        """The session's workspace (its sandbox's), else the call's directory."""
+        return self._sandbox.cwd if self._sandbox is not None else cwd
+
+    def _waits_headless(self, cwd: str) -> bool:
+        """Whether the user's policy keeps a call of a session without a UI waiting for an
+        answer from another screen (``[approvals] headless = "wait"``)."""
+        policy = self._need_guard().classifier.policy_for(self._workspace(cwd))
+        return policy.approvals.headless == "wait"
