@@ -1,0 +1,270 @@
+"""Which words of a simple command name paths, and how it uses each: one table per program.
+
+``SHAPES`` holds what the analysis knows of a program's arguments: the options that take a
+value, how its operands are used (read, written, the target of a change, recursively),
+whether the first operand is a pattern or a mode rather than a path, where its destination
+is, which flags make it recursive. ``touched`` reads a command through its row. A program
+without a row is read fail-closed: every operand and option value counts as read *and*
+written. The few programs whose arguments are not regular (``dd``, ``find``,
+``curl``/``wget``, ``tar``/``zip``, ``git``, container volumes) name a reader of their own
+(``irregular``) in their row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from guard._policy.bash.arguments import has_flag, option_value, split_args
+from guard._policy.bash.irregular import (
+    DELETERS,
+    Reader,
+    Use,
+    archive,
+    container_volumes,
+    dd,
+    download,
+    find,
+    git,
+)
+from guard._policy.bash.model import Command, Word
+
+__all__ = ["SHAPES", "Shape", "Use", "touched"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """How one program's arguments name paths (see the module docstring)."""
+
+    short_values: str = ""
+    """Short options that take a value (their value is not an operand)."""
+    long_values: frozenset[str] = frozenset()
+    """Long options that take a value as the next word."""
+    operands: Use | None = None
+    """How the operands are used; ``None``: they are not paths."""
+    static_args: bool = False
+    """Every argument known before running is an operand, flags included (``echo``)."""
+    first_unless: tuple[str, ...] | None = None
+    """The first operand is not a path (a pattern, a mode) unless one of these flags is set."""
+    recursive: tuple[str, ...] = ()
+    """Flags that make the operands (and the destination) recursive."""
+    always_recursive: bool = False
+    destination: Use | None = None
+    """The last operand, or the value of ``-t``/``--target-directory``, is the destination."""
+    moved_too: tuple[str, ...] = ()
+    """Options whose values are operands too, after the others (``mv -t DIR``)."""
+    values: Use | None = None
+    """How every option value is used; ``None``: they are not paths."""
+    assignments: bool = False
+    """``KEY=PATH`` operands name ``PATH`` as well, used as the operands are."""
+    only_with: tuple[str, ...] = ()
+    """The row holds only with one of these flags (``sed -i``); otherwise ``otherwise`` does."""
+    otherwise: Shape | None = None
+    reader: Reader | None = None
+    """Reads what the row cannot say, before the row's operands and values."""
+
+
+_TARGET_DIRECTORY = ("-t", "--target-directory")
+_PATTERNS = ("-e", "--regexp", "-f", "--file")
+
+_WRITTEN = Use(read=True, write=True)
+_READ = Use(read=True, write=False)
+_UNKNOWN = Shape(operands=_WRITTEN, values=_WRITTEN, assignments=True)
+_READER = Shape(operands=_READ, values=_READ, assignments=True)
+_NOTHING = Shape()
+_COPIER = Shape(
+    operands=_READ,
+    destination=Use(read=False, write=True, target=True),
+    recursive=("-r", "-R", "-a", "--recursive", "--archive"),
+)
+
+# Options that take a value, per program: (short letters, long options).
+_VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {
+    "truncate": ("sr", _set("--size --reference")),
+    "mv": ("tS", _set("--target-directory --suffix")),
+    "cp": ("tS", _set("--target-directory --suffix")),
+    "ln": ("tS", _set("--target-directory --suffix")),
+    "install": ("gmotS", _set("--group --mode --owner --target-directory --suffix")),
+    "rsync": (
+        "eBfT",
+        _set("""
+        --rsh --filter --exclude --include --temp-dir --exclude-from --include-from --files-from
+        --backup-dir --suffix --chmod --log-file --partial-dir --compare-dest --copy-dest
+        --link-dest
+    """),
+    ),
+    "scp": ("cFiJloPS", frozenset()),
+    "shred": ("nsu", _set("--iterations --size --random-source")),
+    "mkdir": ("m", _set("--mode")),
+    "touch": ("dtr", _set("--date --reference")),
+    "sed": ("efl", _set("--expression --file --line-length")),
+    "grep": (
+        "efmABCdD",
+        _set("""
+        --regexp --file --max-count --context --after-context --before-context --include
+        --exclude --exclude-dir
+    """),
+    ),
+    "rg": (
+        "efgtTmABCM",
+        _set("""
+        --regexp --file --glob --type --type-not --max-count --context --after-context
+        --before-context --max-columns
+    """),
+    ),
+    "tar": (
+        "fCbTXIH",
+        _set("""
+        --file --directory --exclude --files-from --exclude-from --use-compress-program --format
+    """),
+    ),
+    "zip": ("xibn", frozenset()),
+    "git": ("Cc", _set("--git-dir --work-tree --namespace")),
+}
+
+# Families in the order they are decided: a program named by two takes the first.
+_FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
+    (
+        _set("""
+        true false : test [ [[ export set unset exit return sleep date seq expr read
+        wait kill jobs type which hash alias unalias shift local declare typeset readonly let
+        pwd whoami id uname hostname env printenv history clear yes break continue getopts
+        ulimit umask shopt bg fg disown eval trap nproc uptime ps pgrep pkill killall
+        """),
+        _NOTHING,
+    ),
+    (_set("echo printf"), Shape(operands=_READ, static_args=True)),
+    (
+        _set("rimraf trash trash-put"),
+        Shape(operands=Use(read=False, write=True, target=True), always_recursive=True),
+    ),
+    (
+        DELETERS,
+        Shape(
+            operands=Use(read=False, write=True, target=True),
+            recursive=("-r", "-R", "--recursive"),
+        ),
+    ),
+    (
+        _set("mv"),
+        Shape(
+            operands=Use(read=True, write=True, target=True, recursive=True),
+            moved_too=_TARGET_DIRECTORY,
+        ),
+    ),
+    (_set("ln"), replace(_COPIER, operands=_WRITTEN)),
+    (_set("rsync"), replace(_COPIER, always_recursive=True)),
+    (_set("cp install scp ditto gcp"), _COPIER),
+    (_set("tee"), Shape(operands=Use(read=False, write=True, target=True))),
+    (_set("touch mkdir"), Shape(operands=Use(read=False, write=True))),
+    (
+        _set("chmod chown chgrp"),
+        Shape(
+            operands=Use(read=False, write=True, target=True),
+            first_unless=("--reference",),
+            recursive=("-R", "--recursive"),
+        ),
+    ),
+    (
+        _set("sed perl"),
+        Shape(
+            operands=Use(read=True, write=True, target=True),
+            first_unless=("-e", "--expression", "-f", "--file", "-E"),
+            only_with=("-i", "--in-place"),
+            otherwise=_UNKNOWN,
+        ),
+    ),
+    (_set("dd"), Shape(reader=dd)),
+    (_set("find"), Shape(reader=find)),
+    (_set("curl wget"), Shape(reader=download)),
+    (_set("tar zip"), Shape(reader=archive)),
+    (
+        _set("grep egrep fgrep"),
+        Shape(
+            operands=_READ,
+            first_unless=_PATTERNS,
+            recursive=("-r", "-R", "--recursive", "--dereference-recursive"),
+            values=_READ,
+        ),
+    ),
+    (_set("rg ag ack"), Shape(operands=_READ, first_unless=_PATTERNS, always_recursive=True)),
+    (_set("git"), Shape(reader=git)),
+    (_set("docker"), replace(_READER, reader=container_volumes)),
+    (_set("podman nerdctl"), replace(_UNKNOWN, reader=container_volumes)),
+    (
+        _set("""
+        echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
+        sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64 grep egrep fgrep rg ag ack
+        cd pushd popd source . realpath readlink basename dirname uniq cut awk gawk column nl
+        tac rev fold fmt paste join comm tree find fd fdfind locate pytest mypy ruff black
+        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh make go cargo npm
+        pnpm yarn npx git docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr
+        xargs watch time timeout nice nohup sudo open xdg-open code
+        """),
+        _READER,
+    ),
+)
+
+
+def _table(families: Iterable[tuple[frozenset[str], Shape]]) -> dict[str, Shape]:
+    table: dict[str, Shape] = {}
+    for programs, shape in families:
+        for program in sorted(programs - table.keys()):
+            short, long = _VALUE_OPTIONS.get(program, ("", frozenset()))
+            table[program] = replace(shape, short_values=short, long_values=long)
+    return table
+
+
+SHAPES: Mapping[str, Shape] = _table(_FAMILIES)
+"""Every program the analysis knows the path arguments of; the rest are read as unknown."""
+
+_UNSEEN = _set("/dev/null /dev/stdout /dev/stderr /dev/tty")
+
+
+def touched(command: Command) -> list[tuple[Word, Use]]:
+    """Every word of ``command`` that names a path, with how the command uses it, in order."""
+    out: list[tuple[Word, Use]] = [
+        (word, Use(read=False, write=True, target=True))
+        for word in command.redirect_writes
+        if word.value not in _UNSEEN
+    ]
+    out += [(word, _READ) for word in (*command.redirect_reads, *command.named)]
+    out += [(Word.literal(text), _WRITTEN) for text in command.code_strings]
+    if command.program is None:
+        return out + [(word, _WRITTEN) for word in command.args]
+    shape = SHAPES.get(command.program, _UNKNOWN)
+    args = command.args
+    flags, values, positionals = split_args(args, shape.short_values, shape.long_values)
+    if shape.only_with and not has_flag(flags, *shape.only_with):
+        shape = shape.otherwise or _UNKNOWN
+    if shape.reader is not None:
+        out += shape.reader(command, flags, values, positionals)
+    if shape.operands is None:
+        return out
+    operands = [w for w in args if w.value is not None] if shape.static_args else positionals
+    if shape.first_unless is not None and not has_flag(flags, *shape.first_unless):
+        operands = operands[1:]
+    destinations: list[Word] = []
+    if shape.destination is not None:
+        named = option_value(args, *_TARGET_DIRECTORY)
+        destinations = named or operands[-1:]
+        operands = operands if named else operands[:-1]
+    operands += option_value(args, *shape.moved_too) if shape.moved_too else []
+    recursive = shape.always_recursive or has_flag(flags, *shape.recursive)
+    use = replace(shape.operands, recursive=True) if recursive else shape.operands
+    out += [(word, use) for word in operands]
+    if shape.destination is not None:
+        dest = replace(shape.destination, recursive=True) if recursive else shape.destination
+        out += [(word, dest) for word in destinations]
+    if shape.values is not None:
+        out += [(word, shape.values) for word in values]
+    if shape.assignments:
+        for word in positionals:
+            key, sep, rest = (word.value or "").partition("=")
+            if sep and key.isidentifier():
+                out.append((Word(rest, word.raw), use))
+    return out
