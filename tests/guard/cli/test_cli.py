@@ -1,4 +1,8 @@
-"""The CLI end to end through real subprocesses: outputs and every exit code."""
+"""The CLI end to end: outputs and every exit code.
+
+In process (:func:`tests.cli_runner.invoke`), with a real subprocess where the process is
+the subject: ``python -m guard`` itself, binary stdin, the bytes on the real stdout.
+"""
 
 from __future__ import annotations
 
@@ -11,26 +15,20 @@ from typing import Any
 
 import pytest
 
+from guard import Guard
+from tests.cli_runner import Result, invoke
+
 RM = json.dumps({"command": "rm -rf build"})
 
 
 def run(
     home: Path, *args: str, stdin: str | bytes | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+) -> Result:
     env = {k: v for k, v in os.environ.items() if k != "PI_OPERATOR_GUARD_DEBUG"}
-    data = stdin.decode("utf-8", "surrogateescape") if isinstance(stdin, bytes) else stdin
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        input=data,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=cwd,
-    )
+    return invoke(*args, home=home, env=env, stdin=stdin, cwd=cwd)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: Result | subprocess.CompletedProcess[str]) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -275,17 +273,18 @@ def test_unopenable_ledger_is_exit_6_state(home: Path, project: Path) -> None:
     assert "ledger" in one_line_error(proc)
 
 
-def test_internal_error_is_exit_1_without_traceback(home: Path) -> None:
-    # An unplanned exception inside a command (simulated by breaking Guard.open in a real
-    # child process) must become one line and exit 1, never a traceback.
-    code = (
-        "import sys, guard._guard as g\n"
-        "def boom(*a, **k): raise RuntimeError('disk on fire')\n"
-        "g.Guard.open = classmethod(boom)\n"
-        "from guard._cli import main\n"
-        f"sys.exit(main(['--home', {str(home)!r}, 'keygen']))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+def test_internal_error_is_exit_1_without_traceback(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An unplanned exception inside a command (simulated by breaking Guard.open) must
+    # become one line and exit 1, never a traceback.
+    import guard._guard as g
+
+    def boom(*a: object, **k: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(g.Guard, "open", classmethod(boom))
+    proc = run(home, "keygen")
     assert proc.returncode == 1
     assert one_line_error(proc) == "pi-guard: internal error: RuntimeError: disk on fire"
 
@@ -397,16 +396,12 @@ def test_audit_report_exit_5_on_gaps_and_show_filters(home: Path, project: Path)
     rec = record(home, project, "--tool-call-id", "call_1")
     clean = run(home, "audit", "report", "--json")
     assert clean.returncode == 0, clean.stdout
-    code = (
-        "import sys, pathlib\n"
-        "from guard import Guard\n"
-        f"g = Guard.open({str(home)!r})\n"
-        f"g.tool_executed('call_1', 'bash', {{'command': 'rm -rf build'}}, {str(project)!r}, False,"
-        f" {rec['evidenceId']!r})\n"
-        f"g.tool_executed('call_2', 'bash', {{'command': 'rm -rf src'}}, {str(project)!r}, False)\n"
-        "g.close()\n"
+    g = Guard.open(home)
+    g.tool_executed(
+        "call_1", "bash", {"command": "rm -rf build"}, project, False, rec["evidenceId"]
     )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    g.tool_executed("call_2", "bash", {"command": "rm -rf src"}, project, False)
+    g.close()
     report = run(home, "audit", "report", "--json")
     assert report.returncode == 5
     rows = {r["toolCallId"]: r for r in json.loads(report.stdout)["rows"]}
@@ -426,13 +421,7 @@ def test_audit_report_exit_5_on_gaps_and_show_filters(home: Path, project: Path)
 
 
 def test_empty_home_is_refused_not_the_current_directory(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "guard", "--home", "", "keygen"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    proc = invoke("--home", "", "keygen", cwd=tmp_path)
     assert proc.returncode == 2
     assert "--home must not be empty" in proc.stderr
     assert list(tmp_path.iterdir()) == [], "nothing may be created in the current directory"

@@ -9,13 +9,12 @@ log and said ``no-gaps``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from guard import Guard
 from tests.guard.cli.test_cli import one_line_error, record, run
 
 
@@ -32,13 +31,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def run_unconfirmed(home: Path, project: Path) -> None:
-    code = (
-        "from guard import Guard\n"
-        f"g = Guard.open({str(home)!r})\n"
-        f"g.tool_executed('call_2', 'bash', {{'command': 'rm -rf src'}}, {str(project)!r}, False)\n"
-        "g.close()\n"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    g = Guard.open(home)
+    g.tool_executed("call_2", "bash", {"command": "rm -rf src"}, project, False)
+    g.close()
 
 
 def report(home: Path) -> tuple[int, dict[str, Any]]:

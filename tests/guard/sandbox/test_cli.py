@@ -1,4 +1,8 @@
-"""``pi-guard sandbox check|run|argv`` as an operator (or the shim) calls them: real processes."""
+"""``pi-guard sandbox check|run|argv`` as an operator (or the shim) calls them.
+
+In process (:func:`tests.cli_runner.invoke`); the sandboxed commands are real processes, and
+the console script runs as one.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,12 @@ import sys
 from pathlib import Path
 
 from guard._cli import ExitCode
+from tests.cli_runner import Result, invoke
 from tests.guard.sandbox.conftest import SECRET, Layout, needs_bwrap
 
 
-def cli(layout: Layout, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(layout.home), "sandbox", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+def cli(layout: Layout, *args: str) -> Result:
+    return invoke("sandbox", *args, home=layout.home)
 
 
 def no_bwrap(layout: Layout) -> None:
@@ -85,14 +84,14 @@ def test_argv_prints_what_the_spawn_hook_returns(
     assert done.returncode == 0, done.stderr
     wrapped = done.stdout.rstrip("\n")
     assert wrapped.startswith("exec ") and " --unshare-pid " in wrapped
-    done = subprocess.run(
+    shell = subprocess.run(
         ["/bin/bash", "-c", wrapped],
         cwd=layout.workspace,
         capture_output=True,
         text=True,
         check=True,
     )
-    assert done.stdout == "one|two three|"
+    assert shell.stdout == "one|two three|"
     done = cli(layout, "argv", "--cwd", str(layout.workspace), "--command", command, "--json")
     assert done.returncode == 0
     data = json.loads(done.stdout)
