@@ -31,6 +31,9 @@ from guard import Guard
 
 SECTION = "inprocess"
 COMMAND = {"command": "rm -rf build"}
+# The issue "a house a newcomer can live in": the one consume path is also the fast one.
+GOAL_RECORD = 2.0  # record at most 2x its durable floor
+GOAL_CONSUME = 2.0  # consume at most 2x its durable floor
 
 
 class Peer:
@@ -126,9 +129,9 @@ def run(work: Path, rounds: int) -> tuple[list[Row], dict[str, Any]]:
     pair = median_ms(ours_pair)
     rows = [
         Row(SECTION, "record (durable)", "ms", med["record"], med["floor-record"],
-            "sign + line fsync + head replace", "lower", 1.3),
+            "sign + line fsync + head replace", "lower", GOAL_RECORD),
         Row(SECTION, "consume (durable)", "ms", med["consume"], med["floor-consume"],
-            "verify + sqlite FULL insert + audit append", "lower", 1.3),
+            "verify + sqlite FULL insert + audit append", "lower", GOAL_CONSUME),
         Row(SECTION, "record+consume vs JWT peer", "ms", pair, med["peer"],
             "PyJWT EdDSA issue+verify+jti insert", "lower", 1.0,
             note="the peer binds no fingerprint and keeps no audit trail"),
