@@ -5,6 +5,10 @@ to the exact action; every step is written to the tamper-evident audit log.
 Evidence is report-only: every result says ``dispatchAllowed=false``,
 ``canOverrideMonitorBlock=false``, ``authorization="none"``.
 
+These are the recipes (:class:`Guard`, :class:`Monitor`, the models and errors); the
+primitives they are built from, safe only with the checks each leaves to its caller, are
+in :mod:`guard.evidence`.
+
 >>> from guard import Guard                                 # doctest: +SKIP
 >>> with Guard.open("guard-home") as g:                # doctest: +SKIP
 ...     rec = g.record("bash", {"command": "rm -rf build"}, "/srv/project", confirmed=True)
@@ -23,15 +27,8 @@ from guard._errors import (
     PolicyBlockedError,
     TtlError,
 )
-from guard._evidence.consume import DEFAULT_SKEW, TRUSTED_ORIGINS, check_and_consume
-from guard._evidence.fingerprint import (
-    Fingerprint,
-    compute_fingerprint,
-    normalize_path,
-    normalize_tool_name,
-    payload_hash,
-)
-from guard._evidence.keys import Keyring, KeyringEntry, KeyStore, PublicKeyring, Signer
+from guard._evidence.fingerprint import Fingerprint
+from guard._evidence.keys import Keyring, KeyringEntry
 from guard._evidence.models import (
     DEFAULT_TTL_SECONDS,
     EVIDENCE_CUSTOM_TYPE,
@@ -50,20 +47,16 @@ from guard._monitor import Monitor
 from guard._pi.install import InstallResult, install
 from guard._policy import ConfigProblem, Policy, Verdict
 from guard._sidecar.methods import serve, session_envelopes
-from guard._storage import ConsumptionLedger, SqliteLedger
 
 __all__ = [
-    "DEFAULT_SKEW",
     "DEFAULT_TTL_SECONDS",
     "EVIDENCE_CUSTOM_TYPE",
     "EVIDENCE_SCHEMA",
     "MAX_TTL_SECONDS",
-    "TRUSTED_ORIGINS",
     "BadInputError",
     "ConfigError",
     "ConfigProblem",
     "ConsumeResult",
-    "ConsumptionLedger",
     "DeclineReason",
     "Evaluation",
     "EvidenceDetails",
@@ -73,7 +66,6 @@ __all__ = [
     "GuardError",
     "InstallResult",
     "KeyFileError",
-    "KeyStore",
     "Keyring",
     "KeyringEntry",
     "KeyringError",
@@ -82,19 +74,11 @@ __all__ = [
     "Monitor",
     "Policy",
     "PolicyBlockedError",
-    "PublicKeyring",
     "RecordResult",
-    "Signer",
-    "SqliteLedger",
     "TtlError",
     "Verdict",
-    "check_and_consume",
-    "compute_fingerprint",
     "default_home",
     "install",
-    "normalize_path",
-    "normalize_tool_name",
-    "payload_hash",
     "serve",
     "session_envelopes",
 ]

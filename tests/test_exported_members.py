@@ -157,17 +157,14 @@ PLANNING = [
 ]
 
 GUARD = [
-    "DEFAULT_SKEW",
     "DEFAULT_TTL_SECONDS",
     "EVIDENCE_CUSTOM_TYPE",
     "EVIDENCE_SCHEMA",
     "MAX_TTL_SECONDS",
-    "TRUSTED_ORIGINS",
     "BadInputError",
     "ConfigError",
     "ConfigProblem",
     "ConsumeResult",
-    "ConsumptionLedger",
     "DeclineReason",
     "Evaluation",
     "EvidenceDetails",
@@ -177,7 +174,6 @@ GUARD = [
     "GuardError",
     "InstallResult",
     "KeyFileError",
-    "KeyStore",
     "Keyring",
     "KeyringEntry",
     "KeyringError",
@@ -186,21 +182,28 @@ GUARD = [
     "Monitor",
     "Policy",
     "PolicyBlockedError",
-    "PublicKeyring",
     "RecordResult",
-    "Signer",
-    "SqliteLedger",
     "TtlError",
     "Verdict",
-    "check_and_consume",
-    "compute_fingerprint",
     "default_home",
     "install",
+    "serve",
+    "session_envelopes",
+]
+
+GUARD_EVIDENCE = [
+    "DEFAULT_SKEW",
+    "TRUSTED_ORIGINS",
+    "ConsumptionLedger",
+    "KeyStore",
+    "PublicKeyring",
+    "Signer",
+    "SqliteLedger",
+    "check_and_consume",
+    "compute_fingerprint",
     "normalize_path",
     "normalize_tool_name",
     "payload_hash",
-    "serve",
-    "session_envelopes",
 ]
 
 AUDIT_LINES = [
@@ -256,6 +259,7 @@ EXPECTED = {
     "audit.tlog": AUDIT_TLOG,
     "planning": PLANNING,
     "guard": GUARD,
+    "guard.evidence": GUARD_EVIDENCE,
 }
 
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from audit import utc_now
-from guard import (
-    ConsumeResult,
-    Fingerprint,
+from guard import ConsumeResult, Fingerprint
+from guard._evidence.envelope import mint_envelope
+from guard.evidence import (
     KeyStore,
     PublicKeyring,
     Signer,
@@ -26,7 +26,6 @@ from guard import (
     check_and_consume,
     compute_fingerprint,
 )
-from guard._evidence.envelope import mint_envelope
 
 TOOL_INPUT: dict[str, Any] = {"command": "rm -rf build"}
 

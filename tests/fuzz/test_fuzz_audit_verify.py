@@ -44,7 +44,8 @@ from audit import (
     verify_log,
 )
 from audit.tlog import Checkpoint, leaf_hash, open_checkpoint, root_of, sign_checkpoint
-from guard import Guard, KeyStore, Signer
+from guard import Guard
+from guard.evidence import KeyStore, Signer
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("FUZZ_EXAMPLES", "150")),

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from audit import AuditError, canonical_json
-from guard import ConsumeResult, GuardError, KeyStore, Signer
+from guard import ConsumeResult, GuardError
 from guard._evidence.envelope import parse_envelope
+from guard.evidence import KeyStore, Signer
 from tests.fuzz.conftest import World
 
 SETTINGS = settings(

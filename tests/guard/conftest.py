@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from guard import KeyStore, PublicKeyring, Signer, SqliteLedger
+from guard.evidence import KeyStore, PublicKeyring, Signer, SqliteLedger
 
 
 @dataclass

@@ -11,6 +11,7 @@ import pytest
 from freezegun import freeze_time
 
 import guard
+import guard.evidence
 from audit import read_records
 from audit.tlog import open_checkpoint
 from guard import BadInputError, Guard, TtlError
@@ -195,7 +196,7 @@ def test_tool_executed_records_the_input_as_executed(g: Guard, tmp_path: Path) -
     )
     last = list(read_records(g.audit.path))[-1]
     assert last.event == "tool.executed"
-    assert last.data["payloadHash"] == guard.payload_hash({"command": "rm -rf build2"})
+    assert last.data["payloadHash"] == guard.evidence.payload_hash({"command": "rm -rf build2"})
     assert (last.data["isError"], last.data["evidenceId"], last.data["actionKind"]) == (
         False,
         "oce_x",

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import read_records, verify_log
-from guard import KeyStore
+from guard.evidence import KeyStore
 
 LAUNCHER = Path(__file__).with_name("sidecar_launcher.py")
 FAULTS = ("kill", "disk-full", "ledger-lock", "ledger-lock-long", "clock-jump")

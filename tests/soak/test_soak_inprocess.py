@@ -24,7 +24,8 @@ from freezegun import freeze_time
 
 import audit._writing.files
 from audit import AuditError, read_records, verify_log
-from guard import Guard, GuardError, SqliteLedger
+from guard import Guard, GuardError
+from guard.evidence import SqliteLedger
 
 COMMAND = {"command": "rm -rf build"}
 

@@ -6,7 +6,7 @@ Evidence envelopes that carry the operator's own WebAuthn signature (``operatorS
 inside the guard-signed details), checked against a keyring that enrols the operator's
 credentials (``operators``): a valid one for each algorithm (ES256, EdDSA, RS256) and one vector
 per way to break it, each with the decision and reason code both the Python consumer
-(``guard.check_and_consume``) and the TypeScript verifier in ``verifier/`` must reach.
+(``guard.evidence.check_and_consume``) and the TypeScript verifier in ``verifier/`` must reach.
 
 Everything is made here from the formats, not by the guard's own WebAuthn code: a small software
 authenticator (fixed keys: a P-256 scalar, an Ed25519 seed, an RSA key from primes derived from a

@@ -1,7 +1,7 @@
 /**
  * Evidence envelopes v1: checks 1 to 5 of the monitor consumer's check (the guide, "The
  * consumer's checks and reason codes"), in the same order and with the same decisions and
- * reason codes as the Python `guard.check_and_consume`:
+ * reason codes as the Python `guard.evidence.check_and_consume`:
  *
  *     1 structure  -> malformed       (the reason is the parse or schema problem)
  *     2 key        -> untrusted       unknown-key | key-retired

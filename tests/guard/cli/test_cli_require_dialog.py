@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from audit import read_records, utc_now
-from guard import Guard, KeyStore
+from guard import Guard
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.models import CoveredBy
+from guard.evidence import KeyStore
 from tests.guard.cli.test_cli import RM, record, run
 
 GRANT = CoveredBy(

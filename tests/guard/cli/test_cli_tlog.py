@@ -226,7 +226,7 @@ def _resigned_fork(home: Path, content: bytes) -> tuple[bytes, bytes]:
     """The key holder rewrites record 2 and re-signs: same log id, another history."""
     from audit import canonical_json, sha256_prefixed
     from audit.tlog import Checkpoint, leaf_hash, root_of, sign_checkpoint
-    from guard import KeyStore
+    from guard.evidence import KeyStore
 
     signer = KeyStore.open(home).load_signer()
     records = [json.loads(line) for line in content.splitlines()]

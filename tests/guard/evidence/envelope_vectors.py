@@ -1,6 +1,6 @@
 """The Python consumer's answer to each shared envelope vector (tests/vectors/evidence/envelopes.json).
 
-``envelope_result`` runs checks 1 to 5 of :func:`guard.check_and_consume` (the pending call is the
+``envelope_result`` runs checks 1 to 5 of :func:`guard.evidence.check_and_consume` (the pending call is the
 envelope's own fingerprint and the ledger is fresh, so checks 6 and 7 pass whenever 1 to 5 do),
 and the dialog check (6a) for a vector with ``requireDialog``, and returns ``{"decision",
 "reasons"}`` as the vectors state them.
@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from audit import parse_iso
-from guard import Fingerprint, SqliteLedger, check_and_consume
+from guard import Fingerprint
 from guard._errors import MalformedEvidence
 from guard._evidence.envelope import parse_envelope
 from guard._evidence.keys import Keyring, PublicKeyring
+from guard.evidence import SqliteLedger, check_and_consume
 
 FILE = Path(__file__).resolve().parents[2] / "vectors" / "evidence" / "envelopes.json"
 

@@ -16,10 +16,11 @@ import pytest
 from pydantic import ValidationError
 
 from audit import Approver
-from guard import ConsumeResult, Fingerprint, SqliteLedger, check_and_consume
+from guard import ConsumeResult, Fingerprint
 from guard._approvals.model import APPROVERS
 from guard._evidence.envelope import mint_envelope, parse_envelope, signing_message
 from guard._evidence.models import CoveredBy, EvidenceDetails
+from guard.evidence import SqliteLedger, check_and_consume
 from tests.guard.conftest import Keys
 from tests.guard.evidence.test_consume import T0, fp, resign
 

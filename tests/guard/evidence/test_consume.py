@@ -17,15 +17,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from audit import b64url_encode
-from guard import (
-    ConsumeResult,
-    Fingerprint,
-    KeyStore,
-    SqliteLedger,
-    check_and_consume,
-    compute_fingerprint,
-)
+from guard import ConsumeResult, Fingerprint
 from guard._evidence.envelope import mint_envelope, signing_message
+from guard.evidence import KeyStore, SqliteLedger, check_and_consume, compute_fingerprint
 from tests.guard.conftest import Keys
 
 T0 = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)

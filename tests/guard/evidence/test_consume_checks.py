@@ -14,15 +14,9 @@ from typing import Any
 import pytest
 
 from audit import b64url_encode, format_iso
-from guard import (
-    ConsumeResult,
-    Fingerprint,
-    KeyStore,
-    SqliteLedger,
-    check_and_consume,
-    compute_fingerprint,
-)
+from guard import ConsumeResult, Fingerprint
 from guard._evidence.envelope import mint_envelope, signing_message
+from guard.evidence import KeyStore, SqliteLedger, check_and_consume, compute_fingerprint
 from tests.guard.conftest import Keys
 
 T0 = datetime(2027, 3, 4, 5, 6, 7, 890_000, tzinfo=UTC)

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from guard import BadInputError, compute_fingerprint, normalize_path, payload_hash
+from guard import BadInputError
+from guard.evidence import compute_fingerprint, normalize_path, payload_hash
 
 ROOT = "/srv/project"
 

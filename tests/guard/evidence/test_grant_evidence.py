@@ -16,10 +16,11 @@ import pytest
 from pydantic import ValidationError
 
 from audit import Origin, read_records, utc_now
-from guard import ConsumeResult, Fingerprint, Guard, KeyStore, SqliteLedger, check_and_consume
+from guard import ConsumeResult, Fingerprint, Guard
 from guard._evidence.envelope import mint_envelope, parse_envelope
 from guard._evidence.models import CoveredBy
 from guard._evidence.single_use import consume_synced
+from guard.evidence import KeyStore, SqliteLedger, check_and_consume
 from tests.guard.conftest import Keys
 from tests.guard.evidence.test_consume import CALL, T0, fp, resign
 

@@ -21,9 +21,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from freezegun import freeze_time
 
 from audit import b64url_encode, read_records
-from guard import Guard, KeyringError, KeyStore
+from guard import Guard, KeyringError
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.keys import Keyring, KeyringEntry, Signer, key_id_for
+from guard.evidence import KeyStore
 
 CALL = {"command": "rm -rf build"}
 T0 = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)

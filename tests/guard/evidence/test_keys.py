@@ -11,8 +11,9 @@ from cryptography.hazmat.primitives.asymmetric import ec as ec_key
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from audit import b64url_decode, b64url_encode, utc_now
-from guard import KeyFileError, KeyringError, KeyStore
+from guard import KeyFileError, KeyringError
 from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS
+from guard.evidence import KeyStore
 
 
 def test_generated_key_is_private(tmp_path: Path) -> None:

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from guard import KeyringError, KeyStore
+from guard import KeyringError
 from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS, Keyring, PublicKeyring
+from guard.evidence import KeyStore
 
 
 def _store(tmp_path: Path) -> KeyStore:

@@ -18,12 +18,13 @@ import pytest
 from freezegun import freeze_time
 
 from audit import read_records, utc_now
-from guard import Guard, KeyStore, LedgerError
+from guard import Guard, LedgerError
 from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.resync import sync_ledger
 from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
 from guard._monitor import Monitor
 from guard._storage import SqliteLedger
+from guard.evidence import KeyStore
 
 CALL = {"command": "rm -rf build"}
 

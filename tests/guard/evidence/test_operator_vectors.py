@@ -4,7 +4,7 @@
 Each vector is an envelope whose guard-signed details may carry the operator's own WebAuthn
 assertion (``operatorSignature``), a keyring enrolling the operator's credentials
 (``operators``), an instant and the consumer's options; ``operator_result`` runs
-:func:`guard.check_and_consume` with a fresh ledger and the envelope's own fingerprint as the
+:func:`guard.evidence.check_and_consume` with a fresh ledger and the envelope's own fingerprint as the
 pending call (so checks 6 and 7 pass whenever the others do) and returns ``{"decision",
 "reasons", "operatorSignature"}`` as the vectors state them. The TypeScript verifier runs the
 same file (tests/verifier/); both must reach the stated outcome on every vector.
@@ -22,9 +22,9 @@ from typing import Any
 import pytest
 
 from audit import canonical_json, parse_iso
-from guard import SqliteLedger, check_and_consume
 from guard._evidence.keys import Keyring, PublicKeyring
 from guard._operator import OPERATOR_REASONS
+from guard.evidence import SqliteLedger, check_and_consume
 from tests.guard.evidence.envelope_vectors import _pending
 
 FILE = Path(__file__).resolve().parents[2] / "vectors" / "operator" / "envelopes.json"

@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from guard import Guard, payload_hash
+from guard import Guard
+from guard.evidence import payload_hash
 
 WRITE = ("write", {"path": ".env", "content": "TOKEN=a"})
 EDIT = ("edit", {"path": ".env", "edits": [{"oldText": "TOKEN=a", "newText": "TOKEN=b"}]})

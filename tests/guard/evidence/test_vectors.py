@@ -12,9 +12,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from audit import b64url_encode, canonical_json
-from guard import Fingerprint, SqliteLedger, check_and_consume, payload_hash
+from guard import Fingerprint
 from guard._evidence.envelope import envelope_content, signing_message
 from guard._evidence.keys import Keyring, KeyringEntry, PublicKeyring, Signer, key_id_for
+from guard.evidence import SqliteLedger, check_and_consume, payload_hash
 
 VECTOR = json.loads(
     (Path(__file__).resolve().parents[2] / "vectors" / "evidence-v1.json").read_text()

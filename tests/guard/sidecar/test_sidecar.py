@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from guard import payload_hash
 from guard._pi.session import session_envelopes
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
 from guard._sidecar.methods import serve
 from guard._sidecar.text import PLANNER_TOOL_NAME
+from guard.evidence import payload_hash
 from planning import PLANNERS
 
 

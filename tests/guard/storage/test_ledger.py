@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from guard import LedgerError, SqliteLedger
+from guard import LedgerError
 from guard._evidence.consume import check_and_consume
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.fingerprint import compute_fingerprint
 from guard._evidence.keys import KeyStore
+from guard.evidence import SqliteLedger
 
 CALL = {"command": "rm -rf build"}
 

@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from guard import LedgerError, SqliteLedger
+from guard import LedgerError
 from guard._storage import LogPosition
 from guard._storage.ledger import _explain
+from guard.evidence import SqliteLedger
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 LATER = NOW + timedelta(seconds=60)
