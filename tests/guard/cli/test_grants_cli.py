@@ -1,19 +1,17 @@
-"""``pi-guard grants list|revoke`` over grants a real sidecar made, through real processes.
+"""``pi-guard grants list|revoke`` over grants a real sidecar made.
 
 Each test drives pi sessions' sidecars in this process the way pi does (plan the session,
-evaluate a risky call, answer its dialog with a grant), then runs ``pi-guard`` as a
-subprocess on the same home: what it lists, what revoking does to the grants file, the
-audit log and the next call, every refusal as one line and its exit code, and a grants
-file edited by hand refused rather than listed. Also ``audit report`` and ``audit show
---grant`` over the same home.
+evaluate a risky call, answer its dialog with a grant), then runs ``pi-guard`` on the same
+home (in process, :func:`tests.cli_runner.invoke`): what it lists, what revoking does to the
+grants file, the audit log and the next call, every refusal as one line and its exit code,
+and a grants file edited by hand refused rather than listed. Also ``audit report`` and
+``audit show --grant`` over the same home.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -26,23 +24,18 @@ from audit import format_iso, read_records, utc_now
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore, new_grant_id
 from guard._sidecar.methods import Sidecar
+from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import result
 
 pytestmark = pytest.mark.usefixtures("bwrap_required")
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str) -> Result:
     env = {k: v for k, v in os.environ.items() if k != "PI_OPERATOR_GUARD_DEBUG"}
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    return invoke(*args, home=home, env=env)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: Result) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
