@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests.cli_runner import invoke
 
 
 def test_the_demo_tells_its_story_and_its_report_counts_it() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "guard", "demo"], capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
+    done = invoke("demo")
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "demo finished: every step behaved as documented" in out

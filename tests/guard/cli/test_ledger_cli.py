@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from guard import Guard
+from tests.cli_runner import Result, invoke
 
 
-def run(
-    home: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str, env: dict[str, str] | None = None) -> Result:
     base = {k: v for k, v in os.environ.items() if not k.endswith("GUARD_LEDGER")}
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={**base, **(env or {})},
-    )
+    return invoke(*args, home=home, env={**base, **(env or {})})
 
 
 def test_init_then_status_through_the_user_config(tmp_path: Path, pg_url: str) -> None:
