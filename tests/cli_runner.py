@@ -67,7 +67,7 @@ def invoke(
             code = _exit_code(exc.code)
         sys.stdout.flush()
         sys.stderr.flush()
-        return Result(argv, code, out.getvalue(), err.getvalue())
+        return Result(argv, int(code), out.getvalue(), err.getvalue())
 
 
 def _exit_code(code: object) -> int:
@@ -75,7 +75,7 @@ def _exit_code(code: object) -> int:
     if code is None:
         return 0
     if isinstance(code, int):
-        return code
+        return int(code)
     sys.stderr.write(f"{code}\n")
     return 1
 

@@ -1,10 +1,11 @@
-"""``pi-guard operator enroll|list|remove`` through real processes.
+"""``pi-guard operator enroll|list|remove``.
 
 Enrolment is driven over HTTP with the software authenticator (tests/softauthn.py) playing
 the browser: the one-time login printed to stderr, the creation options, the answer; the
 credential lands in the keyring and on stdout. Listing and removal over credentials enrolled
 through the guard; every refusal one line and its exit code; ``approvals serve`` follows the
-enrolled passkeys' port.
+enrolled passkeys' port. The servers (``enroll``, ``approvals serve``) run as processes of
+their own, killed at the end; the one-shot commands run in process (``tests.cli_runner``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from audit import b64url_decode, read_records, utc_now
 from guard import Guard
 from guard._evidence.keys import KEYRING_FILE
 from guard._operator import OperatorCredential, enrolled_credential
+from tests.cli_runner import Result, invoke
 from tests.softauthn import SoftAuthenticator
 
 
@@ -37,13 +39,11 @@ def env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k != "PI_OPERATOR_GUARD_DEBUG"}
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command(home, *args), capture_output=True, text=True, timeout=60, env=env()
-    )
+def run(home: Path, *args: str) -> Result:
+    return invoke(*args, home=home, env=env())
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: Result) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
