@@ -2,9 +2,11 @@
 
 Each test serves real approval brokers on real Unix sockets (``LocalApprovals``) in sidecar
 directories of a temporary guard home, asks questions the way a sidecar does, and runs
-``pi-guard`` as a subprocess on the same home: what it lists and shows, what an answer does
-to the broker, every refusal as one line and its exit code, dead sidecar directories
-skipped, and a home whose socket path is longer than a Unix socket address allows.
+``pi-guard`` on the same home (in process, :func:`tests.cli_runner.invoke`; ``approvals
+serve`` as a process of its own, stopped with SIGINT): what it lists and shows, what an
+answer does to the broker, every refusal as one line and its exit code, dead sidecar
+directories skipped, and a home whose socket path is longer than a Unix socket address
+allows.
 """
 
 from __future__ import annotations
@@ -29,26 +31,21 @@ import pytest
 from guard._approvals.broker import ApprovalBroker, question_digest
 from guard._approvals.local import SOCKET_NAME, LocalApprovals
 from guard._approvals.model import AnswerRequest, Pending
+from tests.cli_runner import Result, invoke
 
 TITLE = "operator-guard: allow destructive bash?"
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str) -> Result:
     env = {
         k: v
         for k, v in os.environ.items()
         if k not in ("PI_OPERATOR_GUARD_DEBUG", "PI_OPERATOR_GUARD_LOG_LEVEL")
     }
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), "approvals", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    return invoke("approvals", *args, home=home, env=env)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: Result) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
