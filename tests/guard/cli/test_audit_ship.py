@@ -1,7 +1,8 @@
 """``audit ship --to`` and ``audit verify --from`` against a real PostgreSQL server.
 
-Real subprocesses of ``pi-guard`` (like test_cli.py); ship is killed with SIGKILL at
-random points and run again: the store must equal the log, with no gap and no duplicate.
+``pi-guard`` runs in process (:func:`tests.cli_runner.invoke`), except where processes are
+the subject: ship is killed with SIGKILL at random points and run again (the store must
+equal the log, with no gap and no duplicate), and two ships run at once.
 """
 
 from __future__ import annotations
@@ -21,22 +22,17 @@ import pytest
 
 from audit._records.chain import head_path_for
 from guard import Guard
+from tests.cli_runner import Result, invoke
 
 CALL = {"command": "rm -rf 'bü ild/日本語 ✓'"}
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run(home: Path, *args: str) -> Result:
     env = {k: v for k, v in os.environ.items() if k != "PI_OPERATOR_GUARD_DEBUG"}
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return invoke(*args, home=home, env=env)
 
 
-def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
+def one_line_error(proc: Result) -> str:
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr
