@@ -1,5 +1,5 @@
 """``audit checkpoint|prove|prove-consistency|verify-proof|anchor`` and ``verify --against``
-through real subprocesses: outputs, exit codes, and the attacks each must catch."""
+(in process, ``tests.cli_runner``): outputs, exit codes, and the attacks each must catch."""
 
 from __future__ import annotations
 
