@@ -16,6 +16,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+from audit import AuditError, verify_log
 from audit.tlog import (
     AnchorDir,
     Anchored,
@@ -26,14 +27,17 @@ from audit.tlog import (
     origin_for,
     read_tree_state,
 )
+from guard._checks import Check
+from guard._evidence.keys import PublicKeyring
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
-from guard._home import env
+from guard._home import AUDIT_LOG_FILE, env
 
 __all__ = [
     "ANCHOR_ENV",
     "AnchorWritten",
     "anchor_checkpoint",
     "anchor_dir",
+    "check_audit",
     "latest_anchor",
     "log_origin",
 ]
@@ -149,3 +153,74 @@ def _git_commit(root: Path, path: Path, size: int) -> tuple[bool, str | None]:
     except (OSError, subprocess.SubprocessError, ProgramNotFound) as exc:
         return False, str(exc)
     return True, None
+
+
+def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
+    """The home's audit log verifies against its keyring (what ``audit verify`` does)."""
+    log = home / AUDIT_LOG_FILE
+    subject = str(log)
+    if not log.exists():
+        return Check(
+            name="audit",
+            subject=subject,
+            status="ok",
+            reason="no-audit-log-yet",
+            detail="no audit log yet: created on first use",
+        )
+    if keyring is None:
+        return Check(
+            name="audit",
+            subject=subject,
+            status="n/a",
+            reason="keyring-unusable",
+            detail="cannot verify without the keyring",
+        )
+    keys = keyring.public_keys()
+    anchors = anchor_dir()
+    try:
+        anchored, skipped = latest_anchor(anchors, log, keys)
+        result = verify_log(
+            log,
+            keys,
+            against=None if anchored is None else anchored.note,
+            resume=None if anchored is None else anchored.state,
+        )
+    except (AuditError, OSError) as exc:
+        return Check(
+            name="audit",
+            subject=subject,
+            status="fail",
+            reason="audit-unreadable",
+            detail=str(exc),
+            fix=f"pi-guard audit verify {log}",
+        )
+    if result.decision != "intact":
+        where = f"line {result.line}" if result.line is not None else "head"
+        return Check(
+            name="audit",
+            subject=subject,
+            status="fail",
+            reason=f"audit-{result.decision}",
+            detail=f"{result.fault or result.decision} at {where}: {result.detail}",
+            fix=f"pi-guard audit verify {log}  (keep the log as evidence; see the guide)",
+        )
+    if anchors is None:
+        anchoring = (
+            "; no anchor outside the home (PI_OPERATOR_GUARD_ANCHOR_DIR): a rollback of log "
+            "and head together would go unseen"
+        )
+    elif anchored is None:
+        anchoring = f"; nothing anchored yet in {anchors.path} (pi-guard audit anchor)"
+    else:
+        anchoring = (
+            f"; extends the checkpoint of {anchored.checkpoint.size} anchored in {anchors.path}"
+        )
+    if skipped:
+        anchoring += f" ({len(skipped)} anchor file(s) skipped: {skipped[0]})"
+    return Check(
+        name="audit",
+        subject=subject,
+        status="ok",
+        reason="audit-intact",
+        detail=f"intact: {result.records} records{anchoring}",
+    )

@@ -23,6 +23,7 @@ import os
 import stat
 from pathlib import Path
 
+from guard._checks import Check
 from guard._errors import BadInputError, HomeError, HomeUnderFileError
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "PI_PACKAGES",
     "SESSIONS_DIR",
     "SESSION_TMP_DIR",
+    "check_home",
     "default_home",
     "ensure_private_dir",
     "env",
@@ -132,3 +134,56 @@ def ensure_private_dir(path: Path) -> Path:
     if not path.is_dir():
         raise HomeError(path, "is not a directory")
     return path
+
+
+def check_home(home: Path) -> Check:
+    """The home exists and is usable, or can be created by the sidecar on first use."""
+    subject = str(home)
+    if not home.exists():
+        parent = next((p for p in home.parents if p.exists()), Path("/"))
+        if parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+            return Check(
+                name="home",
+                subject=subject,
+                status="ok",
+                reason="created-on-first-use",
+                detail="does not exist yet; the sidecar creates it (mode 0700) on first use",
+            )
+        return Check(
+            name="home",
+            subject=subject,
+            status="fail",
+            reason="home-cannot-be-created",
+            detail=f"does not exist and {parent} is not writable",
+            fix="create it (mode 0700) or set home in guard.json",
+        )
+    if not home.is_dir():
+        return Check(
+            name="home",
+            subject=subject,
+            status="fail",
+            reason="home-not-a-directory",
+            detail="exists but is not a directory",
+            fix="move it away or set another home in guard.json",
+        )
+    info = home.stat()
+    if info.st_uid != os.getuid() or not os.access(home, os.W_OK | os.X_OK):
+        return Check(
+            name="home",
+            subject=subject,
+            status="fail",
+            reason="home-not-writable",
+            detail="owned by another user or not writable: the sidecar cannot use it",
+            fix="fix its owner and permissions (yours, mode 0700)",
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        return Check(
+            name="home",
+            subject=subject,
+            status="warn",
+            reason="home-mode-loose",
+            detail=f"mode {mode:04o}: the sidecar tightens it to 0700 when it opens it",
+            fix=f"chmod 700 {home}",
+        )
+    return Check(name="home", subject=subject, status="ok", reason="home-usable", detail="usable")

@@ -13,52 +13,12 @@ from pathlib import Path
 from guard._cli.args import Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
-from guard._errors import BadInputError, GuardError
+from guard._errors import BadInputError
 from guard._home import pi_agent_dir
-from guard._pi.doctor import Check, diagnose
-from guard._sandbox import plan as sandbox_plan
+from guard._pi.doctor import diagnose
+from guard._sandbox.doctor import check_sandbox
 
 __all__ = ["register"]
-
-
-def check_sandbox(directory: Path, home: Path, agent_dir: Path) -> Check:
-    """Will the agent's bash in ``directory`` run inside the sandbox (or is it opted out)?"""
-    try:
-        planned = sandbox_plan(directory, home, agent_dir=agent_dir)
-    except GuardError as exc:
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="fail",
-            reason="sandbox-config",
-            detail=str(exc),
-            fix="pi-guard policy check " + str(home / "operator-guard.toml"),
-        )
-    if planned.state == "sandboxed":
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="ok",
-            reason="sandboxed",
-            detail=planned.message,
-        )
-    if planned.state == "unsandboxed":
-        return Check(
-            name="sandbox",
-            subject=str(home),
-            status="warn",
-            reason="unsandboxed",
-            detail=planned.message,
-        )
-    return Check(
-        name="sandbox",
-        subject=str(home),
-        status="fail",
-        reason=planned.reason or "sandbox-unavailable",
-        detail=planned.message + " (the agent's bash is blocked)",
-        fix="install bubblewrap (apt-get install bubblewrap), or opt out in the user policy: "
-        '[sandbox] mode = "off"',
-    )
 
 
 def cmd_doctor(args: argparse.Namespace) -> ExitCode:
