@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash import syntax
+from guard._policy.bash import tree
 from guard._policy.bash.walker import analyze
 
 
 def test_the_parser_is_created_on_first_use_and_then_reused(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(syntax, "_PARSER", None)
+    monkeypatch.setattr(tree, "_PARSER", None)
     script = analyze("rm -rf build", cwd="/w", home="/h")
     assert [[w.value for w in c.argv] for c in script.commands] == [["rm", "-rf", "build"]]
-    first = syntax._PARSER
+    first = tree._PARSER
     assert first is not None
     analyze("ls", cwd="/w", home="/h")
-    assert syntax._PARSER is first
+    assert tree._PARSER is first

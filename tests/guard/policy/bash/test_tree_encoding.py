@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash import syntax
+from guard._policy.bash import tree
 from guard._policy.bash.walker import analyze
 
 FFFD = "\ufffd"
@@ -64,15 +64,15 @@ def test_a_surrogate_in_a_command_that_does_not_parse_is_a_parse_error() -> None
 
 def test_ascii_text_is_given_to_the_parser_unchanged() -> None:
     text = "rm -rf {a,b} $'\\x41' \\\\ ~"
-    assert syntax._parser_safe(text) == text
+    assert tree.parser_safe(text) == text
 
 
 def test_the_parser_gets_no_surrogate_and_no_non_bmp_character() -> None:
-    assert syntax._parser_safe("a\udc80b\U0001f600c\u00e9") == "a" + FFFD + "b" + FFFD + "c\u00e9"
+    assert tree.parser_safe("a\udc80b\U0001f600c\u00e9") == "a" + FFFD + "b" + FFFD + "c\u00e9"
 
 
 def _root_text(data: bytes) -> str:
-    return syntax._text(syntax._parser().parse(data).root_node)
+    return tree.node_text(tree.parser().parse(data).root_node)
 
 
 def test_node_text_is_decoded_as_utf8() -> None:
@@ -96,8 +96,8 @@ def test_node_text_with_broken_utf8_is_replaced_not_raised(data: bytes, text: st
 
 
 def test_the_text_of_a_node_of_an_edited_tree_is_empty() -> None:
-    tree = syntax._parser().parse(b"echo hi")
-    tree.edit(
+    parsed = tree.parser().parse(b"echo hi")
+    parsed.edit(
         start_byte=0,
         old_end_byte=4,
         new_end_byte=5,
@@ -105,5 +105,5 @@ def test_the_text_of_a_node_of_an_edited_tree_is_empty() -> None:
         old_end_point=(0, 4),
         new_end_point=(0, 5),
     )
-    assert tree.root_node.text is None
-    assert syntax._text(tree.root_node) == ""
+    assert parsed.root_node.text is None
+    assert tree.node_text(parsed.root_node) == ""
