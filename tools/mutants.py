@@ -54,6 +54,8 @@ MODULES = (
     "audit/_records/read.py",
     "guard/_sidecar/server.py",
     "guard/_sidecar/methods.py",
+    "guard/_sidecar/calls.py",
+    "guard/_facade/spool.py",
     "guard/_policy/matching/rules.py",
     "guard/_policy/matching/classify.py",
     "guard/_policy/bash/*",
@@ -223,8 +225,8 @@ def forget_test_map(state: Path = STATE_DIR) -> None:
     mutmut keeps which tests reach which function in ``mutmut-stats.json`` and, on a later
     run, traces only tests that are new. A function added since is then mapped to the new
     tests alone, and its mutants survive the older tests that would kill them (a new key
-    check in ``audit/_log.py``, now ``audit/_writing/signing.py``, had 10 such survivors). Verdicts live in the ``.meta`` files
-    and are kept.
+    check in ``audit/_log.py``, now ``audit/_writing/signing.py``, had 10 such survivors).
+    Verdicts live in the ``.meta`` files and are kept.
     """
     (state / "mutmut-stats.json").unlink(missing_ok=True)
 
