@@ -207,5 +207,9 @@ def register(sub: Subparsers) -> None:
     remove = operator_sub.add_parser(
         "remove", help="remove one passkey: evidence it signs is refused from then on"
     )
-    remove.add_argument("credential_id", metavar="ID", help="its id (operator list)")
+    remove.add_argument(
+        "credential_id",
+        metavar="ID",
+        help="its id (operator list); an id may begin with -: write -- before it",
+    )
     remove.set_defaults(func=cmd_operator_remove)

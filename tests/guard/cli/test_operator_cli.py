@@ -99,7 +99,7 @@ def test_list_then_remove(home: Path) -> None:
     table = run(home, "operator", "list").stdout
     assert "laptop" in table and "security key" in table and "http://localhost:8790" in table
 
-    removed = run(home, "operator", "remove", laptop)
+    removed = run(home, "operator", "remove", "--", laptop)
     assert removed.returncode == 0, removed.stderr
     assert f"removed {laptop} (laptop)" in removed.stdout
     after = {
@@ -115,6 +115,7 @@ def test_list_then_remove(home: Path) -> None:
     ("args", "says"),
     [
         (("remove", "bm90LWVucm9sbGVk"), "credential"),  # well formed, never enrolled
+        (("remove", "--", "-bm90LWVucm9sbGVk"), "credential"),  # an id that begins with -
         (("remove", "not/base64url"), "ID: is not a credential id"),
         (("remove", ""), "ID: is not a credential id"),
         (("enroll", "--label", ""), "--label"),
@@ -135,8 +136,8 @@ def test_bad_input_is_one_line_and_exit_2(home: Path, args: tuple[str, ...], say
 
 def test_removing_twice_is_refused(home: Path) -> None:
     _, laptop = enrolled(home, "laptop")
-    assert run(home, "operator", "remove", laptop).returncode == 0
-    again = run(home, "operator", "remove", laptop)
+    assert run(home, "operator", "remove", "--", laptop).returncode == 0
+    again = run(home, "operator", "remove", "--", laptop)
     assert again.returncode == 2 and laptop in one_line_error(again)
 
 
