@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEROP := $(VENV)/.interop
 
-.PHONY: test check lint demo schemas bench soak fuzz mutants lock clean
+.PHONY: test check lint lint-python demo schemas bench soak fuzz mutants lock clean
 
 # The developer's environment comes from the hash-pinned lock (the `dev` dependency group and
 # the `postgres` extra, see pyproject.toml); the project itself is installed without resolving.
@@ -31,18 +31,26 @@ $(INTEROP): $(STAMP) tests/verifier/interop-requirements.txt
 		-r tests/verifier/interop-requirements.txt
 	touch $@
 
-lint: $(STAMP)
+# pytest-xdist workers: by default twice the cores, as most tests wait on the processes,
+# servers and browsers they start rather than on the CPU (docs/contributing.md has timings).
+JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
+
+# ruff and mypy; `lint` adds the TypeScript check against each pinned pi (npm on first use).
+lint-python: $(STAMP)
 	$(BIN)/ruff check audit guard planning tools tests bench examples
 	$(BIN)/ruff format --check audit guard planning tools tests bench examples
 	$(BIN)/mypy
+
+lint: lint-python
 	$(BIN)/python -m tools.pi.typecheck
 
 test: lint $(INTEROP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
 
-# The fast inner loop: lint, types and every test that needs neither the real pi nor minutes.
-check: lint $(INTEROP)
-	$(BIN)/python -m pytest -m "not e2e and not slow"
+# The fast inner loop: ruff, mypy and every test that needs no npm install, no real pi and
+# no minutes (markers e2e, npm, slow).
+check: lint-python $(INTEROP)
+	$(BIN)/python -m pytest -n $(JOBS) -m "not e2e and not slow and not npm"
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo
