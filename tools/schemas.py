@@ -16,8 +16,8 @@ from pydantic import BaseModel
 
 from audit import EVENT_MODELS, AuditHead, AuditRecord, AuditReport, VerifyResult
 from audit.tlog import ConsistencyProof, InclusionProof, ProofCheck
-from guard._cli.approvals import ApprovalListings
-from guard._cli.grants import GrantListings
+from guard._cli.confirm.approvals import ApprovalListings
+from guard._cli.confirm.grants import GrantListings
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from guard._pi.doctor import DoctorReport

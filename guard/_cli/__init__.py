@@ -1,10 +1,11 @@
 """``pi-guard``: the command-line boundary, where our errors become one line and an exit code.
 
-One module per command group (``evidence``, ``audit``, ``ledger``, ``grants``, ``approvals``,
-``operator``, ``plan``, ``policy``, ``pi``, ``demo``, ``sandbox``, ``doctor``), each with
-``register(subparsers)``; exit codes live in :mod:`guard._cli.exits` with the one table that
-maps our exceptions to them. A new command group is a new module here and one line in
-:data:`_GROUPS`.
+One module per command group, each with ``register(subparsers)``, in three rooms: ``confirm/``
+(``evidence``, ``ledger``, ``grants``, ``approvals``, ``operator``), ``log/`` (``audit`` with
+``tlog`` and ``ship``) and ``setup/`` (``pi``, ``doctor``, ``sandbox``, ``policy``, ``plan``,
+``demo``). Exit codes live in :mod:`guard._cli.exits` with the one table that maps our
+exceptions to them. A new command group is a new module in one of those rooms and one line
+in :data:`_GROUPS`.
 """
 
 from __future__ import annotations
@@ -14,22 +15,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from guard._cli import (
-    approvals,
-    audit,
-    demo,
-    doctor,
-    evidence,
-    grants,
-    ledger,
-    operator,
-    pi,
-    plan,
-    policy,
-    sandbox,
-)
 from guard._cli.args import Parser, Subparsers, home_arg
+from guard._cli.confirm import approvals, evidence, grants, ledger, operator
 from guard._cli.exits import ExitCode, exit_for
+from guard._cli.log import audit
+from guard._cli.setup import demo, doctor, pi, plan, policy, sandbox
 from guard._home import env_flag
 from guard._logging import configure_logging
 

@@ -1,5 +1,5 @@
 """``audit verify``, ``show``, ``report`` and ``recover``; ``ship`` and ``verify --from``
-are in :mod:`guard._cli.ship`."""
+are in :mod:`guard._cli.log.ship`."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from audit import (
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
-from guard._cli.ship import cmd_audit_verify_from, register_ship
-from guard._cli.tlog import (
+from guard._cli.log.ship import cmd_audit_verify_from, register_ship
+from guard._cli.log.tlog import (
     anchor_dir,
     keyring_of,
     latest_anchor,
@@ -77,7 +77,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
     From an anchored checkpoint with its tree state only the records after it are read
     (``--full`` reads everything); a log shorter than the checkpoint, or one whose first
     records no longer hash to its root, is tampered (exit 4). ``--from URL --source LOGID``
-    verifies a log from the central audit store instead (:mod:`guard._cli.ship`).
+    verifies a log from the central audit store instead (:mod:`guard._cli.log.ship`).
     """
     if args.from_ is not None:
         return cmd_audit_verify_from(
