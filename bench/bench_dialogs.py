@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from guard._logging import configure_logging
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 
 GOAL_REDUCTION = 0.60  # at least 60 % fewer dialogs with grants accepted
 GOAL_NEAR_MISSES_COVERED = 0

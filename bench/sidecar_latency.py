@@ -27,7 +27,7 @@ from typing import Any
 
 SERVE = (
     "import pathlib, sys\n"
-    "from guard._sidecar.methods import serve\n"
+    "from guard._sidecar.handlers.methods import serve\n"
     "sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=pathlib.Path(sys.argv[1])))\n"
 )
 

@@ -46,7 +46,7 @@ from guard._home import default_home
 from guard._monitor import Monitor
 from guard._pi.install import InstallResult, install
 from guard._policy import ConfigProblem, Policy, Verdict
-from guard._sidecar.methods import serve, session_envelopes
+from guard._sidecar.handlers.methods import serve, session_envelopes
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",

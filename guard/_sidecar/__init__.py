@@ -2,9 +2,10 @@
 the wire to the :class:`~guard.Guard` facade, which decides and records.
 
 ``framing`` reads and writes one JSON object per LF-terminated line, ``server`` dispatches
-requests and maps errors, ``wire`` holds each method's params and result models, ``methods``
-composes the method table (``Sidecar``) from its parts (``calls``, ``desk``, ``sandbox``,
-``effects``, ``status``, on the shared ``state``), ``text`` words what people read and
-``runtime`` fills the pi runtime's facts into a planner's input. A new RPC method goes into
-``wire``, the part it concerns and ``text``, and the shim (:mod:`guard._pi`) calls it.
+requests and maps errors, ``wire`` holds each method's params and result models, ``text``
+words what people read and ``runtime`` fills the pi runtime's facts into a planner's input.
+Above them, ``handlers.methods`` composes the method table (``Sidecar``) from its parts
+(``calls``, ``desk``, ``sandbox``, ``effects``, ``status``, on the shared ``state``). A new RPC
+method goes into ``wire``, the handler it concerns and ``text``, and the shim
+(:mod:`guard._pi`) calls it.
 """

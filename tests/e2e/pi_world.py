@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from guard._sidecar.methods import PLANNER_TOOL_NAME
+from guard._sidecar.handlers.methods import PLANNER_TOOL_NAME
 from tools.pi.harness import (
     InstallWhere,
     PinnedPi,

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from guard._sidecar.methods import RpcCode, Sidecar, iter_frames, serve
+from guard._sidecar.handlers.methods import RpcCode, Sidecar, iter_frames, serve
 
 SETTINGS = settings(
     max_examples=120,

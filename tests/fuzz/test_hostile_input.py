@@ -18,7 +18,7 @@ import pytest
 
 from audit import AuditError, LogFormatError, read_records, verify_log
 from guard import Guard
-from guard._sidecar.methods import MAX_LINE_BYTES, RpcCode, Sidecar, iter_frames, serve
+from guard._sidecar.handlers.methods import MAX_LINE_BYTES, RpcCode, Sidecar, iter_frames, serve
 from tests.fuzz.conftest import World
 
 TEN_MB = 10 * 1024 * 1024

@@ -29,7 +29,7 @@ def main() -> int:
         from freezegun import freeze_time
 
         freeze_time(datetime.now(UTC) + timedelta(seconds=offset), tick=True).start()
-    from guard._sidecar.methods import serve
+    from guard._sidecar.handlers.methods import serve
 
     return serve(sys.stdin.buffer, sys.stdout.buffer, home=home)
 

@@ -37,7 +37,7 @@ RESULTS = {
     "guard._sidecar.server.x_answer_stream__mutmut_4": "timeout",
     "guard._sidecar.server.x_answer_stream__mutmut_5": "no tests",
     "guard._sidecar.server.x_answer_stream__mutmut_6": "caught by type check",
-    "guard._sidecar.methods.x_serve__mutmut_1": "survived",
+    "guard._sidecar.handlers.methods.x_serve__mutmut_1": "survived",
 }
 
 
@@ -66,18 +66,18 @@ def test_a_module_never_run_is_run_whole_and_one_all_killed_not_at_all() -> None
 
 
 def test_one_run_covers_every_module_a_new_one_whole_the_others_what_is_left() -> None:
-    modules = ["guard/_sidecar/server.py", "audit/_log.py", "guard/_sidecar/methods.py"]
+    modules = ["guard/_sidecar/server.py", "audit/_log.py", "guard/_sidecar/handlers/methods.py"]
     assert targets(modules, RESULTS, {}, fresh=False) == [
         "*guard._sidecar.server.x_answer_stream__mutmut_2",
         "*guard._sidecar.server.x_answer_stream__mutmut_3",
         "*guard._sidecar.server.x_answer_stream__mutmut_5",
         "audit._log.*",
-        "*guard._sidecar.methods.x_serve__mutmut_1",
+        "*guard._sidecar.handlers.methods.x_serve__mutmut_1",
     ]
     assert targets(modules, RESULTS, {}, fresh=True) == [
         "guard._sidecar.server.*",
         "audit._log.*",
-        "guard._sidecar.methods.*",
+        "guard._sidecar.handlers.methods.*",
     ]
     killed = {k: v for k, v in RESULTS.items() if v in {"killed", "timeout"}}
     assert targets(["guard/_sidecar/server.py"], killed, {}, fresh=False) == []
@@ -90,7 +90,7 @@ def test_after_a_run_only_mutants_still_unchecked_are_run_again() -> None:
     assert unchecked("guard/_sidecar/server.py", after, skip) == [
         "guard._sidecar.server.x_answer_stream__mutmut_7"
     ]
-    assert unchecked("guard/_sidecar/methods.py", after, frozenset()) == []
+    assert unchecked("guard/_sidecar/handlers/methods.py", after, frozenset()) == []
 
 
 def test_recorded_seconds_add_up_the_durations_of_a_modules_meta_files(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from guard._cli.args import Subparsers, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._pi.install import Target, install
-from guard._sidecar.methods import serve
+from guard._sidecar.handlers.methods import serve
 
 __all__ = ["register"]
 

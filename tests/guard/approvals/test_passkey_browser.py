@@ -27,7 +27,7 @@ from audit import b64url_encode
 from guard._approvals.web import ApprovalPage, Enrolment
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._operator import OperatorCredential, OperatorSignature, check_operator_signature
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 from tests.softauthn import SoftAuthenticator
 

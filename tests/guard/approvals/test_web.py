@@ -16,7 +16,7 @@ import pytest
 
 from audit import read_records
 from guard._approvals.web import CSP, MAX_FAILED_LOGINS, ApprovalPage
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 
 

@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from guard._approvals.web import ApprovalPage
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 
 

@@ -23,7 +23,7 @@ import pytest
 from audit import format_iso, read_records, utc_now
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore, new_grant_id
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import result
 

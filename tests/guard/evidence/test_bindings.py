@@ -215,7 +215,7 @@ def test_cli_consume_tool_call_id(tmp_path: Path) -> None:
 def test_sidecar_consume_compares_tool_call_id(tmp_path: Path) -> None:
     import io
 
-    from guard._sidecar.methods import serve
+    from guard._sidecar.handlers.methods import serve
 
     home = tmp_path / "guard"
     base = {"toolName": "bash", "input": {"command": "rm -rf build"}, "cwd": str(tmp_path)}

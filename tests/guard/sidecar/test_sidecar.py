@@ -16,7 +16,7 @@ import pytest
 
 from guard._pi.session import session_envelopes
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
-from guard._sidecar.methods import serve
+from guard._sidecar.handlers.methods import serve
 from guard._sidecar.text import PLANNER_TOOL_NAME
 from guard.evidence import payload_hash
 from planning import PLANNERS
@@ -393,7 +393,7 @@ def test_verify_only_without_a_keyring_keeps_serving_errors(tmp_path: Path, proj
 
 SERVE = """
 import pathlib, sys
-from guard._sidecar.methods import serve
+from guard._sidecar.handlers.methods import serve
 sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, home=pathlib.Path(sys.argv[1])))
 """
 

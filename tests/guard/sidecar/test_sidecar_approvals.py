@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from guard._approvals import ask_local
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import error, records, result
 
 

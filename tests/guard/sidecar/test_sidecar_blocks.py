@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import build_report, read_records, render_report
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, records, result
 
 RELAX_RM = """

@@ -24,7 +24,7 @@ from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.models import Evaluation
 from guard._sandbox.model import SandboxPlan
 from guard._sidecar.escape import command_line, is_unsafe, listing, one_line
-from guard._sidecar.methods import serve
+from guard._sidecar.handlers.methods import serve
 from guard._sidecar.text import (
     MAX_TARGETS,
     block_reason_for,
@@ -365,7 +365,7 @@ def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
 ) -> None:
     """docs/operator.md, "What the operator sees": the first example, byte for
     byte (the operator's home, the clock's time and the arrow aside)."""
-    from guard._sidecar.methods import Sidecar
+    from guard._sidecar.handlers.methods import Sidecar
     from tests.guard.sidecar.test_sidecar_methods import result
 
     # A short home, as the guide's: a long one is shortened on screen (head and tail kept).

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from guard._errors import GuardError
 from guard._sidecar.framing import Frame, RpcCode
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from guard._sidecar.server import Method, RpcServer
 from guard._sidecar.wire import NoParams
 

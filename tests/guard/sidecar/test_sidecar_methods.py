@@ -1,4 +1,4 @@
-"""The sidecar's methods (``guard/_sidecar/methods.py``), field by field, over real homes.
+"""The sidecar's methods (``guard/_sidecar/handlers/methods.py``), field by field, over real homes.
 
 Each method is driven through the real :class:`Sidecar` (its JSON-RPC entry point where the
 request count matters) and checked for what the shim, a monitor, the operator and an auditor
@@ -27,8 +27,8 @@ from freezegun import freeze_time
 from audit import format_iso, read_records, verify_log
 from guard._errors import GuardError, StateError
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
-from guard._sidecar.methods import PROTOCOL, REPLAY_SKEW, Sidecar, serve
-from guard._sidecar.state import open_problem
+from guard._sidecar.handlers.methods import PROTOCOL, REPLAY_SKEW, Sidecar, serve
+from guard._sidecar.handlers.state import open_problem
 from guard._sidecar.wire import ReplayParams
 
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")

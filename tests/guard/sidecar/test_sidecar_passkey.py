@@ -15,7 +15,7 @@ from audit import b64url_encode, utc_now
 from guard._approvals import ask_local
 from guard._guard import Guard
 from guard._operator import enrolled_credential
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import records, result
 from tests.softauthn import ORIGIN, RP_ID, SoftAuthenticator
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from guard._sidecar.methods import serve
+from guard._sidecar.handlers.methods import serve
 from tools.postgres import PostgresServer
 
 

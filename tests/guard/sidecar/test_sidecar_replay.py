@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from audit import read_records, verify_log
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from guard._sidecar.wire import ReplayParams
 
 

@@ -13,7 +13,7 @@ from guard._evidence.envelope import mint_envelope
 from guard._evidence.keys import KeyStore
 from guard._evidence.models import CoveredBy
 from guard._sidecar.framing import RpcCode
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, error, monitor_home, result
 
 GRANT = CoveredBy(

@@ -93,7 +93,7 @@ def test_a_sandboxed_session_gets_the_prefix_and_shows_it(home: Path, project: P
 def test_the_prefix_runs_the_command_byte_for_byte_on_its_own_layer(
     home: Path, project: Path
 ) -> None:
-    from guard._sidecar.methods import Sidecar
+    from guard._sidecar.handlers.methods import Sidecar
 
     sidecar = Sidecar(home)
     try:
@@ -252,7 +252,7 @@ def test_a_repository_made_after_the_plan_gets_a_new_plan_with_the_next_bash_cal
     home: Path, project: Path
 ) -> None:
     from guard._hermetic import git_env, system_program
-    from guard._sidecar.methods import Sidecar
+    from guard._sidecar.handlers.methods import Sidecar
 
     sidecar = Sidecar(home)
 

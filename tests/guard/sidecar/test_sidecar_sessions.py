@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from audit import build_report, read_records, render_report
-from guard._sidecar.methods import Sidecar
+from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, result
 
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")

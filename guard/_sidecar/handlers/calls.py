@@ -19,8 +19,8 @@ from guard._logging import get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.matching.classify import pi_file_target
 from guard._sidecar.framing import RpcCode
-from guard._sidecar.sandbox import SandboxPart
-from guard._sidecar.state import grant_note
+from guard._sidecar.handlers.sandbox import SandboxPart
+from guard._sidecar.handlers.state import grant_note
 from guard._sidecar.text import (
     NO_SANDBOX_YET,
     block_reason_for,

@@ -15,7 +15,7 @@ from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.models import Evaluation
 from guard._logging import get_logger
 from guard._sidecar.framing import RpcCode
-from guard._sidecar.state import SidecarState, grant_note
+from guard._sidecar.handlers.state import SidecarState, grant_note
 from guard._sidecar.text import grant_line
 from guard._sidecar.wire import (
     ApprovalAnswerParams,

@@ -36,8 +36,6 @@ from guard._logging import configure_logging, get_logger
 from guard._monitor import Monitor
 from guard._pi.session import session_envelopes
 from guard._sandbox import SandboxPlan
-from guard._sidecar.calls import CallsPart
-from guard._sidecar.effects import EffectsPart
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -48,10 +46,12 @@ from guard._sidecar.framing import (
     error_response,
     iter_frames,
 )
+from guard._sidecar.handlers.calls import CallsPart
+from guard._sidecar.handlers.effects import EffectsPart
+from guard._sidecar.handlers.state import open_problem
+from guard._sidecar.handlers.status import PROTOCOL, StatusPart
 from guard._sidecar.network import SessionNetwork
 from guard._sidecar.server import Method, answer_stream, install_sigterm
-from guard._sidecar.state import open_problem
-from guard._sidecar.status import PROTOCOL, StatusPart
 from guard._sidecar.text import PLANNER_TOOL_NAME
 from guard._sidecar.wire import (
     ApprovalAnswerParams,

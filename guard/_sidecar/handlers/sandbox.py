@@ -12,7 +12,7 @@ from guard._logging import get_logger
 from guard._policy.settings.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
-from guard._sidecar.desk import DeskPart
+from guard._sidecar.handlers.desk import DeskPart
 from guard._sidecar.text import sandbox_block_reason, sandbox_notice
 from guard._sidecar.wire import SandboxPlanParams, SandboxPlanReply
 

@@ -75,8 +75,8 @@ def alive(session: str) -> bool:
 
 
 class SidecarState(RpcServer):
-    """What :class:`guard._sidecar.methods.Sidecar` holds (set in its ``__init__``), with the
-    helpers every part uses."""
+    """What :class:`guard._sidecar.handlers.methods.Sidecar` holds (set in its ``__init__``),
+    with the helpers every part uses."""
 
     started: float
     home: Path
