@@ -34,6 +34,7 @@ def _consumer(home: str, project: str, rounds: int, barrier: Any, results: Any, 
     gives (0 consumed, 3 rejected, else what our error maps to)."""
     try:
         guard = Guard.open(home)
+        barrier.wait(timeout=300)  # every consumer is up before the first envelope is minted
         for r in range(rounds):
             barrier.wait(timeout=120)
             envelope = (Path(home).parent / f"round-{r}.json").read_text(encoding="utf-8")
@@ -83,6 +84,9 @@ def test_sixteen_consumers_race_one_consumes_the_rest_are_replays(
         for p in procs:
             p.start()
         try:
+            # A round's envelope lives 30 s: on a loaded machine sixteen interpreter start-ups
+            # took longer, and round 0 expired before anyone consumed it.
+            barrier.wait(timeout=300)
             ids: list[str] = []
             bad: list[str] = []
             for r in range(ROUNDS):

@@ -29,10 +29,11 @@ IDS = [f"ev-{n:05d}" for n in range(1500)]
 WORKERS = 6
 
 
-def _worker(url: str, seed: int, out: str, go: Any) -> None:
+def _worker(url: str, seed: int, out: str, ready: Any, go: Any) -> None:
     order = list(IDS)
     random.Random(seed).shuffle(order)
     ledger = PgLedger.open(url, source=f"worker-{seed}")
+    ready.put(seed)
     go.wait()
     with open(out, "a", encoding="utf-8") as acks:
         for eid in order:
@@ -54,13 +55,18 @@ def test_restart_mid_race_loses_nothing_and_consumes_nothing_twice(tmp_path: Pat
         PgLedger.open(server.url(), source="setup").close()
         ctx = multiprocessing.get_context("spawn")
         go = ctx.Event()
+        ready = ctx.Queue()
         outs = [tmp_path / f"w{n}.txt" for n in range(WORKERS)]
         procs = [
-            ctx.Process(target=_worker, args=(server.url(), n, str(outs[n]), go))
+            ctx.Process(target=_worker, args=(server.url(), n, str(outs[n]), ready, go))
             for n in range(WORKERS)
         ]
         for p in procs:
             p.start()
+        # Every worker is connected before the race starts: on a loaded machine a late
+        # starter would otherwise meet the restarting server at its first connection.
+        for _ in procs:
+            ready.get(timeout=300)
         go.set()
         deadline = time.monotonic() + 60
         while sum(_lines(o) for o in outs) < len(IDS) and time.monotonic() < deadline:
