@@ -67,6 +67,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             scaled = _scaled(own)
             if scaled is not None:
                 test._hypothesis_internal_use_settings = scaled  # type: ignore[union-attr]
+    # The longest tests first (the real pi, then the slow ones), each group in its own order:
+    # xdist's workers then finish together instead of one worker running the end-to-end tests
+    # alone while the others idle.
+    items.sort(key=_longest_first)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    if item.get_closest_marker("e2e") is not None:
+        return 0
+    return 1 if item.get_closest_marker("slow") is not None else 2
 
 
 @pytest.fixture(scope="session", params=FLAVORS, ids=[f"{f}-{PINNED[f][1]}" for f in FLAVORS])
