@@ -32,7 +32,9 @@ $(INTEROP): $(STAMP) tests/verifier/interop-requirements.txt
 	touch $@
 
 # pytest-xdist workers: by default twice the cores, as most tests wait on the processes,
-# servers and browsers they start rather than on the CPU (docs/contributing.md has timings).
+# servers and browsers they start rather than on the CPU. Work stealing: a worker that runs
+# out takes tests queued for another (with plain load balancing, three idled for minutes
+# while the fourth worked through its browser tests). docs/testing.md has the timings.
 JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 # ruff and mypy; `lint` adds the TypeScript check against each pinned pi (npm on first use).
@@ -45,12 +47,12 @@ lint: lint-python
 	$(BIN)/python -m tools.pi.typecheck
 
 test: lint $(INTEROP)
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
 
 # The fast inner loop: ruff, mypy and every test that needs no npm install, no real pi and
 # no minutes (markers e2e, npm, slow).
 check: lint-python $(INTEROP)
-	$(BIN)/python -m pytest -n $(JOBS) -m "not e2e and not slow and not npm"
+	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not e2e and not slow and not npm"
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo
