@@ -30,6 +30,27 @@ def test_the_guard_itself_is_blocked_in_every_spelling(bash: Callable[[str], Ver
     assert not_blocked == {}
 
 
+# The guard's faces and rooms as they stand now: the primitives' face (a signer and a key
+# store for minting evidence), the CLI's rooms and the facade's parts.
+GUARD_FACES = (
+    'python -c "from guard.evidence import KeyStore, Signer"',
+    'python3 -c "import guard.evidence as e; print(e.Signer)"',
+    "python3 -c \"__import__('guard.evidence')\"",
+    "python -c \"import importlib; importlib.import_module('guard.evidence')\"",
+    "python -m guard._cli.confirm.evidence",
+    'python3 -c "from guard._facade.base import GuardBase"',
+    "echo 'from guard.evidence import Signer' | python3",
+    "python3 - <<'EOF'\nfrom guard.evidence import KeyStore\nEOF",
+)
+
+
+def test_the_guards_faces_and_rooms_are_blocked_in_every_spelling(
+    bash: Callable[[str], Verdict],
+) -> None:
+    not_blocked = {c: bash(c).rule_ids for c in GUARD_FACES if bash(c).verdict != "block"}
+    assert not_blocked == {}
+
+
 def test_decided_asks_ask(bash: Callable[[str], Verdict]) -> None:
     assert [c for c in ASKS_BY_DECISION if bash(c).verdict == "allow"] == []
 
