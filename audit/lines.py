@@ -11,11 +11,18 @@ sync and recall, the central store's shipper) uses these instead, and then owns 
   nothing about its neighbours; :class:`Chain` then follows ``seq`` and ``prev`` from the
   genesis record or from a known point; both raise :class:`LogLineError`;
 * :func:`lines_backward` yields ``(offset, line)`` from the end; a line found this way is
-  checked alone, not chained, so the caller trusts it only as far as the log verified.
+  checked alone, not chained, so the caller trusts it only as far as the log verified;
+* :func:`pread_exact` reads bytes at an offset of the snapshot (fewer only at its end).
 """
 
 from audit._errors import LogLineError
-from audit._records.chain import Chain, head_path_for, lines_backward, open_snapshot
+from audit._records.chain import (
+    Chain,
+    head_path_for,
+    lines_backward,
+    open_snapshot,
+    pread_exact,
+)
 from audit._records.chain import check_body as check_line
 
 __all__ = [
@@ -25,4 +32,5 @@ __all__ = [
     "head_path_for",
     "lines_backward",
     "open_snapshot",
+    "pread_exact",
 ]

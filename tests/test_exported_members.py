@@ -213,6 +213,7 @@ AUDIT_LINES = [
     "head_path_for",
     "lines_backward",
     "open_snapshot",
+    "pread_exact",
 ]
 
 AUDIT_TLOG = [

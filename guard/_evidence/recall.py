@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import LogNotFoundError, parse_iso, utc_now
-from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
+from audit.lines import LogLineError, check_line, lines_backward, open_snapshot, pread_exact
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import ParsedEnvelope, parse_envelope
 from guard._evidence.models import MAX_TTL_SECONDS
@@ -69,12 +69,12 @@ class _Index:
             return False
         if not self.last:
             return self.end == 0  # nothing indexed: only an empty log's start is known
-        return _pread(fd, len(self.last), self.end - len(self.last)) == self.last
+        return pread_exact(fd, len(self.last), self.end - len(self.last)) == self.last
 
     def extend(self, fd: int, size: int, log_path: Path) -> None:
         """Check and index the complete lines between ``end`` and ``size``."""
         base = self.end
-        data = _pread(fd, size - base, base)
+        data = pread_exact(fd, size - base, base)
         pos = 0
         while (cut := data.find(b"\n", pos)) >= 0:  # a torn final line is left out
             line = data[pos : cut + 1]
@@ -91,28 +91,27 @@ class _Index:
     def add(self, offset: int, rec: Mapping[str, Any]) -> None:
         """Index the checked record ``rec`` that starts at byte ``offset``."""
         index = len(self.times)
-        at = parse_iso(rec["ts"], "ts")
-        self.offsets.append(offset)
-        self.times.append(at)
-        while self.minima and self.times[self.minima[-1]] >= at:
-            self.minima.pop()
-        self.minima.append(index)
+        self._push(offset, parse_iso(rec["ts"], "ts"))
         if rec["event"] == "evidence.consumed":
             eid = rec["data"].get("evidenceId")
             if isinstance(eid, str):
                 self.consumed[eid] = index
 
+    def _push(self, offset: int, at: datetime) -> None:
+        """Append one line's offset and time, keeping the suffix minima."""
+        self.offsets.append(offset)
+        self.times.append(at)
+        while self.minima and self.times[self.minima[-1]] >= at:
+            self.minima.pop()
+        self.minima.append(len(self.times) - 1)
+
     def _drop_oldest(self, count: int) -> None:
         offsets, times = self.offsets[count:], self.times[count:]
         consumed = {eid: i - count for eid, i in self.consumed.items() if i >= count}
         self.start = offsets[0]
-        self.offsets, self.times, self.minima, self.consumed = [], [], [], {}
-        for i, (offset, at) in enumerate(zip(offsets, times, strict=True)):
-            self.offsets.append(offset)
-            self.times.append(at)
-            while self.minima and self.times[self.minima[-1]] >= at:
-                self.minima.pop()
-            self.minima.append(i)
+        self.offsets, self.times, self.minima = [], [], []
+        for offset, at in zip(offsets, times, strict=True):
+            self._push(offset, at)
         self.consumed = consumed
 
     def lookup(self, eid: str, since: datetime) -> datetime | bool | None:
@@ -249,16 +248,3 @@ def _broken(log_path: Path, offset: int, fault: LogLineError) -> LedgerError:
     return LedgerError(
         log_path, f"the audit log breaks at byte {offset} ({fault.kind}); consumption refused"
     )
-
-
-def _pread(fd: int, size: int, offset: int) -> bytes:
-    """``size`` bytes at ``offset`` (fewer only at the end of the file)."""
-    parts: list[bytes] = []
-    while size > 0:
-        chunk = os.pread(fd, size, offset)
-        if not chunk:
-            break
-        parts.append(chunk)
-        size -= len(chunk)
-        offset += len(chunk)
-    return b"".join(parts)
