@@ -13,10 +13,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import analyze
+from guard._policy.matching import paths
 from guard._policy.matching.paths import Mention, command_mentions
 from tests.guard.policy.corpus import BLOCKED, DESTRUCTIVE, SAFE
 from tests.guard.policy.corpus_evasion import ASKS_BY_DECISION, EVASION, GUARD_SELF
@@ -331,8 +334,31 @@ def _flags(mention: Mention) -> str:
     )
 
 
+@contextmanager
+def _world_only(root: Path) -> Iterator[None]:
+    """Expand globs only inside ``root``: what ``/*`` finds on this machine is not an answer."""
+    expand = paths._expand_glob
+    inside = str(root) + os.sep
+
+    def expand_in_world(pattern: str, cwd: str, home: str) -> list[str]:
+        full = home + pattern[1:] if pattern == "~" or pattern.startswith("~/") else pattern
+        where = os.path.normpath(os.path.join(cwd, full))
+        return expand(pattern, cwd, home) if (where + os.sep).startswith(inside) else []
+
+    with mock.patch.object(paths, "_expand_glob", expand_in_world):
+        yield
+
+
 def render(root: Path) -> str:
-    """Every corpus command's mentions, the project spelled ``P``, the home ``H``, their parent ``R``."""
+    """Every corpus command's mentions, the project spelled ``P``, the home ``H``, their parent ``R``.
+
+    Globs expand only inside ``root``, so the answers do not depend on the machine's files.
+    """
+    with _world_only(root):
+        return _render(root)
+
+
+def _render(root: Path) -> str:
     home, project = make_world(root)
     lines: list[str] = []
 
