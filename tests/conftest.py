@@ -14,7 +14,7 @@ import pytest
 import structlog
 from hypothesis import settings
 
-from tools.pi.harness import FLAVORS, PINNED, Flavor, PinnedPi, ensure_pi
+from tools.pi.harness import FLAVORS, NEWEST, PINNED, Flavor, PinnedPi, ensure_pi
 from tools.postgres import PostgresMissing, PostgresServer
 
 if TYPE_CHECKING:
@@ -54,7 +54,11 @@ def _scaled(own: settings) -> settings | None:
     return None
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    dropped = _variants_on_the_newest_pi_only(items)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
     # A test's explicit @settings(max_examples=...) wins over any profile, so the fuzz and
     # mutants profiles rescale each property test's own settings here.
     for item in items:
@@ -71,6 +75,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # xdist's workers then finish together instead of one worker running the end-to-end tests
     # alone while the others idle.
     items.sort(key=_longest_first)
+
+
+def _variants_on_the_newest_pi_only(items: list[pytest.Item]) -> list[pytest.Item]:
+    """A test marked ``variants_on_newest_pi`` runs each of its own parameters on the newest
+    pinned pi and only the first on the older ones: what varies is decided in Python (the
+    damage done to a log, a spelling of a command), and a session of the real pi costs
+    seconds of CPU. The older pi still runs the test once, so its events are still covered.
+    """
+    seen: set[tuple[str, object]] = set()
+    dropped: list[pytest.Item] = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if item.get_closest_marker("variants_on_newest_pi") is None or callspec is None:
+            continue
+        flavor = callspec.params.get("pinned_pi", NEWEST)
+        if flavor == NEWEST:
+            continue
+        key = (item.nodeid.partition("[")[0], flavor)
+        if key in seen:
+            dropped.append(item)
+        seen.add(key)
+    return dropped
 
 
 def _longest_first(item: pytest.Item) -> int:

@@ -141,6 +141,7 @@ def test_the_agent_cannot_answer_its_own_question(
     assert world.audit("confirmation.recorded") == []
 
 
+@pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("screen", ["terminal", "page"])
 def test_print_mode_waits_for_the_answer_from_another_screen(world: World, screen: str) -> None:
     """``pi -p`` has no UI; with ``[approvals] headless = "wait"`` its call waits, says on

@@ -42,6 +42,7 @@ DAMAGE: dict[str, Callable[[list[bytes]], list[bytes]]] = {
 }
 
 
+@pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("damage", DAMAGE.values(), ids=list(DAMAGE))
 def test_a_log_damaged_in_the_middle_blocks_until_recovered(
     world: World, model_server: ScriptedModelServer, damage: Callable[[list[bytes]], list[bytes]]

@@ -60,6 +60,7 @@ SPELLINGS = {
 }
 
 
+@pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_each_spelling_deletes_nothing_without_the_operator(
     world: World, model_server: ScriptedModelServer, name: str

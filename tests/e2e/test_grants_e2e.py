@@ -102,6 +102,7 @@ NEAR_MISSES = {
 }
 
 
+@pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("what", sorted(NEAR_MISSES))
 def test_a_near_miss_still_asks(world: World, model_server: ScriptedModelServer, what: str) -> None:
     prepare(world)

@@ -1,0 +1,45 @@
+"""The suite's own selection: which end-to-end variants run on which pinned pi."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from tools.pi.harness import FLAVORS, NEWEST
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def collected(*paths: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *paths],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return [line for line in done.stdout.splitlines() if "::" in line]
+
+
+def test_the_newest_pi_runs_every_variant_and_the_older_ones_the_first() -> None:
+    ids = collected("tests/e2e/test_damaged_log_e2e.py", "tests/e2e/test_effects_e2e.py")
+    by_flavor: Counter[tuple[str, str]] = Counter()
+    for nodeid in ids:
+        match = re.search(r"::(\w+)\[(legacy|current)-[^-\]]+(?:-|\])", nodeid)
+        assert match is not None, nodeid
+        by_flavor[(match.group(1), match.group(2))] += 1
+    damaged = "test_a_log_damaged_in_the_middle_blocks_until_recovered"
+    spellings = "test_each_spelling_deletes_nothing_without_the_operator"
+    older = [f for f in FLAVORS if f != NEWEST]
+    assert by_flavor[(damaged, NEWEST)] == 4
+    assert by_flavor[(spellings, NEWEST)] == 8
+    for flavor in older:
+        assert by_flavor[(damaged, flavor)] == 1
+        assert by_flavor[(spellings, flavor)] == 1
+    # An unmarked test keeps every variant on every pi.
+    unmarked = "test_with_apply_the_change_lands_exactly_and_evidence_is_minted"
+    assert {f: by_flavor[(unmarked, f)] for f in FLAVORS} == dict.fromkeys(FLAVORS, 1)
