@@ -37,6 +37,11 @@ $(INTEROP): $(STAMP) tests/verifier/interop-requirements.txt
 # while the fourth worked through its browser tests). docs/testing.md has the timings.
 JOBS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
+# Bytecode is written even where the environment says not to: without it every xdist worker
+# compiles and assertion-rewrites all test modules again (collection 7 s -> 20 s each), and
+# every `python -m guard` the tests start compiles the guard from source.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
+
 # ruff and mypy; `lint` adds the TypeScript check against each pinned pi (npm on first use).
 lint-python: $(STAMP)
 	$(BIN)/ruff check audit guard planning tools tests bench examples
@@ -47,12 +52,12 @@ lint: lint-python
 	$(BIN)/python -m tools.pi.typecheck
 
 test: lint $(INTEROP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal
+	$(PYTEST) -n $(JOBS) --dist worksteal
 
 # The fast inner loop: ruff, mypy and every test that needs no npm install, no real pi and
 # no minutes (markers e2e, npm, slow).
 check: lint-python $(INTEROP)
-	$(BIN)/python -m pytest -n $(JOBS) --dist worksteal -m "not e2e and not slow and not npm"
+	$(PYTEST) -n $(JOBS) --dist worksteal -m "not e2e and not slow and not npm"
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo

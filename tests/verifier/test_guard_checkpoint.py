@@ -21,6 +21,7 @@ import aics_tlog
 import pytest
 
 from audit.tlog import NoteKey, consistency_proof, inclusion_proof, leaf_hash, origin_for, root_of
+from tests.cli_runner import invoke
 from tools.pi.harness import ensure_pi
 
 # Node >= 22 comes from npm (.cache/node) when the machine's is older: not in make check.
@@ -32,14 +33,7 @@ SCHEMA = "pi-operator-guard/proof/v1"
 
 
 def _guard(home: Path, *args: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env={**os.environ, "PI_OPERATOR_GUARD_HOME": ""},
-    )
+    done = invoke(*args, home=home, env={**os.environ, "PI_OPERATOR_GUARD_HOME": ""})
     assert done.returncode == 0, done.stderr
 
 
@@ -190,13 +184,7 @@ def test_the_earlier_head_is_a_prefix_of_the_later(node: Path, home: dict[str, A
 
 
 def _pi_guard(home: Path, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = invoke(*args, home=home)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

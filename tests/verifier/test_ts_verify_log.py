@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.serialization import (
 from audit import canonical_json, sha256_prefixed, verify_log
 from audit.tlog import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
 from guard._evidence.keys import PublicKeyring
+from tests.cli_runner import Result, invoke
 from tools.pi.harness import ensure_pi
 
 # Node >= 22 comes from npm (.cache/node) when the machine's is older: not in make check.
@@ -42,11 +43,17 @@ FIELDS = ("decision", "fault", "line", "reasons", "records", "logId", "lastSeq",
 Lines = list[bytes]
 
 
+_ENV = {**os.environ, "PI_OPERATOR_GUARD_ANCHOR_DIR": ""}
+
+
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*args], capture_output=True, text=True, timeout=60, check=False,
-        env={**os.environ, "PI_OPERATOR_GUARD_ANCHOR_DIR": ""},
-    )  # fmt: skip
+    return subprocess.run([*args], capture_output=True, text=True, timeout=60, check=False,
+                          env=_ENV)  # fmt: skip
+
+
+def _guard(home: Path, *args: str) -> Result:
+    """``pi-guard --home HOME ARGS``, run in this process (the verifier is the subject here)."""
+    return invoke(*args, home=home, env=_ENV)
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +61,11 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> Path:
     home = tmp_path_factory.mktemp("verify-log") / "home"
     work = home.parent / "work"
     work.mkdir()
-    assert _run(sys.executable, "-m", "guard", "--home", str(home), "keygen").returncode == 0
+    assert _guard(home, "keygen").returncode == 0
     for n, answer in enumerate(["--confirmed", "--declined", "--confirmed", "--confirmed"]):
         tool_input = json.dumps({"command": f"rm -rf build{n}"})
-        done = _run(sys.executable, "-m", "guard", "--home", str(home), "record", "--tool", "bash",
-                    "--input", tool_input, "--cwd", str(work), answer)  # fmt: skip
+        done = _guard(home, "record", "--tool", "bash", "--input", tool_input,
+                      "--cwd", str(work), answer)  # fmt: skip
         assert done.returncode == 0, done.stderr
     return home
 
@@ -202,8 +209,8 @@ def test_both_verifiers_agree(original: Path, tmp_path: Path, name: str) -> None
         (tmp_path / "audit.jsonl.head").write_bytes(head_bytes)
     keyring = tmp_path / "keyring.json"
     shutil.copy(original / "keyring.json", keyring)
-    python = _run(sys.executable, "-m", "guard", "--home", str(tmp_path / "nohome"), "audit",
-                  "verify", str(log), "--keyring", str(keyring), "--json")  # fmt: skip
+    python = _guard(tmp_path / "nohome", "audit", "verify", str(log), "--keyring", str(keyring),
+                    "--json")  # fmt: skip
     node = ensure_pi(REPO, "current").node
     typescript = _run(str(node), str(CLI), "verify-log", str(log), "--keyring", str(keyring))
     py, ts = json.loads(python.stdout), json.loads(typescript.stdout)

@@ -8,8 +8,6 @@ evidence on another call.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 
 from guard import BadInputError, Guard
 from guard._evidence.fingerprint import fingerprint_path
+from tests.cli_runner import invoke
 
 WRITE = {"path": "deploy.pem", "content": "-----BEGIN-----"}
 
@@ -202,13 +201,12 @@ def test_cli_consume_tool_call_id(tmp_path: Path) -> None:
         env = _bash(g, tmp_path, "call_1")
     envelope = tmp_path / "env.json"
     envelope.write_text(json.dumps(env))
-    base = [sys.executable, "-m", "guard", "--home", str(home), "consume"]
-    base += ["--envelope", str(envelope), "--tool", "bash", "--input", json.dumps(call)]
+    base = ["consume", "--envelope", str(envelope), "--tool", "bash", "--input", json.dumps(call)]
     base += ["--cwd", str(tmp_path)]
-    bad = subprocess.run([*base, "--tool-call-id", "call_2"], capture_output=True, text=True)
+    bad = invoke(*base, "--tool-call-id", "call_2", home=home)
     assert bad.returncode == 3, bad.stderr
     assert json.loads(bad.stdout)["reasons"] == ["tool-call-id-mismatch"]
-    good = subprocess.run([*base, "--tool-call-id", "call_1"], capture_output=True, text=True)
+    good = invoke(*base, "--tool-call-id", "call_1", home=home)
     assert good.returncode == 0, good.stderr
 
 

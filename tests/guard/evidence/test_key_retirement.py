@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from guard import Guard, KeyringError
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.keys import Keyring, KeyringEntry, Signer, key_id_for
 from guard.evidence import KeyStore
+from tests.cli_runner import invoke
 
 CALL = {"command": "rm -rf build"}
 T0 = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)
@@ -289,11 +288,7 @@ def test_cli_tampered_keyring_is_exit_6(tmp_path: Path) -> None:
     home = tmp_path / "guard"
     Guard.open(home).close()
     _edit_keyring(home, _add_active)
-    proc = subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), "keys", "list"],
-        capture_output=True,
-        text=True,
-    )
+    proc = invoke("keys", "list", home=home)
     assert proc.returncode == 6
     assert "keyring" in proc.stderr
 
@@ -304,16 +299,15 @@ def test_keygen_trust_keyring_adopts_an_unsigned_keyring_only_if_it_is_ours(
     home = tmp_path / "guard"
     Guard.open(home).close()
     _edit_keyring(home, _drop_signatures_field)  # as an older version wrote it
-    base = [sys.executable, "-m", "guard", "--home", str(home), "keygen"]
-    assert subprocess.run(base, capture_output=True).returncode == 6
-    proc = subprocess.run([*base, "--trust-keyring"], capture_output=True, text=True)
+    assert invoke("keygen", home=home).returncode == 6
+    proc = invoke("keygen", "--trust-keyring", home=home)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["keyringSigned"] is True
     Guard.open(home).close()
     # A keyring whose active key is not ours is never adopted.
     _edit_keyring(home, _add_active)
     _edit_keyring(home, _drop_signatures_field)
-    assert subprocess.run([*base, "--trust-keyring"], capture_output=True).returncode == 6
+    assert invoke("keygen", "--trust-keyring", home=home).returncode == 6
 
 
 def test_auditor_keyring_is_a_trust_root(tmp_path: Path) -> None:
@@ -325,8 +319,7 @@ def test_auditor_keyring_is_a_trust_root(tmp_path: Path) -> None:
     data = json.loads((home / "keyring.json").read_text())
     del data["signatures"]
     auditor.write_text(json.dumps(data))
-    argv = [sys.executable, "-m", "guard", "--home", str(home), "audit", "verify"]
-    proc = subprocess.run([*argv, "--keyring", str(auditor)], capture_output=True, text=True)
+    proc = invoke("audit", "verify", "--keyring", str(auditor), home=home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

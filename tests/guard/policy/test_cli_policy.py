@@ -1,29 +1,20 @@
-"""``pi-guard policy show`` / ``policy check`` as a real process."""
+"""``pi-guard policy show`` / ``policy check``, run as the operator runs them."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from tests.cli_runner import Result, invoke
 from tests.guard.policy.conftest import World
 
 
-def run(world: World, *args: str) -> subprocess.CompletedProcess[str]:
+def run(world: World, *args: str) -> Result:
     env = {**os.environ, "HOME": str(world.home)}
     env.pop("PI_OPERATOR_GUARD_HOME", None)
     env.pop("PI_CODING_AGENT_DIR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(world.guard_home), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=world.project,
-        timeout=60,
-        check=False,
-    )
+    return invoke(*args, home=world.guard_home, env=env, cwd=world.project)
 
 
 def test_policy_show_lists_layers_rules_and_ignored(world: World) -> None:

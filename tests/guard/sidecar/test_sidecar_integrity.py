@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from audit import canonical_json, sha256_prefixed
+from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar import SERVE, call, rpc, run
 
 ANCHOR_ENV = "PI_OPERATOR_GUARD_ANCHOR_DIR"
@@ -61,14 +62,8 @@ def sidecar(home: Path, env: dict[str, str] | None = None) -> Iterator[Sidecar]:
             raise AssertionError(f"sidecar exited {proc.returncode}")
 
 
-def pi_guard(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "guard", "--home", str(home), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
+def pi_guard(home: Path, *args: str) -> Result:
+    return invoke(*args, home=home)
 
 
 def lines_of(log: Path) -> list[bytes]:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from audit import build_report, read_records, render_report
 from guard._sidecar.handlers.methods import Sidecar
+from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import call, result
 
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
@@ -119,10 +118,8 @@ def test_a_switch_to_another_session_ends_the_first_with_its_counts(tmp_path: Pa
     assert ended == [("first", "switched", 1, 0), ("second", "shutdown", 0, 1)]
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PI_OPERATOR_GUARD_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "guard", *args], env=env, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+def cli(home: Path, *args: str) -> Result:
+    return invoke(*args, env={**os.environ, "PI_OPERATOR_GUARD_HOME": str(home)})
 
 
 @needs_bwrap
