@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from guard._sidecar.handlers.methods import PLANNER_TOOL_NAME
+from tests.cli_runner import Result, invoke
 from tools.pi.harness import (
     InstallWhere,
     PinnedPi,
@@ -168,19 +168,12 @@ class World:
         records = [json.loads(line) for line in lines]
         return [r for r in records if event is None or r["event"] == event]
 
-    def cli(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "guard", "--home", str(self.home), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+    def cli(self, *args: str, stdin: str | None = None) -> Result:
+        """``pi-guard --home HOME ARGS``, as the operator or a monitor runs it beside pi
+        (in this process: pi and its sidecar are the processes under test here)."""
+        return invoke(*args, home=self.home, stdin=stdin)
 
-    def consume(
-        self, envelope: Mapping[str, Any], command: str
-    ) -> subprocess.CompletedProcess[str]:
+    def consume(self, envelope: Mapping[str, Any], command: str) -> Result:
         return self.cli(
             "consume",
             "--envelope",
