@@ -21,6 +21,7 @@ from guard._policy.matching.checks import (
     unique,
     unresolved_matches,
 )
+from guard._policy.matching.globs import PATH_FLAGS
 from guard._policy.matching.paths import Mention, command_mentions
 from guard._policy.matching.realpath import realpath
 from guard._policy.matching.rules import CompiledRule, first_subcommand_words, leading_positionals
@@ -115,7 +116,7 @@ class Classifier:
         self._shell_tools = frozenset(settings.shell_tools or ())
         self._path_rules = tuple(r for r in self._rules if r.rule.family == "paths")
         patterns = [r.paths.regex.pattern for r in self._path_rules if r.paths and r.paths.regex]
-        flags = 0 if settings.case_sensitive_paths else re.IGNORECASE
+        flags = PATH_FLAGS | (0 if settings.case_sensitive_paths else re.IGNORECASE)
         self._path_union = re.compile("|".join(patterns), flags) if patterns else None
         self._blocked_roots = any(
             r.rule.verdict == "block" and r.paths is not None and r.paths.roots

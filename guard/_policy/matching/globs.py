@@ -23,9 +23,18 @@ from dataclasses import dataclass
 from guard._errors import GlobError
 from guard._policy.matching.patterns import Shape, shapes_intersect
 
-__all__ = ["PathMatcher", "compile_globs", "expand_lists", "expand_placeholders", "is_under"]
+__all__ = [
+    "PATH_FLAGS",
+    "PathMatcher",
+    "compile_globs",
+    "expand_lists",
+    "expand_placeholders",
+    "is_under",
+]
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Z_0-9]+)\}")
+PATH_FLAGS = re.DOTALL
+"""The flags every compiled path glob carries (a union of them needs the same)."""
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -221,8 +230,10 @@ def compile_globs(
             shapes.append(_shape(shape_text, anchored=False))
     if not alternatives:
         return PathMatcher(None, (), case_sensitive, ())
-    flags = 0 if case_sensitive else re.IGNORECASE
-    combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?$"
+    # DOTALL and \Z: a name may hold a newline, and ``.`` without DOTALL stops at one while
+    # ``$`` also matches before a final one, so ``~/.ssh/a<LF>b`` escaped ``~/.ssh``.
+    flags = PATH_FLAGS | (0 if case_sensitive else re.IGNORECASE)
+    combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?\\Z"
     try:
         compiled = re.compile(combined, flags)
     except re.error as exc:

@@ -386,3 +386,63 @@ def test_no_preserve_root_is_blocked_whatever_the_operand(world: World, command:
     verdict = world.policy().classify("bash", {"command": command}, world.project)
     assert verdict.verdict == "block", verdict.rule_ids
     assert verdict.rule_ids[0] == "builtin.catastrophic-target"
+
+
+STRICTNESS = {"allow": 0, "confirm": 1, "block": 2}
+NEWLINE_NAMES = ("x\ny", "x\n", "\nx", "x\r\ny")
+
+
+def _places(world: World) -> list[str]:
+    """Every protected place of the corpus, the guard home and the project's own."""
+    home = str(world.home)
+    project = world.project
+    ours = [".pi/extensions", ".pi/extensions/tool", ".git", ".git/hooks", ".vscode", ".env"]
+    return [
+        *(expand(place, home) for place, _ in (*RUNS_CODE, *CREDENTIALS)),
+        str(world.guard_home),
+        *(str(project / name) for name in ours),
+    ]
+
+
+def test_a_newline_in_a_name_takes_no_path_out_of_its_rule(world: World) -> None:
+    """A name may hold a newline (or a CR): ``~/.ssh/a<LF>b`` once matched no rule of
+    ``~/.ssh``, and the project's ``.pi/extensions/x<LF>y/index.ts`` was written with no
+    dialog by pi's write tool, which runs outside the sandbox; pi would load it at its next
+    start. Every tool must judge such a path as it judges the same path without the newline.
+    """
+    policy = world.policy()
+    cwd = world.project
+    escaped: list[str] = []
+    for place in _places(world):
+        for name in NEWLINE_NAMES:
+            plain = name.replace("\r", "").replace("\n", "")
+            for tail in ("", "/index.ts"):
+                odd, even = f"{place}/{name}{tail}", f"{place}/{plain}{tail}"
+                calls = [
+                    ("write", {"path": odd, "content": "x"}, {"path": even, "content": "x"}),
+                    ("edit", {"path": odd, "edits": []}, {"path": even, "edits": []}),
+                    ("read", {"path": odd}, {"path": even}),
+                    (
+                        "bash",
+                        {"command": f"echo x > {_quoted(odd)}"},
+                        {"command": f"echo x > {_quoted(even)}"},
+                    ),
+                    (
+                        "bash",
+                        {"command": f"cat {_quoted(odd)}"},
+                        {"command": f"cat {_quoted(even)}"},
+                    ),
+                ]
+                for tool, odd_input, even_input in calls:
+                    got = policy.classify(tool, odd_input, cwd)
+                    want = policy.classify(tool, even_input, cwd)
+                    weaker = STRICTNESS[got.verdict] < STRICTNESS[want.verdict]
+                    if weaker or not set(want.rule_ids) <= set(got.rule_ids):
+                        escaped.append(f"{tool} {odd!r}: {got.verdict} {got.rule_ids}")
+    assert escaped == []
+
+
+def _quoted(path: str) -> str:
+    """``path`` as bash's ``$'…'`` quoting spells it (newline and CR escaped)."""
+    body = path.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
+    return f"$'{body}'"
