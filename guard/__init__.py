@@ -17,36 +17,62 @@ in :mod:`guard.evidence`.
 'consumed'
 """
 
-from guard._errors import (
-    BadInputError,
-    ConfigError,
-    GuardError,
-    KeyFileError,
-    KeyringError,
-    LedgerError,
-    PolicyBlockedError,
-    TtlError,
-)
-from guard._evidence.fingerprint import Fingerprint
-from guard._evidence.keys import Keyring, KeyringEntry
-from guard._evidence.models import (
-    DEFAULT_TTL_SECONDS,
-    EVIDENCE_CUSTOM_TYPE,
-    EVIDENCE_SCHEMA,
-    MAX_TTL_SECONDS,
-    ConsumeResult,
-    Evaluation,
-    EvidenceDetails,
-    EvidenceEnvelope,
-    MatchResult,
-    RecordResult,
-)
-from guard._guard import DeclineReason, Guard
-from guard._home import default_home
-from guard._monitor import Monitor
-from guard._pi.install import InstallResult, install
-from guard._policy import ConfigProblem, Policy, Verdict
-from guard._sidecar.handlers.methods import serve, session_envelopes
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from guard._errors import (
+        BadInputError,
+        ConfigError,
+        GuardError,
+        KeyFileError,
+        KeyringError,
+        LedgerError,
+        PolicyBlockedError,
+        TtlError,
+    )
+    from guard._evidence.fingerprint import (
+        Fingerprint,
+    )
+    from guard._evidence.keys import (
+        Keyring,
+        KeyringEntry,
+    )
+    from guard._evidence.models import (
+        DEFAULT_TTL_SECONDS,
+        EVIDENCE_CUSTOM_TYPE,
+        EVIDENCE_SCHEMA,
+        MAX_TTL_SECONDS,
+        ConsumeResult,
+        Evaluation,
+        EvidenceDetails,
+        EvidenceEnvelope,
+        MatchResult,
+        RecordResult,
+    )
+    from guard._guard import (
+        DeclineReason,
+        Guard,
+    )
+    from guard._home import (
+        default_home,
+    )
+    from guard._monitor import (
+        Monitor,
+    )
+    from guard._pi.install import (
+        InstallResult,
+        install,
+    )
+    from guard._policy import (
+        ConfigProblem,
+        Policy,
+        Verdict,
+    )
+    from guard._sidecar.handlers.methods import (
+        serve,
+        session_envelopes,
+    )
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
@@ -82,3 +108,56 @@ __all__ = [
     "serve",
     "session_envelopes",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "BadInputError": "guard._errors",
+    "ConfigError": "guard._errors",
+    "GuardError": "guard._errors",
+    "KeyFileError": "guard._errors",
+    "KeyringError": "guard._errors",
+    "LedgerError": "guard._errors",
+    "PolicyBlockedError": "guard._errors",
+    "TtlError": "guard._errors",
+    "Fingerprint": "guard._evidence.fingerprint",
+    "Keyring": "guard._evidence.keys",
+    "KeyringEntry": "guard._evidence.keys",
+    "ConsumeResult": "guard._evidence.models",
+    "DEFAULT_TTL_SECONDS": "guard._evidence.models",
+    "EVIDENCE_CUSTOM_TYPE": "guard._evidence.models",
+    "EVIDENCE_SCHEMA": "guard._evidence.models",
+    "Evaluation": "guard._evidence.models",
+    "EvidenceDetails": "guard._evidence.models",
+    "EvidenceEnvelope": "guard._evidence.models",
+    "MAX_TTL_SECONDS": "guard._evidence.models",
+    "MatchResult": "guard._evidence.models",
+    "RecordResult": "guard._evidence.models",
+    "DeclineReason": "guard._guard",
+    "Guard": "guard._guard",
+    "default_home": "guard._home",
+    "Monitor": "guard._monitor",
+    "InstallResult": "guard._pi.install",
+    "install": "guard._pi.install",
+    "ConfigProblem": "guard._policy",
+    "Policy": "guard._policy",
+    "Verdict": "guard._policy",
+    "serve": "guard._sidecar.handlers.methods",
+    "session_envelopes": "guard._sidecar.handlers.methods",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

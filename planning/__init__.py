@@ -6,34 +6,41 @@ are typed ``Literal[False]`` and ``authorization`` is ``Literal["none"]``. Impor
 of ``audit`` or ``guard``.
 """
 
-from planning._channel import (
-    ChannelDecision,
-    ChannelPlan,
-    ChannelPlanInput,
-    PreferredChannel,
-    plan_channel,
-)
-from planning._errors import PlanInputError, PlanningError
-from planning._registry import (
-    MAX_INPUT_BYTES,
-    PLANNERS,
-    PlanInput,
-    Planner,
-    PlanResult,
-    parse_plan_input,
-)
-from planning._runtime_consumption import (
-    RuntimeConsumptionDecision,
-    RuntimeConsumptionPlan,
-    RuntimeConsumptionPlanInput,
-    plan_runtime_consumption,
-)
-from planning._signal_source import (
-    SignalSourceDecision,
-    SignalSourcePlan,
-    SignalSourcePlanInput,
-    plan_signal_source,
-)
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from planning._channel import (
+        ChannelDecision,
+        ChannelPlan,
+        ChannelPlanInput,
+        PreferredChannel,
+        plan_channel,
+    )
+    from planning._errors import (
+        PlanInputError,
+        PlanningError,
+    )
+    from planning._registry import (
+        MAX_INPUT_BYTES,
+        PLANNERS,
+        PlanInput,
+        Planner,
+        PlanResult,
+        parse_plan_input,
+    )
+    from planning._runtime_consumption import (
+        RuntimeConsumptionDecision,
+        RuntimeConsumptionPlan,
+        RuntimeConsumptionPlanInput,
+        plan_runtime_consumption,
+    )
+    from planning._signal_source import (
+        SignalSourceDecision,
+        SignalSourcePlan,
+        SignalSourcePlanInput,
+        plan_signal_source,
+    )
 
 __all__ = [
     "MAX_INPUT_BYTES",
@@ -58,3 +65,45 @@ __all__ = [
     "plan_runtime_consumption",
     "plan_signal_source",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "ChannelDecision": "planning._channel",
+    "ChannelPlan": "planning._channel",
+    "ChannelPlanInput": "planning._channel",
+    "PreferredChannel": "planning._channel",
+    "plan_channel": "planning._channel",
+    "PlanInputError": "planning._errors",
+    "PlanningError": "planning._errors",
+    "MAX_INPUT_BYTES": "planning._registry",
+    "PLANNERS": "planning._registry",
+    "PlanInput": "planning._registry",
+    "PlanResult": "planning._registry",
+    "Planner": "planning._registry",
+    "parse_plan_input": "planning._registry",
+    "RuntimeConsumptionDecision": "planning._runtime_consumption",
+    "RuntimeConsumptionPlan": "planning._runtime_consumption",
+    "RuntimeConsumptionPlanInput": "planning._runtime_consumption",
+    "plan_runtime_consumption": "planning._runtime_consumption",
+    "SignalSourceDecision": "planning._signal_source",
+    "SignalSourcePlan": "planning._signal_source",
+    "SignalSourcePlanInput": "planning._signal_source",
+    "plan_signal_source": "planning._signal_source",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

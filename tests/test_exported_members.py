@@ -8,7 +8,10 @@ name in it resolves, and nothing public is left out of it.
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -299,3 +302,50 @@ def test_nothing_public_is_left_out_of_all(package: ModuleType) -> None:
         if not name.startswith("_") and not isinstance(value, ModuleType)
     }
     assert public == set(package.__all__)
+
+
+def _type_only_homes(package: ModuleType) -> dict[str, str]:
+    """What mypy sees: each name of the face's ``if typing.TYPE_CHECKING:`` imports, and its home."""
+    homes: dict[str, str] = {}
+    for node in ast.parse(inspect.getsource(package)).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "typing.TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, ast.ImportFrom) and imp.module is not None
+                for alias in imp.names:
+                    name = alias.asname or alias.name
+                    homes[name] = (
+                        imp.module if alias.asname is None else f"{imp.module}:{alias.name}"
+                    )
+    return homes
+
+
+def _lazy_faces() -> list[str]:
+    """Every package of ours whose ``__init__.py`` imports its names on first use."""
+    root = Path(__file__).resolve().parents[1]
+    return sorted(
+        ".".join(init.parent.relative_to(root).parts)
+        for top in ("audit", "guard", "planning")
+        for init in (root / top).rglob("__init__.py")
+        if "_HOMES" in init.read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize("name", _lazy_faces())
+def test_a_lazy_face_imports_each_name_from_where_mypy_sees_it(name: str) -> None:
+    # A lazy face (PEP 562) names each export's home twice: for mypy under TYPE_CHECKING and
+    # for its ``__getattr__`` in ``_HOMES``; the two must agree, cover ``__all__``, resolve.
+    package = importlib.import_module(name)
+    assert _type_only_homes(package) == package._HOMES
+    # Importing a submodule binds its name on the package, over a lazy name it shadows.
+    here = Path(package.__file__).parent  # type: ignore[arg-type]
+    submodules = {p.stem for p in here.glob("*.py")} | {
+        p.parent.name for p in here.glob("*/__init__.py")
+    }
+    assert set(package.__all__).isdisjoint(submodules), "export such a name eagerly"
+    assert set(package._HOMES) == set(package.__all__)
+    for exported in package.__all__:
+        assert getattr(package, exported) is not None, f"{name}.{exported}"
+
+
+def test_the_public_faces_are_lazy() -> None:
+    assert {"audit", "guard", "planning"} <= set(_lazy_faces())

@@ -18,45 +18,55 @@ Errors are :class:`audit.NoteError` and :class:`audit.ProofError`, in ``audit``'
 exception tree. Builds on the record line only; imports nothing of the appender or verify.
 """
 
-from audit.tlog._anchor import AnchorDir, Anchored
-from audit.tlog._merkle import (
-    EMPTY_ROOT,
-    Frontier,
-    consistency_proof,
-    inclusion_proof,
-    leaf_hash,
-    node_hash,
-    root_of,
-    verify_consistency,
-    verify_inclusion,
-)
-from audit.tlog._note import (
-    MAX_NOTE_BYTES,
-    ORIGIN_PREFIX,
-    Checkpoint,
-    NoteKey,
-    NoteSignature,
-    SignedCheckpoint,
-    open_checkpoint,
-    origin_for,
-    parse_checkpoint,
-    sign_checkpoint,
-)
-from audit.tlog._proofs import (
-    PROOF_SCHEMA,
-    ConsistencyProof,
-    EntryCheck,
-    InclusionEntry,
-    InclusionProof,
-    ProofCheck,
-    log_leaves,
-    parse_vkeys,
-    prove_consistency,
-    prove_records,
-    records_about,
-    verify_proof,
-)
-from audit.tlog._tree import TreeState, read_tree_state
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from audit.tlog._anchor import (
+        AnchorDir,
+        Anchored,
+    )
+    from audit.tlog._merkle import (
+        EMPTY_ROOT,
+        Frontier,
+        consistency_proof,
+        inclusion_proof,
+        leaf_hash,
+        node_hash,
+        root_of,
+        verify_consistency,
+        verify_inclusion,
+    )
+    from audit.tlog._note import (
+        MAX_NOTE_BYTES,
+        ORIGIN_PREFIX,
+        Checkpoint,
+        NoteKey,
+        NoteSignature,
+        SignedCheckpoint,
+        open_checkpoint,
+        origin_for,
+        parse_checkpoint,
+        sign_checkpoint,
+    )
+    from audit.tlog._proofs import (
+        PROOF_SCHEMA,
+        ConsistencyProof,
+        EntryCheck,
+        InclusionEntry,
+        InclusionProof,
+        ProofCheck,
+        log_leaves,
+        parse_vkeys,
+        prove_consistency,
+        prove_records,
+        records_about,
+        verify_proof,
+    )
+    from audit.tlog._tree import (
+        TreeState,
+        read_tree_state,
+    )
 
 __all__ = [
     "EMPTY_ROOT",
@@ -95,3 +105,59 @@ __all__ = [
     "verify_inclusion",
     "verify_proof",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "AnchorDir": "audit.tlog._anchor",
+    "Anchored": "audit.tlog._anchor",
+    "EMPTY_ROOT": "audit.tlog._merkle",
+    "Frontier": "audit.tlog._merkle",
+    "consistency_proof": "audit.tlog._merkle",
+    "inclusion_proof": "audit.tlog._merkle",
+    "leaf_hash": "audit.tlog._merkle",
+    "node_hash": "audit.tlog._merkle",
+    "root_of": "audit.tlog._merkle",
+    "verify_consistency": "audit.tlog._merkle",
+    "verify_inclusion": "audit.tlog._merkle",
+    "Checkpoint": "audit.tlog._note",
+    "MAX_NOTE_BYTES": "audit.tlog._note",
+    "NoteKey": "audit.tlog._note",
+    "NoteSignature": "audit.tlog._note",
+    "ORIGIN_PREFIX": "audit.tlog._note",
+    "SignedCheckpoint": "audit.tlog._note",
+    "open_checkpoint": "audit.tlog._note",
+    "origin_for": "audit.tlog._note",
+    "parse_checkpoint": "audit.tlog._note",
+    "sign_checkpoint": "audit.tlog._note",
+    "ConsistencyProof": "audit.tlog._proofs",
+    "EntryCheck": "audit.tlog._proofs",
+    "InclusionEntry": "audit.tlog._proofs",
+    "InclusionProof": "audit.tlog._proofs",
+    "PROOF_SCHEMA": "audit.tlog._proofs",
+    "ProofCheck": "audit.tlog._proofs",
+    "log_leaves": "audit.tlog._proofs",
+    "parse_vkeys": "audit.tlog._proofs",
+    "prove_consistency": "audit.tlog._proofs",
+    "prove_records": "audit.tlog._proofs",
+    "records_about": "audit.tlog._proofs",
+    "verify_proof": "audit.tlog._proofs",
+    "TreeState": "audit.tlog._tree",
+    "read_tree_state": "audit.tlog._tree",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

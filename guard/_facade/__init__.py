@@ -9,35 +9,47 @@ opening a home, consuming, planners and verify. Nothing here imports the sidecar
 sidecar's params build on :class:`CallParams` and the spooled event shapes.
 """
 
-from __future__ import annotations
+import importlib
+import typing
 
-from guard._facade.base import (
-    SESSION_COUNTS,
-    BlockReason,
-    DeclineReason,
-    GuardBase,
-    LateDeclineReason,
-    fingerprint_fields,
-    operator_reason_text,
-    preview_of,
-)
-from guard._facade.effects import EffectsPart
-from guard._facade.grants import GrantsPart
-from guard._facade.operators import OperatorsPart
-from guard._facade.outcomes import OutcomesPart
-from guard._facade.sessions import SessionsPart
-from guard._facade.spool import (
-    REPLAY_SKEW,
-    CallParams,
-    OperatorReasonText,
-    ReplayRejected,
-    ReplayReply,
-    SpooledDecline,
-    SpooledEvent,
-    SpooledExecuted,
-    SpoolPart,
-    logged_spool_ids,
-)
+if typing.TYPE_CHECKING:
+    from guard._facade.base import (
+        SESSION_COUNTS,
+        BlockReason,
+        DeclineReason,
+        GuardBase,
+        LateDeclineReason,
+        fingerprint_fields,
+        operator_reason_text,
+        preview_of,
+    )
+    from guard._facade.effects import (
+        EffectsPart,
+    )
+    from guard._facade.grants import (
+        GrantsPart,
+    )
+    from guard._facade.operators import (
+        OperatorsPart,
+    )
+    from guard._facade.outcomes import (
+        OutcomesPart,
+    )
+    from guard._facade.sessions import (
+        SessionsPart,
+    )
+    from guard._facade.spool import (
+        REPLAY_SKEW,
+        CallParams,
+        OperatorReasonText,
+        ReplayRejected,
+        ReplayReply,
+        SpooledDecline,
+        SpooledEvent,
+        SpooledExecuted,
+        SpoolPart,
+        logged_spool_ids,
+    )
 
 __all__ = [
     "REPLAY_SKEW",
@@ -64,3 +76,47 @@ __all__ = [
     "operator_reason_text",
     "preview_of",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "BlockReason": "guard._facade.base",
+    "DeclineReason": "guard._facade.base",
+    "GuardBase": "guard._facade.base",
+    "LateDeclineReason": "guard._facade.base",
+    "SESSION_COUNTS": "guard._facade.base",
+    "fingerprint_fields": "guard._facade.base",
+    "operator_reason_text": "guard._facade.base",
+    "preview_of": "guard._facade.base",
+    "EffectsPart": "guard._facade.effects",
+    "GrantsPart": "guard._facade.grants",
+    "OperatorsPart": "guard._facade.operators",
+    "OutcomesPart": "guard._facade.outcomes",
+    "SessionsPart": "guard._facade.sessions",
+    "CallParams": "guard._facade.spool",
+    "OperatorReasonText": "guard._facade.spool",
+    "REPLAY_SKEW": "guard._facade.spool",
+    "ReplayRejected": "guard._facade.spool",
+    "ReplayReply": "guard._facade.spool",
+    "SpoolPart": "guard._facade.spool",
+    "SpooledDecline": "guard._facade.spool",
+    "SpooledEvent": "guard._facade.spool",
+    "SpooledExecuted": "guard._facade.spool",
+    "logged_spool_ids": "guard._facade.spool",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

@@ -8,16 +8,25 @@ uses and session belong to the store (``store``) and the desk (``desk``), which 
 ``Guard`` uses: each covered call still gets evidence of its own.
 """
 
-from guard._grants.derive import NEVER_GRANTED, offers
-from guard._grants.match import covers
-from guard._grants.model import (
-    COVERAGE_REASONS,
-    Breadth,
-    Coverage,
-    CoverageReason,
-    GrantOffer,
-    GrantPattern,
-)
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from guard._grants.derive import (
+        NEVER_GRANTED,
+        offers,
+    )
+    from guard._grants.match import (
+        covers,
+    )
+    from guard._grants.model import (
+        COVERAGE_REASONS,
+        Breadth,
+        Coverage,
+        CoverageReason,
+        GrantOffer,
+        GrantPattern,
+    )
 
 __all__ = [
     "COVERAGE_REASONS",
@@ -30,3 +39,33 @@ __all__ = [
     "covers",
     "offers",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "NEVER_GRANTED": "guard._grants.derive",
+    "offers": "guard._grants.derive",
+    "covers": "guard._grants.match",
+    "Breadth": "guard._grants.model",
+    "COVERAGE_REASONS": "guard._grants.model",
+    "Coverage": "guard._grants.model",
+    "CoverageReason": "guard._grants.model",
+    "GrantOffer": "guard._grants.model",
+    "GrantPattern": "guard._grants.model",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

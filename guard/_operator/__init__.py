@@ -7,28 +7,32 @@ Public face of the wing: the wire shapes (:class:`OperatorCredential`,
 py_webauthn; the evidence and keyring modules build on it.
 """
 
-from guard._operator.enroll import (
-    RP_NAME,
-    EnrolmentRefused,
-    creation_options,
-    enrolled_credential,
-)
-from guard._operator.model import (
-    ALGORITHMS,
-    STATEMENT_FIELDS,
-    STATEMENT_SCHEMA,
-    CoseAlgorithm,
-    OperatorCredential,
-    OperatorSignature,
-    approval_statement,
-    statement_challenge,
-)
-from guard._operator.verify import (
-    OPERATOR_REASONS,
-    OperatorCheck,
-    OperatorReason,
-    check_operator_signature,
-)
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from guard._operator.enroll import (
+        RP_NAME,
+        EnrolmentRefused,
+        creation_options,
+        enrolled_credential,
+    )
+    from guard._operator.model import (
+        ALGORITHMS,
+        STATEMENT_FIELDS,
+        STATEMENT_SCHEMA,
+        CoseAlgorithm,
+        OperatorCredential,
+        OperatorSignature,
+        approval_statement,
+        statement_challenge,
+    )
+    from guard._operator.verify import (
+        OPERATOR_REASONS,
+        OperatorCheck,
+        OperatorReason,
+        check_operator_signature,
+    )
 
 __all__ = [
     "ALGORITHMS",
@@ -48,3 +52,40 @@ __all__ = [
     "enrolled_credential",
     "statement_challenge",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "EnrolmentRefused": "guard._operator.enroll",
+    "RP_NAME": "guard._operator.enroll",
+    "creation_options": "guard._operator.enroll",
+    "enrolled_credential": "guard._operator.enroll",
+    "ALGORITHMS": "guard._operator.model",
+    "CoseAlgorithm": "guard._operator.model",
+    "OperatorCredential": "guard._operator.model",
+    "OperatorSignature": "guard._operator.model",
+    "STATEMENT_FIELDS": "guard._operator.model",
+    "STATEMENT_SCHEMA": "guard._operator.model",
+    "approval_statement": "guard._operator.model",
+    "statement_challenge": "guard._operator.model",
+    "OPERATOR_REASONS": "guard._operator.verify",
+    "OperatorCheck": "guard._operator.verify",
+    "OperatorReason": "guard._operator.verify",
+    "check_operator_signature": "guard._operator.verify",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])

@@ -30,15 +30,30 @@ each leaves a check to its caller:
   caller that passes others has decided the clock tolerance and the origins it trusts.
 """
 
-from guard._evidence.consume import DEFAULT_SKEW, TRUSTED_ORIGINS, check_and_consume
-from guard._evidence.fingerprint import (
-    compute_fingerprint,
-    normalize_path,
-    normalize_tool_name,
-    payload_hash,
-)
-from guard._evidence.keys import KeyStore, PublicKeyring, Signer
-from guard._storage import ConsumptionLedger, SqliteLedger
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from guard._evidence.consume import (
+        DEFAULT_SKEW,
+        TRUSTED_ORIGINS,
+        check_and_consume,
+    )
+    from guard._evidence.fingerprint import (
+        compute_fingerprint,
+        normalize_path,
+        normalize_tool_name,
+        payload_hash,
+    )
+    from guard._evidence.keys import (
+        KeyStore,
+        PublicKeyring,
+        Signer,
+    )
+    from guard._storage import (
+        ConsumptionLedger,
+        SqliteLedger,
+    )
 
 __all__ = [
     "DEFAULT_SKEW",
@@ -54,3 +69,36 @@ __all__ = [
     "normalize_tool_name",
     "payload_hash",
 ]
+
+# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+_HOMES: dict[str, str] = {
+    "DEFAULT_SKEW": "guard._evidence.consume",
+    "TRUSTED_ORIGINS": "guard._evidence.consume",
+    "check_and_consume": "guard._evidence.consume",
+    "compute_fingerprint": "guard._evidence.fingerprint",
+    "normalize_path": "guard._evidence.fingerprint",
+    "normalize_tool_name": "guard._evidence.fingerprint",
+    "payload_hash": "guard._evidence.fingerprint",
+    "KeyStore": "guard._evidence.keys",
+    "PublicKeyring": "guard._evidence.keys",
+    "Signer": "guard._evidence.keys",
+    "ConsumptionLedger": "guard._storage",
+    "SqliteLedger": "guard._storage",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        """A public name, imported from its home module on first use (PEP 562)."""
+        home = _HOMES.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        module, _, attribute = home.partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted([*globals(), *__all__])
