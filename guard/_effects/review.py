@@ -70,7 +70,7 @@ class Reviewer:
         return recover(self.layers)
 
     def _layer(self, layer_id: str) -> Path:
-        if not LAYER_ID.match(layer_id):
+        if not LAYER_ID.fullmatch(layer_id):  # fullmatch: '$' also matches before a final LF
             raise BadInputError("layer", "is not a layer id", layer_id)
         return self.layers / layer_id
 

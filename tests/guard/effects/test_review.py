@@ -245,8 +245,9 @@ def test_a_command_that_left_no_layer_is_an_error_not_an_empty_review(overlay: O
     reviewer = Reviewer(overlay.layers)
     with pytest.raises(Exception, match="nothing of this command was applied"):
         reviewer.review("never-made-layer", str(overlay.workspace), protected=lambda _p: False)
-    with pytest.raises(Exception, match="not a layer id"):
-        reviewer.review("../escape", str(overlay.workspace), protected=lambda _p: False)
+    for bad in ("../escape", "never-made-layer\n", "never-made-layer/.."):
+        with pytest.raises(Exception, match="not a layer id"):
+            reviewer.review(bad, str(overlay.workspace), protected=lambda _p: False)
 
 
 def test_arming_an_existing_repository_deep_in_the_workspace_is_held(overlay: Overlay) -> None:
