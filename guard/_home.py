@@ -22,9 +22,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from guard._checks import Check
 from guard._errors import BadInputError, HomeError, HomeUnderFileError
+
+if TYPE_CHECKING:
+    from guard._checks import Check
 
 __all__ = [
     "AUDIT_LOG_FILE",
@@ -138,6 +141,8 @@ def ensure_private_dir(path: Path) -> Path:
 
 def check_home(home: Path) -> Check:
     """The home exists and is usable, or can be created by the sidecar on first use."""
+    from guard._checks import Check  # pydantic: only for doctor, not every command
+
     subject = str(home)
     if not home.exists():
         parent = next((p for p in home.parents if p.exists()), Path("/"))

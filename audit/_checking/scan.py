@@ -14,9 +14,7 @@ import base64
 import hashlib
 import itertools
 import threading
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from multiprocessing import get_all_start_methods, get_context
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from audit._errors import LogLineError
@@ -254,6 +252,10 @@ def _scan_parallel(
                 lines += block.count(b"\n")
                 left -= len(block)
             seqs.append(seqs[-1] + lines)
+    # Imported here: only a scan in several processes needs them (not every verify).
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_all_start_methods, get_context
+
     # fork: nothing to re-import in the workers (the CLI has one thread); with other
     # threads running a fork could copy a held lock, so a fresh forkserver then.
     single = threading.active_count() == 1 and "fork" in get_all_start_methods()

@@ -210,8 +210,12 @@ WIRE_CONFIG = ConfigDict(
     validate_by_name=True,
     validate_by_alias=True,
     serialize_by_alias=True,
+    defer_build=True,
 )
-"""Every wire model: strict, closed, frozen; snake_case in Python, camelCase on the wire."""
+"""Every wire model: strict, closed, frozen; snake_case in Python, camelCase on the wire.
+
+Its validator and serializer are built on first use, not at import: a process (a CLI command,
+the sidecar answering ``health``) pays only for the models it touches."""
 
 ActionKind = Literal["destructive", "protected"]
 """What a confirmation is about (a local-safe call needs none)."""

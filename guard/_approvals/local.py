@@ -22,13 +22,15 @@ import struct
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from audit import JsonInputError, load_json
-from guard._approvals.broker import ApprovalBroker
 from guard._approvals.model import AnswerRequest, Approver
+
+if TYPE_CHECKING:
+    from guard._approvals.broker import ApprovalBroker
 
 __all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local"]
 

@@ -121,7 +121,12 @@ class _Relayed(BaseModel):
     """What the page takes from a sidecar's ``statement`` reply (other members ignored)."""
 
     model_config = ConfigDict(
-        strict=True, frozen=True, extra="ignore", alias_generator=to_camel, validate_by_alias=True
+        strict=True,
+        frozen=True,
+        extra="ignore",
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        defer_build=True,
     )
 
     outcome: Literal["ready"]
@@ -136,7 +141,7 @@ class _Relayed(BaseModel):
 class _Asked(BaseModel):
     """A statement request as the page's script sends it."""
 
-    model_config = ConfigDict(strict=True, frozen=True, extra="forbid")
+    model_config = ConfigDict(strict=True, frozen=True, extra="forbid", defer_build=True)
 
     sidecar: str = Field(max_length=128)
     id: ApprovalId

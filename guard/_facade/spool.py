@@ -5,6 +5,7 @@ replay, de-duplicated by spool id against the audit log.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -104,7 +105,10 @@ class ReplayReply(_Wire):
     rejected: list[ReplayRejected]
 
 
-_SPOOLED: TypeAdapter[SpooledEvent] = TypeAdapter(SpooledEvent)
+@functools.cache
+def _spooled() -> TypeAdapter[SpooledEvent]:
+    """The spooled events' validator, built on the first replay rather than at import."""
+    return TypeAdapter(SpooledEvent)
 
 
 def logged_spool_ids(log_path: Path, since: datetime) -> set[str]:
@@ -150,7 +154,7 @@ class SpoolPart(OutcomesPart):
             raw_id = raw.get("id") if isinstance(raw, dict) else None
             shown_id = raw_id[:80] if isinstance(raw_id, str) else None
             try:
-                event = _SPOOLED.validate_python(raw)
+                event = _spooled().validate_python(raw)
             except ValidationError as exc:
                 where = ".".join(str(x) for x in exc.errors()[0]["loc"]) or "event"
                 reply.rejected.append(ReplayRejected(id=shown_id, reason=f"invalid: {where}"))

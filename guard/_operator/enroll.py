@@ -13,11 +13,6 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from webauthn import verify_registration_response
-from webauthn.helpers import decode_credential_public_key
-from webauthn.helpers.cose import COSEAlgorithmIdentifier
-from webauthn.helpers.exceptions import WebAuthnException
-
 from audit import b64url_encode, format_iso
 from guard._errors import BadInputError
 from guard._operator.model import ALGORITHMS, OperatorCredential
@@ -66,6 +61,12 @@ def enrolled_credential(
     """Verify the browser's ``PublicKeyCredential`` (JSON) and describe the new credential."""
     if not isinstance(answer, dict):
         raise EnrolmentRefused("the answer is not a JSON object")
+    # py_webauthn (and the x509 and ASN.1 stack under it) only where a passkey is enrolled.
+    from webauthn import verify_registration_response
+    from webauthn.helpers import decode_credential_public_key
+    from webauthn.helpers.cose import COSEAlgorithmIdentifier
+    from webauthn.helpers.exceptions import WebAuthnException
+
     try:
         verified = verify_registration_response(
             credential=answer,

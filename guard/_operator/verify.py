@@ -31,8 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from webauthn import verify_authentication_response
-
 from audit import b64url_encode
 from guard._operator.model import (
     OperatorCredential,
@@ -114,6 +112,9 @@ def check_operator_signature(
     failed = _first_failure(client, auth_data, count, challenge, credential)
     if failed is not None:
         return OperatorCheck(failed, credential, count)
+    # py_webauthn only where a passkey's signature is checked, never at start-up.
+    from webauthn import verify_authentication_response
+
     try:
         verify_authentication_response(
             credential={
