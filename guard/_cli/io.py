@@ -5,14 +5,30 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from pydantic import BaseModel
+from pydantic import ConfigDict, RootModel
 
-from audit import JsonInputError, load_json
+import audit
 from guard._errors import BadInputError
 
-__all__ = ["MAX_JSON_BYTES", "emit", "load_json_object", "read_text_arg"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+__all__ = ["MAX_JSON_BYTES", "Listing", "emit", "load_json_object", "read_text_arg"]
+
+_Item = TypeVar("_Item")
+
+
+class Listing(RootModel[list[_Item]], Generic[_Item]):
+    """A ``--json`` listing: a JSON array of one wire model.
+
+    Its validator and schema are built on first use, like the wire models' (a plain
+    ``RootModel[list[...]]`` builds both when the command modules load, for every command).
+    """
+
+    model_config = ConfigDict(defer_build=True)
+
 
 MAX_JSON_BYTES = 1 << 20
 
@@ -52,8 +68,8 @@ def read_file_arg(value: str, what: str) -> str:
 def load_json_object(text: str, what: str) -> dict[str, Any]:
     """Parse a JSON object strictly (:func:`audit.load_json`); anything else is a BadInputError."""
     try:
-        value = load_json(text, max_bytes=MAX_JSON_BYTES)
-    except JsonInputError as exc:
+        value = audit.load_json(text, max_bytes=MAX_JSON_BYTES)
+    except audit.JsonInputError as exc:
         raise BadInputError(what, exc.problem, exc.value) from None
     if not isinstance(value, dict):
         raise BadInputError(what, "must be a JSON object", type(value).__name__)
@@ -62,6 +78,6 @@ def load_json_object(text: str, what: str) -> dict[str, Any]:
 
 def emit(value: BaseModel | dict[str, Any] | list[Any]) -> None:
     """Write one JSON document to stdout."""
-    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    data = value if isinstance(value, dict | list) else value.model_dump(mode="json")
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     sys.stdout.flush()

@@ -35,7 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import RootModel, ValidationError
+from pydantic import ValidationError
 
 from audit import parse_iso, utc_now
 from guard._approvals.home import (
@@ -48,12 +48,10 @@ from guard._approvals.home import (
 )
 from guard._approvals.local import ask_local
 from guard._approvals.model import AnswerRequest, Decision
-from guard._approvals.web import ApprovalPage, enrolled_port
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
-from guard._cli.io import emit
+from guard._cli.io import Listing, emit
 from guard._errors import BadInputError, StateError
-from guard._guard import Guard
 from guard._home import SESSIONS_DIR, resolve_home
 from guard._logging import get_logger
 
@@ -91,7 +89,7 @@ ApprovalListing = Listed
 which sidecar holds it (``sidecar``: its directory under ``<home>/sessions/``)."""
 
 
-class ApprovalListings(RootModel[list[ApprovalListing]]):
+class ApprovalListings(Listing[ApprovalListing]):
     """``approvals list --json``: a JSON array, by sidecar, oldest question first."""
 
 
@@ -324,6 +322,9 @@ def register(sub: Subparsers) -> None:
 def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
     """Serve the page until interrupted; the one-time login address goes to stderr (the
     operator's terminal), never to stdout or a file."""
+    from guard._approvals.web import ApprovalPage, enrolled_port
+    from guard._guard import Guard
+
     home = _home(args)
     port: int = args.port if args.port is not None else enrolled_port(home) or 0
     if not 0 <= port <= 65535:

@@ -1,4 +1,8 @@
-"""``keygen``, ``keys rotate|list``, ``evaluate``, ``record`` and ``consume``."""
+"""``keygen``, ``keys rotate|list``, ``evaluate``, ``record`` and ``consume``.
+
+Each command imports the guard where it runs: building the parser (``--help``, any other
+command) does not load it.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,16 @@ import sys
 from guard._cli.args import Parser, Subparsers, add_call_options, call_args, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_file_arg
-from guard._evidence.keys import KeyStore
 from guard._evidence.models import DEFAULT_TTL_SECONDS
-from guard._guard import Guard
 from guard._home import resolve_home
 
 __all__ = ["register"]
 
 
 def cmd_keygen(args: argparse.Namespace) -> ExitCode:
+    from guard._evidence.keys import KeyStore
+    from guard._guard import Guard
+
     signed = False
     if args.trust_keyring:
         # The operator vouches for the keyring as it is (check `keys list` first).
@@ -34,6 +39,8 @@ def cmd_keygen(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
+    from guard._guard import Guard
+
     with Guard.open(args.home) as guard:
         old, new = guard.rotate_key()
         emit({"oldKeyId": old, "newKeyId": new})
@@ -41,12 +48,16 @@ def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> ExitCode:
+    from guard._guard import Guard
+
     with Guard.open(args.home) as guard:
         emit(guard.keyring())
     return ExitCode.OK
 
 
 def cmd_evaluate(args: argparse.Namespace) -> ExitCode:
+    from guard._guard import Guard
+
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
         emit(guard.evaluate(tool, tool_input, cwd))
@@ -54,6 +65,8 @@ def cmd_evaluate(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_record(args: argparse.Namespace) -> ExitCode:
+    from guard._guard import Guard
+
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
         result = guard.record(
@@ -72,6 +85,8 @@ def cmd_record(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_consume(args: argparse.Namespace) -> ExitCode:
+    from guard._guard import Guard
+
     envelope = read_file_arg(args.envelope, "--envelope")
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:

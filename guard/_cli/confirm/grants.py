@@ -18,19 +18,22 @@ import argparse
 import re
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel
 
 from audit import WIRE_CONFIG, parse_iso, render_table, utc_now
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
-from guard._cli.io import emit
+from guard._cli.io import Listing, emit
 from guard._errors import BadInputError, StateError
-from guard._grants.desk import GrantDesk
 from guard._grants.model import Breadth
-from guard._grants.store import GrantState
-from guard._guard import Guard
 from guard._home import resolve_home
+
+if TYPE_CHECKING:
+    from guard._grants.desk import GrantDesk
+    from guard._grants.store import GrantState
+    from guard._guard import Guard
 
 __all__ = ["GrantListing", "GrantListings", "register"]
 
@@ -68,7 +71,7 @@ class GrantListing(BaseModel):
     """The evidence of the dialog in which the operator gave the grant."""
 
 
-class GrantListings(RootModel[list[GrantListing]]):
+class GrantListings(Listing[GrantListing]):
     """``grants list --json``: a JSON array, oldest grant first."""
 
 
@@ -97,6 +100,8 @@ def _listing(state: GrantState, now: datetime) -> GrantListing:
 
 def _open(args: argparse.Namespace) -> Guard:
     """The guard of an existing home (``grants`` never creates one)."""
+    from guard._guard import Guard
+
     home = resolve_home(args.home)
     if not home.is_dir():
         raise BadInputError("--home", "no guard home here", home)

@@ -21,7 +21,6 @@ from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError, LedgerError
 from guard._home import resolve_home
-from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
 from guard._storage import is_postgres_url, psycopg_missing, redact_url
 
 __all__ = ["register"]
@@ -38,6 +37,8 @@ class LedgerStatus(BaseModel):
 
 
 def _url(args: argparse.Namespace) -> str:
+    from guard._ledger_choice import ledger_url  # the policy: not for --help
+
     url = args.url or ledger_url(resolve_home(args.home))
     if url is None:
         raise BadInputError(
@@ -77,6 +78,8 @@ def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_ledger_status(args: argparse.Namespace) -> ExitCode:
+    from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
+
     home = resolve_home(args.home)
     url = ledger_url(home)
     if url is None and not (home / LEDGER_FILE).exists():

@@ -36,16 +36,11 @@ import sys
 import threading
 from pathlib import Path
 
-from pydantic import RootModel
-
 from audit import render_table
-from guard._approvals.web import ApprovalPage, Enrolment, enrolled_port
 from guard._cli.args import Parser, Subparsers, int_arg
 from guard._cli.exits import ExitCode
-from guard._cli.io import emit
+from guard._cli.io import Listing, emit
 from guard._errors import BadInputError
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._guard import Guard
 from guard._home import resolve_home
 from guard._operator import OperatorCredential
 
@@ -61,7 +56,7 @@ OperatorListing = OperatorCredential
 """One credential in ``operator list --json``: exactly as the keyring's ``operators`` holds it."""
 
 
-class OperatorListings(RootModel[list[OperatorListing]]):
+class OperatorListings(Listing[OperatorListing]):
     """``operator list --json``: a JSON array, in enrolment order."""
 
 
@@ -90,6 +85,9 @@ def _label(text: str | None) -> str:
 
 def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
     """Serve one enrolment; the login address goes to stderr, the credential to stdout."""
+    from guard._approvals.web import ApprovalPage, Enrolment, enrolled_port
+    from guard._guard import Guard
+
     label = _label(args.label)
     home = resolve_home(args.home)
     port: int = args.port if args.port is not None else enrolled_port(home) or DEFAULT_PORT
@@ -130,6 +128,8 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
 
 
 def _listed(home: Path) -> list[OperatorCredential]:
+    from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+
     if not (home / KEYRING_FILE).exists():
         return []  # a home whose guard never started: nothing enrolled
     return list(PublicKeyring.load(home / KEYRING_FILE).operators.values())
@@ -153,6 +153,8 @@ def cmd_operator_list(args: argparse.Namespace) -> ExitCode:
 def cmd_operator_remove(args: argparse.Namespace) -> ExitCode:
     if _CREDENTIAL_ID.fullmatch(args.credential_id) is None:
         raise BadInputError("ID", "is not a credential id (base64url)", args.credential_id)
+    from guard._guard import Guard
+
     with Guard.open(_home(args)) as guard:
         removed = guard.remove_operator(args.credential_id)
     sys.stdout.write(

@@ -8,30 +8,14 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-from audit import (
-    build_report,
-    filter_records,
-    grant_of,
-    read_records,
-    recover_log,
-    render_records,
-    render_records_jsonl,
-    render_report,
-    session_of,
-    set_aside_rows,
-    tty_progress,
-    verify_log,
-)
+import audit
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._cli.log.ship import cmd_audit_verify_from, register_ship
 from guard._cli.log.tlog import (
-    anchor_dir,
     keyring_of,
     latest_anchor,
     log_path_of,
@@ -39,10 +23,10 @@ from guard._cli.log.tlog import (
     render_verify,
 )
 from guard._errors import BadInputError
-from guard._evidence.keys import KeyStore
 from guard._home import pi_agent_dir, resolve_home
-from guard._pi.sessions_report import guard_absent_rows
-from guard._policy.cache import PolicyCache
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 __all__ = ["register"]
 
@@ -65,6 +49,8 @@ def _checkpoint(
             raise BadInputError(
                 "--against", f"cannot read file: {exc.strerror}", args.against
             ) from None
+    from guard._anchors import anchor_dir
+
     anchored = latest_anchor(anchor_dir(args.anchor), log, dict(keys))
     if anchored is None:
         return None, None
@@ -87,9 +73,9 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
         raise BadInputError("--source", "only goes with --from URL")
     log = _log_path(args)
     keys = _keyring(args).public_keys()
-    progress = None if args.json else tty_progress(sys.stderr)
+    progress = None if args.json else audit.tty_progress(sys.stderr)
     against, resume = _checkpoint(args, log, keys)
-    result = verify_log(
+    result = audit.verify_log(
         log,
         keys,
         allow_unanchored=args.allow_unanchored,
@@ -106,7 +92,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
-    every = list(read_records(_log_path(args)))
+    every = list(audit.read_records(_log_path(args)))
     if args.tool is not None and not any(r.data.get("toolName") == args.tool for r in every):
         tools = sorted({str(r.data["toolName"]) for r in every if "toolName" in r.data})
         raise BadInputError(
@@ -114,21 +100,21 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
             "no record of this log names it; it has: " + (", ".join(tools) or "none"),
             args.tool,
         )
-    if args.session is not None and not any(session_of(r) == args.session for r in every):
-        sessions = sorted({s for r in every if (s := session_of(r)) is not None})
+    if args.session is not None and not any(audit.session_of(r) == args.session for r in every):
+        sessions = sorted({s for r in every if (s := audit.session_of(r)) is not None})
         raise BadInputError(
             "--session",
             "no record of this log names it; it has: " + (", ".join(sessions[:20]) or "none"),
             args.session,
         )
-    if args.grant is not None and not any(grant_of(r) == args.grant for r in every):
-        grants = sorted({g for r in every if (g := grant_of(r)) is not None})
+    if args.grant is not None and not any(audit.grant_of(r) == args.grant for r in every):
+        grants = sorted({g for r in every if (g := audit.grant_of(r)) is not None})
         raise BadInputError(
             "--grant",
             "no record of this log names it; it has: " + (", ".join(grants[:20]) or "none"),
             args.grant,
         )
-    records = filter_records(
+    records = audit.filter_records(
         every,
         event=args.event,
         tool=args.tool,
@@ -139,7 +125,9 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
         grant=args.grant,
     )
     # --json prints each record's line exactly as it stands in the log (canonical bytes).
-    sys.stdout.write(render_records_jsonl(records) if args.json else render_records(records))
+    sys.stdout.write(
+        audit.render_records_jsonl(records) if args.json else audit.render_records(records)
+    )
     return ExitCode.OK
 
 
@@ -152,8 +140,10 @@ def _sessions_dir(value: str) -> Path:
 
 def _verify_before_report(args: argparse.Namespace, log: Path) -> ExitCode | None:
     """``None`` if the log may be reported on; else the exit code (the reason is on stderr)."""
-    progress = None if args.json else tty_progress(sys.stderr, label="verifying before report")
-    checked = verify_log(
+    progress = (
+        None if args.json else audit.tty_progress(sys.stderr, label="verifying before report")
+    )
+    checked = audit.verify_log(
         log,
         _keyring(args).public_keys(),
         allow_unanchored=args.allow_unanchored,
@@ -197,22 +187,25 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         refused = _verify_before_report(args, log)
         if refused is not None:
             return refused
-        records = list(read_records(log))
+        records = list(audit.read_records(log))
     # What a recovery moved aside still counts: recovering must never launder a gap.
-    moved = set_aside_rows(log, records)
+    moved = audit.set_aside_rows(log, records)
     rows, sources = list(moved.rows), list(moved.sources)
     if args.sessions is not None:
+        from guard._pi.sessions_report import guard_absent_rows
+        from guard._policy.cache import PolicyCache
+
         classifier = PolicyCache(resolve_home(args.home))
         absent, source = guard_absent_rows(
             _sessions_dir(args.sessions), [*moved.records, *records], classifier
         )
         rows.extend(absent)
         sources.append(source)
-    report = build_report(records, external_rows=rows, external_sources=sources)
+    report = audit.build_report(records, external_rows=rows, external_sources=sources)
     if args.json:
         emit(report)
     else:
-        sys.stdout.write(render_report(report, wide=args.wide) + "\n")
+        sys.stdout.write(audit.render_report(report, wide=args.wide) + "\n")
     return ExitCode.OK if report.decision == "no-gaps" else ExitCode.GAPS
 
 
@@ -221,9 +214,11 @@ def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
     home = resolve_home(args.home)
     if not home.is_dir():
         raise BadInputError("--home", "no guard home here (recovery signs with its key)", home)
+    from guard._evidence.keys import KeyStore
+
     store = KeyStore.open(home)
     signer = store.load_signer()
-    result = recover_log(
+    result = audit.recover_log(
         _log_path(args),
         signer,
         lambda: store.public_keyring().public_keys(),
@@ -243,8 +238,10 @@ def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
 
 def register(sub: Subparsers) -> None:
     """Add ``audit`` and its subcommands."""
-    audit = sub.add_parser("audit", help="verify, show and report on the audit log")
-    audit_sub = audit.add_subparsers(dest="audit_command", required=True, parser_class=Parser)
+    audit_parser = sub.add_parser("audit", help="verify, show and report on the audit log")
+    audit_sub = audit_parser.add_subparsers(
+        dest="audit_command", required=True, parser_class=Parser
+    )
     verify = audit_sub.add_parser("verify", help="check the hash chain and the signed head")
     verify.add_argument("log", nargs="?", default=None, help="log file (default: the home's)")
     verify.add_argument("--keyring", default=None, help="public keyring file (default: the home's)")

@@ -14,18 +14,20 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import VerifyResult, tty_progress, verify_log
+import audit
 from guard._cli.args import Parser, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
-from guard._guard import AUDIT_LOG_FILE
-from guard._home import resolve_home
+from guard._home import AUDIT_LOG_FILE, resolve_home
 from guard._storage import SHIP_BATCH, is_postgres_url, psycopg_missing, redact_url
+
+if TYPE_CHECKING:
+    from audit import VerifyResult
 
 __all__ = ["cmd_audit_verify_from", "register_ship"]
 
@@ -81,8 +83,8 @@ def cmd_audit_verify_from(
         loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")
         log = Path(scratch) / "audit.jsonl"
         against, _ = checkpoint(args, log, keys)
-        progress = None if args.json else tty_progress(sys.stderr)
-        result = verify_log(
+        progress = None if args.json else audit.tty_progress(sys.stderr)
+        result = audit.verify_log(
             log,
             keys,
             allow_unanchored=args.allow_unanchored,

@@ -12,36 +12,24 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-from audit import VerifyResult, verify_log
-from audit.tlog import (
-    AnchorDir,
-    Anchored,
-    NoteKey,
-    SignedCheckpoint,
-    log_leaves,
-    open_checkpoint,
-    parse_vkeys,
-    prove_consistency,
-    prove_records,
-    records_about,
-    root_of,
-    verify_proof,
-)
-from guard._anchors import anchor_checkpoint, anchor_dir, log_origin
-from guard._anchors import latest_anchor as find_latest_anchor
+import audit
+import audit.tlog
 from guard._cli.args import Parser
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._guard import AUDIT_LOG_FILE
-from guard._home import resolve_home
+from guard._home import AUDIT_LOG_FILE, resolve_home
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from audit import VerifyResult
+    from audit.tlog import AnchorDir, Anchored, NoteKey, SignedCheckpoint
+    from guard._evidence.keys import PublicKeyring
 
 __all__ = [
-    "anchor_dir",
     "keyring_of",
     "latest_anchor",
     "log_path_of",
@@ -56,6 +44,8 @@ def latest_anchor(
     directory: AnchorDir | None, log: Path, keys: dict[str, Ed25519PublicKey]
 ) -> Anchored | None:
     """The latest anchored checkpoint of ``log`` that verifies; skipped files to stderr."""
+    from guard._anchors import latest_anchor as find_latest_anchor
+
     anchored, problems = find_latest_anchor(directory, log, keys)
     for problem in problems:
         where = directory.path if directory is not None else "?"
@@ -85,7 +75,9 @@ def render_verify(result: VerifyResult) -> str:
 
 def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, SignedCheckpoint]:
     """The log's checkpoint head, after the whole log verified against it."""
-    result = verify_log(log, keys)
+    from guard._anchors import log_origin
+
+    result = audit.verify_log(log, keys)
     if result.decision != "intact":
         raise _Refused(render_verify(result))
     head = log.with_name(log.name + ".head").read_bytes()
@@ -95,7 +87,7 @@ def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, Sign
             "its head predates checkpoints: the next record the guard appends upgrades it",
             log,
         )
-    return head, open_checkpoint(head, keys, origin=log_origin(log))
+    return head, audit.tlog.open_checkpoint(head, keys, origin=log_origin(log))
 
 
 class _Refused(Exception):
@@ -111,6 +103,8 @@ def log_path_of(args: argparse.Namespace) -> Path:
 
 def keyring_of(args: argparse.Namespace) -> PublicKeyring:
     """``--keyring`` if given, else the home's public keyring."""
+    from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+
     keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
     return PublicKeyring.load(keyring_path)
 
@@ -163,14 +157,14 @@ def cmd_prove(args: argparse.Namespace) -> ExitCode:
         sys.stderr.write(f"pi-guard: no proof: {refused}\n")
         return ExitCode.TAMPERED
     size = signed.checkpoint.size
-    lines, leaves = log_leaves(log)
+    lines, leaves = audit.tlog.log_leaves(log)
     lines, leaves = lines[:size], leaves[:size]
-    if len(leaves) != size or root_of(leaves) != signed.checkpoint.root:
+    if len(leaves) != size or audit.tlog.root_of(leaves) != signed.checkpoint.root:
         raise BadInputError("audit log", "changed while the proof was made: run it again", log)
-    indexes = records_about(lines, args.evidence_id)
+    indexes = audit.tlog.records_about(lines, args.evidence_id)
     if not indexes:
         raise BadInputError("EVIDENCE_ID", "no record in the log names it", args.evidence_id)
-    proof = prove_records(lines, leaves, note, indexes)
+    proof = audit.tlog.prove_records(lines, leaves, note, indexes)
     _write_proof(args, proof.model_dump_json(by_alias=True, indent=2))
     if not args.json:
         for index in indexes:
@@ -198,16 +192,21 @@ def cmd_prove_consistency(args: argparse.Namespace) -> ExitCode:
     except _Refused as refused:
         sys.stderr.write(f"pi-guard: no proof: {refused}\n")
         return ExitCode.TAMPERED
-    old = open_checkpoint(old_note, keys, origin=signed.checkpoint.origin)
-    result = verify_log(log, keys, against=old_note)
+    old = audit.tlog.open_checkpoint(old_note, keys, origin=signed.checkpoint.origin)
+    result = audit.verify_log(log, keys, against=old_note)
     if result.decision != "intact":
         sys.stderr.write(f"pi-guard: no proof: {render_verify(result)}\n")
         return ExitCode.TAMPERED
-    _, leaves = log_leaves(log)
+    _, leaves = audit.tlog.log_leaves(log)
     leaves = leaves[: signed.checkpoint.size]
-    if len(leaves) != signed.checkpoint.size or root_of(leaves) != signed.checkpoint.root:
+    if (
+        len(leaves) != signed.checkpoint.size
+        or audit.tlog.root_of(leaves) != signed.checkpoint.root
+    ):
         raise BadInputError("audit log", "changed while the proof was made: run it again", log)
-    proof = prove_consistency(leaves[: signed.checkpoint.size], old_note, old.checkpoint.size, note)
+    proof = audit.tlog.prove_consistency(
+        leaves[: signed.checkpoint.size], old_note, old.checkpoint.size, note
+    )
     _write_proof(args, proof.model_dump_json(by_alias=True, indent=2))
     if not args.json:
         target = f" to {args.out}" if args.out else " (use --out FILE or --json for the file)"
@@ -225,7 +224,7 @@ def _verifier_keys(value: str) -> list[NoteKey]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise BadInputError("--key", f"not a vkey and not a readable file ({exc})") from None
-    return parse_vkeys(text)
+    return audit.tlog.parse_vkeys(text)
 
 
 def cmd_verify_proof(args: argparse.Namespace) -> ExitCode:
@@ -235,7 +234,7 @@ def cmd_verify_proof(args: argparse.Namespace) -> ExitCode:
             raw = handle.read(_MAX_PROOF_FILE + 1)
     except OSError as exc:
         raise BadInputError("PROOF_FILE", f"cannot read file: {exc.strerror}", args.proof) from None
-    result = verify_proof(raw, keys)
+    result = audit.tlog.verify_proof(raw, keys)
     if args.json:
         emit(result)
     else:
@@ -248,6 +247,8 @@ def cmd_verify_proof(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_anchor(args: argparse.Namespace) -> ExitCode:
+    from guard._anchors import anchor_checkpoint, anchor_dir
+
     directory = anchor_dir(args.to)
     if directory is None:
         raise BadInputError(

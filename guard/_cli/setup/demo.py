@@ -7,12 +7,13 @@ import sys
 
 from guard._cli.args import Subparsers
 from guard._cli.exits import ExitCode
-from guard._demo import run_demo
 
 __all__ = ["register"]
 
 
 def cmd_demo(args: argparse.Namespace) -> ExitCode:
+    from guard._demo import run_demo
+
     return ExitCode(run_demo(sys.stdout))
 
 

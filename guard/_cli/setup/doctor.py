@@ -15,13 +15,14 @@ from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
 from guard._home import pi_agent_dir
-from guard._pi.doctor import diagnose
-from guard._sandbox.doctor import check_sandbox
 
 __all__ = ["register"]
 
 
 def cmd_doctor(args: argparse.Namespace) -> ExitCode:
+    from guard._pi.doctor import diagnose
+    from guard._sandbox.doctor import check_sandbox
+
     directory = Path(args.directory).absolute()
     if not directory.is_dir():
         raise BadInputError("directory", "is not a directory", directory)

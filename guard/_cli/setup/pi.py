@@ -5,17 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from guard._cli.args import Subparsers, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
-from guard._pi.install import Target, install
-from guard._sidecar.handlers.methods import serve
+
+if TYPE_CHECKING:
+    from guard._pi.install import Target
 
 __all__ = ["register"]
 
 
 def cmd_serve(args: argparse.Namespace) -> ExitCode:
+    from guard._sidecar.handlers.methods import serve
+
     code = serve(sys.stdin.buffer, sys.stdout.buffer, home=args.home, verify_only=args.verify_only)
     return ExitCode(code)
 
@@ -29,6 +33,8 @@ def _target(args: argparse.Namespace) -> tuple[Target, Path | None]:
 
 
 def cmd_install(args: argparse.Namespace) -> ExitCode:
+    from guard._pi.install import install
+
     target, directory = _target(args)
     result = install(
         target,

@@ -7,9 +7,7 @@ import argparse
 from guard._cli.args import Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_text_arg
-from guard._guard import AUDIT_LOG_FILE, Guard
-from guard._home import resolve_home
-from guard._plan import plan_input
+from guard._home import AUDIT_LOG_FILE, resolve_home
 from planning import PLANNERS
 
 __all__ = ["register"]
@@ -20,6 +18,9 @@ def cmd_plan(args: argparse.Namespace) -> ExitCode:
 
     Planning is read-only: it never creates a home, a key or a log as a side effect.
     """
+    from guard._guard import Guard
+    from guard._plan import plan_input
+
     raw = read_text_arg(args.input, "--input") if args.input is not None else "{}"
     home = resolve_home(args.home)
     if (home / AUDIT_LOG_FILE).exists():

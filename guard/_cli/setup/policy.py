@@ -10,13 +10,14 @@ from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import ConfigError
 from guard._home import resolve_home
-from guard._policy import Policy, check_config_file
 
 __all__ = ["register"]
 
 
 def cmd_policy_show(args: argparse.Namespace) -> ExitCode:
     """Print the effective merged policy, each rule with the layer it came from."""
+    from guard._policy import Policy
+
     home = resolve_home(getattr(args, "home", None))
     project: Path | None = getattr(args, "project", None)
     policy = Policy.load(home, project if project is not None else Path.cwd())
@@ -26,6 +27,8 @@ def cmd_policy_show(args: argparse.Namespace) -> ExitCode:
 
 def cmd_policy_check(args: argparse.Namespace) -> ExitCode:
     """Validate one config file; problems go to stdout as JSON and fail with exit code 2."""
+    from guard._policy import check_config_file
+
     path = Path(args.file)
     problems = check_config_file(path, layer=args.layer)
     emit({"file": str(path), "valid": not problems, "problems": [str(p) for p in problems]})

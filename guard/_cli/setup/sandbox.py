@@ -23,15 +23,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
 from guard._home import resolve_home
-from guard._sandbox import SpawnContext, effective_settings, find_bwrap, plan, probe, spawn
-from guard._sandbox.model import SandboxPlan
+
+if TYPE_CHECKING:
+    from guard._sandbox.model import SandboxPlan
 
 __all__ = ["register"]
 
@@ -39,6 +40,8 @@ __all__ = ["register"]
 def _session(
     args: argparse.Namespace, *, layers: str | None = None
 ) -> tuple[SandboxPlan, dict[str, Any]]:
+    from guard._sandbox import effective_settings, plan
+
     home = resolve_home(getattr(args, "home", None))
     cwd = Path(args.cwd or os.getcwd())
     settings, source, problems = effective_settings(home, cwd.absolute())
@@ -54,6 +57,8 @@ def _session(
 
 
 def cmd_check(args: argparse.Namespace) -> ExitCode:
+    from guard._sandbox import find_bwrap, probe
+
     # A scratch place for the layers, so the overlay of the effects review is probed too.
     with tempfile.TemporaryDirectory(prefix="pi-guard-check-") as scratch:
         session, facts = _session(args, layers=os.path.join(scratch, "layers"))
@@ -97,6 +102,8 @@ def _command_text(words: list[str]) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from guard._sandbox import SpawnContext, spawn
+
     session, _ = _session(args)
     command = _command_text(list(args.words))
     context = spawn(session, SpawnContext(command=command, cwd=session.cwd, env=dict(os.environ)))
@@ -109,6 +116,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_argv(args: argparse.Namespace) -> ExitCode:
+    from guard._sandbox import SpawnContext, spawn
+
     session, facts = _session(args)
     if session.state == "unavailable" and args.json:
         emit({"plan": session.model_dump(mode="json"), "argv": None, "command": None, **facts})
