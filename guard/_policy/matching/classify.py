@@ -21,7 +21,6 @@ from guard._policy.matching.checks import (
     unique,
     unresolved_matches,
 )
-from guard._policy.matching.globs import PATH_FLAGS
 from guard._policy.matching.paths import Mention, command_mentions
 from guard._policy.matching.realpath import realpath
 from guard._policy.matching.rules import CompiledRule, first_subcommand_words, leading_positionals
@@ -115,9 +114,11 @@ class Classifier:
         self._resolve = bool(settings.resolve_symlinks)
         self._shell_tools = frozenset(settings.shell_tools or ())
         self._path_rules = tuple(r for r in self._rules if r.rule.family == "paths")
-        patterns = [r.paths.regex.pattern for r in self._path_rules if r.paths and r.paths.regex]
-        flags = PATH_FLAGS | (0 if settings.case_sensitive_paths else re.IGNORECASE)
-        self._path_union = re.compile("|".join(patterns), flags) if patterns else None
+        # The pre-filter tries each path rule's own regex: one union of them all would be as
+        # slow to match in ``re`` (no DFA) and cost as much again to compile at every load.
+        self._path_regexes = tuple(
+            r.paths.regex for r in self._path_rules if r.paths and r.paths.regex
+        )
         self._blocked_roots = any(
             r.rule.verdict == "block" and r.paths is not None and r.paths.roots
             for r in self._path_rules
@@ -153,10 +154,13 @@ class Classifier:
 
     def may_protect(self, path: str) -> bool:
         """A cheap first look: could any path rule cover ``path`` (as it is, or resolved)?"""
-        union = self._path_union
-        if union is None:
-            return False
-        return union.match(path) is not None or union.match(realpath(path)) is not None
+        if self._any_path_regex(path):
+            return True
+        real = realpath(path)
+        return real != path and self._any_path_regex(real)
+
+    def _any_path_regex(self, path: str) -> bool:
+        return any(regex.match(path) is not None for regex in self._path_regexes)
 
     def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
         """The verdict for one pending tool call (strictest matching rule wins)."""
@@ -292,13 +296,10 @@ class Classifier:
             return False
         if mention.recursive and self._blocked_roots:
             return True
-        union = self._path_union
-        if union is None:
-            return False
-        if union.match(path):
+        if self._any_path_regex(path):
             return True
         real = resolved.get(path)
-        return real is not None and real != path and union.match(real) is not None
+        return real is not None and real != path and self._any_path_regex(real)
 
     def _rule_match(
         self,

@@ -23,18 +23,10 @@ from dataclasses import dataclass
 from guard._errors import GlobError
 from guard._policy.matching.patterns import Shape, shapes_intersect
 
-__all__ = [
-    "PATH_FLAGS",
-    "PathMatcher",
-    "compile_globs",
-    "expand_lists",
-    "expand_placeholders",
-    "is_under",
-]
+__all__ = ["PathMatcher", "compile_globs", "expand_lists", "expand_placeholders", "is_under"]
 
 _PLACEHOLDER = re.compile(r"\$\{([A-Z_0-9]+)\}")
-PATH_FLAGS = re.DOTALL
-"""The flags every compiled path glob carries (a union of them needs the same)."""
+_FLAGS = re.DOTALL
 _GLOB_CHARS = frozenset("*?[")
 
 
@@ -232,7 +224,7 @@ def compile_globs(
         return PathMatcher(None, (), case_sensitive, ())
     # DOTALL and \Z: a name may hold a newline, and ``.`` without DOTALL stops at one while
     # ``$`` also matches before a final one, so ``~/.ssh/a<LF>b`` escaped ``~/.ssh``.
-    flags = PATH_FLAGS | (0 if case_sensitive else re.IGNORECASE)
+    flags = _FLAGS | (0 if case_sensitive else re.IGNORECASE)
     combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?\\Z"
     try:
         compiled = re.compile(combined, flags)
