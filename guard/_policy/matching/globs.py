@@ -225,12 +225,26 @@ def compile_globs(
     # DOTALL and \Z: a name may hold a newline, and ``.`` without DOTALL stops at one while
     # ``$`` also matches before a final one, so ``~/.ssh/a<LF>b`` escaped ``~/.ssh``.
     flags = _FLAGS | (0 if case_sensitive else re.IGNORECASE)
-    combined = "^(?:" + "|".join(alternatives) + ")(?:/.*)?\\Z"
+    combined = "^(?:" + "|".join(_factored(alternatives, home)) + ")(?:/.*)?\\Z"
     try:
         compiled = re.compile(combined, flags)
     except re.error as exc:
         raise GlobError(combined, f"cannot compile glob: {exc}") from None
     return PathMatcher(compiled, tuple(roots), case_sensitive, tuple(shapes))
+
+
+def _factored(alternatives: Sequence[str], home: str) -> list[str]:
+    """``alternatives`` with the home directory written once: ``H/(?:a|b)`` for ``H/a|H/b``.
+
+    The same regex language, much shorter: most of a policy's globs lie in the home, and
+    ``re`` compiles (in Python) in time about proportional to the pattern's length.
+    """
+    prefix = re.escape(home.rstrip("/")) + "/"
+    inside = [a[len(prefix) :] for a in alternatives if a.startswith(prefix)]
+    if len(inside) < 2:
+        return list(alternatives)
+    rest = [a for a in alternatives if not a.startswith(prefix)]
+    return [prefix + "(?:" + "|".join(inside) + ")", *rest]
 
 
 def _variants(
