@@ -13,12 +13,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.soak.soak import FAULTS, Driver, check
 
 CONFIRMATIONS = int(os.environ.get("PI_OPERATOR_GUARD_SOAK_CONFIRMATIONS", "250"))
 SEED = int(os.environ.get("PI_OPERATOR_GUARD_SOAK_SEED", "20261122"))
 
 
+@pytest.mark.slow
 def test_confirmations_through_a_sidecar_that_is_killed_starved_locked_and_time_shifted(
     tmp_path: Path,
 ) -> None:

@@ -125,6 +125,7 @@ def test_ship_resumes_after_new_records(home: Path, tmp_path: Path, pg_url: str)
         assert db.execute("SELECT count(*) FROM pi_guard.audit_heads").fetchone() == (2,)
 
 
+@pytest.mark.slow
 def test_ship_killed_at_random_points_leaves_a_prefix_and_then_the_whole_log(
     home: Path, tmp_path: Path, pg_url: str
 ) -> None:
