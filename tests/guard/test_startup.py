@@ -69,6 +69,8 @@ def test_the_sidecar_answers_health_without_the_rare_libraries(tmp_path: Path) -
     modules = _modules_after(tmp_path, _main(["serve"]), stdin=request)
     assert "guard._sidecar.handlers.methods" in modules  # it did serve
     assert _loaded(modules, RARE) == []
+    # The approval page's HTTP server: only when the user's policy asks for the page.
+    assert _loaded(modules, ("guard._approvals.web", "http.server")) == []
 
 
 def test_importing_the_sidecar_server_loads_no_rare_library(tmp_path: Path) -> None:

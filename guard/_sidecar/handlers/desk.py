@@ -9,7 +9,6 @@ from typing import Any
 
 from audit import utc_now
 from guard._approvals import AnswerRequest, LocalApprovals, Signable, question_digest
-from guard._approvals.web import ApprovalPage, enrolled_port
 from guard._errors import RpcFault
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.models import Evaluation
@@ -55,6 +54,9 @@ class DeskPart(SidecarState):
         settings = self._guard.classifier.policy_for(workspace).approvals
         if not settings.page:
             return
+        # The page's HTTP server is imported only when the policy asks for the page.
+        from guard._approvals.web import ApprovalPage, enrolled_port
+
         # Without a port of its own, the page serves where an enrolled passkey signs.
         port = settings.port or enrolled_port(self.home) or 0
         page = ApprovalPage(

@@ -19,13 +19,12 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import structlog
 
 from audit import AuditError, LogIntegrityError
 from guard._approvals import ApprovalBroker, Approver, LocalApprovals
-from guard._approvals.web import ApprovalPage
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault
 from guard._facade import REPLAY_SKEW
@@ -70,6 +69,9 @@ from guard._sidecar.wire import (
     ToolExecutedParams,
     VerifyParams,
 )
+
+if TYPE_CHECKING:
+    from guard._approvals.web import ApprovalPage  # the page's HTTP server: only if asked for
 
 __all__ = [
     "MAX_LINE_BYTES",

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from audit import AuditError, LogIntegrityError
 from guard._anchors import anchor_checkpoint, anchor_dir
@@ -18,7 +19,6 @@ from guard._approvals import (
     Asked,
     LocalApprovals,
 )
-from guard._approvals.web import ApprovalPage
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault, StateError
 from guard._grants import GrantOffer
@@ -32,6 +32,9 @@ from guard._sidecar.network import SessionNetwork
 from guard._sidecar.server import RpcServer
 from guard._sidecar.text import status_audit_damaged, status_home_unusable, status_on
 from guard._sidecar.wire import GrantNote, SandboxPlanParams
+
+if TYPE_CHECKING:
+    from guard._approvals.web import ApprovalPage
 
 __all__ = ["SidecarState", "alive", "grant_note", "open_problem"]
 
