@@ -284,9 +284,13 @@ def unchecked(module: str, results: Mapping[str, str], skip: frozenset[str]) -> 
 
 
 def recorded_seconds(module: str, state: Path = STATE_DIR) -> float:
-    """The test time mutmut recorded for the verdicts of ``module``'s mutants (all runs)."""
+    """The test time mutmut recorded for the verdicts of ``module``'s mutants (all runs).
+
+    A folder's glob (``guard/_policy/bash/*``) takes the modules of its sub-packages too.
+    """
+    pattern = module.removesuffix("*") + "**/*.meta" if module.endswith("/*") else module + ".meta"
     total = 0.0
-    for meta in sorted(state.glob(module + ".meta")):
+    for meta in sorted(state.glob(pattern)):
         durations = json.loads(meta.read_text(encoding="utf-8")).get("durations_by_key", {})
         total += sum(durations.values())
     return total

@@ -98,8 +98,8 @@ def test_recorded_seconds_add_up_the_durations_of_a_modules_meta_files(tmp_path:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text(json.dumps({"durations_by_key": durations}))
 
-    meta("guard/_policy/bash/syntax.py.meta", {"a": 1.5, "b": 2.0})
-    meta("guard/_policy/bash/programs.py.meta", {"c": 0.5})
+    meta("guard/_policy/bash/parsing/syntax.py.meta", {"a": 1.5, "b": 2.0})
+    meta("guard/_policy/bash/walker.py.meta", {"c": 0.5})
     meta("guard/_policy/rules.py.meta", {"d": 100.0})
     meta("audit/_log.py.meta", {})
     assert recorded_seconds("guard/_policy/bash/*", tmp_path) == 4.0

@@ -22,22 +22,6 @@ import os
 import posixpath
 from collections.abc import Sequence
 
-from guard._policy.bash.inline import (
-    GUARD_CODE,
-    awk_allowed,
-    node_allowed,
-    python_allowed,
-    sed_allowed,
-    sql_allowed,
-)
-from guard._policy.bash.interpreters import (
-    CODE_STRING,
-    PYTHON,
-    SHELLS,
-    interpreter_handler,
-    python_reads_stdin,
-    shell_reads_stdin,
-)
 from guard._policy.bash.model import (
     MAX_DEPTH,
     Command,
@@ -48,10 +32,26 @@ from guard._policy.bash.model import (
     preview,
     program_name,
 )
-from guard._policy.bash.programs import check_program
-from guard._policy.bash.streams import from_downloader, static_output
-from guard._policy.bash.syntax import SyntaxWalker
-from guard._policy.bash.wrappers import Plain, wrapper_handler
+from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.running.inline import (
+    GUARD_CODE,
+    awk_allowed,
+    node_allowed,
+    python_allowed,
+    sed_allowed,
+    sql_allowed,
+)
+from guard._policy.bash.running.interpreters import (
+    CODE_STRING,
+    PYTHON,
+    SHELLS,
+    interpreter_handler,
+    python_reads_stdin,
+    shell_reads_stdin,
+)
+from guard._policy.bash.running.programs import check_program
+from guard._policy.bash.running.streams import from_downloader, static_output
+from guard._policy.bash.running.wrappers import Plain, wrapper_handler
 
 __all__ = [
     "MAX_DEPTH",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from guard._policy.bash.arguments import has_flag, split_args
 from guard._policy.bash.model import Command
+from guard._policy.bash.operands.arguments import has_flag, split_args
 from guard._policy.matching.paths import Mention
 from guard._policy.settings.models import LayerName, RuleKind, VerdictName
 

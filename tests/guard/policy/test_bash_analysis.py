@@ -238,7 +238,7 @@ def test_what_cannot_be_resolved_is_protected_and_asks() -> None:
     [("a\\tb", "a\tb"), ("\\x72m", "rm"), ("\\162m", "rm"), ("\\u0072m", None), ("r\\0m", None)],
 )
 def test_ansi_c_strings_decode_fully_or_not_at_all(text: str, decoded: str | None) -> None:
-    from guard._policy.bash.quoting import decode_ansi_c
+    from guard._policy.bash.parsing.quoting import decode_ansi_c
 
     assert decode_ansi_c(text) == decoded
 
@@ -254,6 +254,6 @@ def test_ansi_c_strings_decode_fully_or_not_at_all(text: str, decoded: str | Non
     ],
 )
 def test_braces_expand_like_bash_or_not_at_all(text: str, words: list[str] | None) -> None:
-    from guard._policy.bash.quoting import expand_braces
+    from guard._policy.bash.parsing.quoting import expand_braces
 
     assert expand_braces(text) == words

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from guard._policy import Verdict
-from guard._policy.bash.quoting import unquote_double
+from guard._policy.bash.parsing.quoting import unquote_double
 from guard._policy.bash.walker import analyze
 
 

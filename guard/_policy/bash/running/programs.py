@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview
-from guard._policy.bash.syntax import SyntaxWalker
+from guard._policy.bash.parsing.syntax import SyntaxWalker
 
 __all__ = ["check_program"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash import tree
+from guard._policy.bash.parsing import tree
 from guard._policy.bash.walker import analyze
 
 

@@ -10,7 +10,7 @@ import shlex
 
 import pytest
 
-from guard._policy.bash.quoting import shell_quote
+from guard._policy.bash.parsing.quoting import shell_quote
 from guard._policy.bash.walker import analyze
 
 

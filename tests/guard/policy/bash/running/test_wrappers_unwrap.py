@@ -13,8 +13,8 @@ import shlex
 import pytest
 
 from guard._policy.bash.model import MAX_DEPTH
+from guard._policy.bash.running.wrappers import _set, wrapper_handler
 from guard._policy.bash.walker import analyze
-from guard._policy.bash.wrappers import _set, wrapper_handler
 
 Commands = list[tuple[list[str | None], tuple[str, ...]]]
 Findings = list[tuple[str, str]]

@@ -11,7 +11,7 @@ import string
 
 import pytest
 
-from guard._policy.bash.quoting import expand_braces
+from guard._policy.bash.parsing.quoting import expand_braces
 from guard._policy.bash.walker import analyze
 from guard._policy.matching.paths import command_mentions
 

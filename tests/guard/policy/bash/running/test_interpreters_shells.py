@@ -11,8 +11,12 @@ import shlex
 
 import pytest
 
-from guard._policy.bash.interpreters import interpreter_handler, is_stream, shell_reads_stdin
 from guard._policy.bash.model import MAX_DEPTH, Command, Word
+from guard._policy.bash.running.interpreters import (
+    interpreter_handler,
+    is_stream,
+    shell_reads_stdin,
+)
 from guard._policy.bash.walker import analyze
 
 Record = tuple[

@@ -2,7 +2,7 @@
 
 The parser is made safe for text it would crash on; the rest answers questions about one
 node (its text, the descriptor a redirection names, whether bash evaluates a word once
-more). Walking the tree is :mod:`guard._policy.bash.syntax`'s business.
+more). Walking the tree is :mod:`guard._policy.bash.parsing.syntax`'s business.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash.quoting import decode_ansi_c
+from guard._policy.bash.parsing.quoting import decode_ansi_c
 from guard._policy.bash.walker import analyze
 
 

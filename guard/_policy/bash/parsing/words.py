@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from guard._policy.bash.model import MAX_DEPTH, Command, Finding, Script, Word, preview
-from guard._policy.bash.quoting import (
+from guard._policy.bash.parsing.quoting import (
     decode_ansi_c,
     has_brace,
     has_glob,
     unquote_double,
     unquote_word,
 )
-from guard._policy.bash.tree import (
+from guard._policy.bash.parsing.tree import (
     SUBSTITUTION_STARTS,
     evaluation,
     node_text,

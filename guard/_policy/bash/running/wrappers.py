@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from guard._policy.bash.model import Command, Word, join_raw, preview, program_name
-from guard._policy.bash.quoting import shell_quote
-from guard._policy.bash.streams import static_output
-from guard._policy.bash.syntax import SyntaxWalker
+from guard._policy.bash.parsing.quoting import shell_quote
+from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.running.streams import static_output
 
 __all__ = ["PLAIN", "Handler", "Plain", "Step", "wrapper_handler"]
 

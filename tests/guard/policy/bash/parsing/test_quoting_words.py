@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash.quoting import (
+from guard._policy.bash.parsing.quoting import (
     has_brace,
     has_glob,
     splits_a_word,

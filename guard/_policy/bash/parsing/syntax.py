@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from tree_sitter import Node
 
 from guard._policy.bash.model import MAX_DEPTH, Command, Word, preview, sensitive_variable
-from guard._policy.bash.quoting import splits_a_word
-from guard._policy.bash.redirects import RedirectWalker
-from guard._policy.bash.tree import is_descriptor, node_text, parser, parser_safe
+from guard._policy.bash.parsing.quoting import splits_a_word
+from guard._policy.bash.parsing.redirects import RedirectWalker
+from guard._policy.bash.parsing.tree import is_descriptor, node_text, parser, parser_safe
 
 __all__ = ["SyntaxWalker"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from guard._policy.bash.model import Command, Word
-from guard._policy.bash.streams import from_downloader, static_output
+from guard._policy.bash.running.streams import from_downloader, static_output
 from guard._policy.bash.walker import Finding, analyze
 
 _STDIN = Finding("shell-stdin", "bash reads its program on stdin")

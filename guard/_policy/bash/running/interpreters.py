@@ -11,9 +11,9 @@ import re
 from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview, program_name
-from guard._policy.bash.streams import from_downloader, static_output
-from guard._policy.bash.syntax import SyntaxWalker
-from guard._policy.bash.wrappers import Handler, Step
+from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.running.streams import from_downloader, static_output
+from guard._policy.bash.running.wrappers import Handler, Step
 
 __all__ = [
     "CODE_STRING",

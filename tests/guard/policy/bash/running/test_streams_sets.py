@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from guard._policy.bash import streams
 from guard._policy.bash.model import Command, Word
+from guard._policy.bash.running import streams
 
 
 def test_program_list_text_splits_on_any_whitespace() -> None:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from tree_sitter import Node
 
 from guard._policy.bash.model import Command, Word, preview
-from guard._policy.bash.tree import fd_of, node_text
-from guard._policy.bash.words import WordWalker
+from guard._policy.bash.parsing.tree import fd_of, node_text
+from guard._policy.bash.parsing.words import WordWalker
 
 __all__ = ["RedirectWalker"]
 
@@ -32,7 +32,7 @@ class RedirectWalker(WordWalker):
         stdin_file: bool = False,
         arguments: Sequence[Node] = (),
     ) -> list[Command]:
-        """Run the simple command ``node`` (see :class:`guard._policy.bash.syntax.SyntaxWalker`)."""
+        """Run the simple command ``node`` (see :class:`.syntax.SyntaxWalker`)."""
 
     @abstractmethod
     def nested(

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from guard._policy.bash.arguments import has_flag, option_value, split_args
-from guard._policy.bash.irregular import (
+from guard._policy.bash.model import Command, Word
+from guard._policy.bash.operands.arguments import has_flag, option_value, split_args
+from guard._policy.bash.operands.irregular import (
     DELETERS,
     Reader,
     Use,
@@ -27,7 +28,6 @@ from guard._policy.bash.irregular import (
     find,
     git,
 )
-from guard._policy.bash.model import Command, Word
 
 __all__ = ["SHAPES", "Shape", "Use", "touched"]
 

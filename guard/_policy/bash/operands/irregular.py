@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from guard._policy.bash.arguments import bundled_values, has_flag, option_value
 from guard._policy.bash.model import Command, Word
+from guard._policy.bash.operands.arguments import bundled_values, has_flag, option_value
 
 __all__ = [
     "DELETERS",

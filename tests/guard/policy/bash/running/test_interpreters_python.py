@@ -10,8 +10,8 @@ import shlex
 
 import pytest
 
-from guard._policy.bash.interpreters import python_reads_stdin
 from guard._policy.bash.model import Command, Word
+from guard._policy.bash.running.interpreters import python_reads_stdin
 from guard._policy.bash.walker import analyze
 
 Record = tuple[

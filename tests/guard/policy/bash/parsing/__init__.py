@@ -1,0 +1,1 @@
+"""The bash analysis's parsing floor (guard/_policy/bash/parsing/), module by module."""
