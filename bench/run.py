@@ -1,6 +1,6 @@
 """``make bench``: every figure as a ratio to a floor measured in the same run.
 
-Sections (all by default):
+Sections (all by default), each a module of ``bench/sections/``:
 
 * ``inprocess``: durable ``record`` and ``consume`` against their floors, and the JWT peer;
 * ``verify``: ``audit verify`` throughput on generated logs (10k, 100k, 1M records) against
@@ -11,20 +11,20 @@ Sections (all by default):
   appenders, each against the same floor run with as many processes;
 * ``sidecar``: added latency of ``evaluate`` and ``evaluate + record`` through the real
   JSON-RPC pipe against a bare ``ping`` round trip;
-* ``policy``: the policy engine's own benchmark (``bench/bench_policy.py``), if present;
-* ``sandbox``: added latency of the OS sandbox per agent bash call (``bench/bench_sandbox.py``)
+* ``policy``: the policy engine's own benchmark (``bench_policy.py``), if present;
+* ``sandbox``: added latency of the OS sandbox per agent bash call (``bench_sandbox.py``)
   against an unsandboxed ``bash -c true`` spawned the same way;
 * ``effects``: added cost of a command's copy-on-write layer and its review
-  (``bench/bench_effects.py``), for a no-op and for 10,000 new files, against the sandbox
+  (``bench_effects.py``), for a no-op and for 10,000 new files, against the sandbox
   writing the workspace directly;
 * ``network``: added cost per agent command of the ``off`` and ``allowlist`` network modes
-  (``bench/bench_network.py``) against ``open``, and the round trip of a refused request;
-* ``dialogs``: dialogs per task (``bench/bench_dialogs.py``): the dialogs a scripted task of
+  (``bench_network.py``) against ``open``, and the round trip of a refused request;
+* ``dialogs``: dialogs per task (``bench_dialogs.py``): the dialogs a scripted task of
   36 tool calls shows with scoped grants accepted against the same task without grants, and
   the near misses mixed into it that a grant covered (none may be);
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
-  (``bench/bench_postgres.py``).
+  (``bench_postgres.py``).
 
 Prints a table and writes the same rows as JSON to ``bench/results.json``. Everything it
 writes besides that lives in a temporary directory that is removed at the end.
@@ -45,8 +45,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:  # run as a script: sibling modules are importable
-    sys.path.insert(0, str(HERE))
+SECTIONS_DIR = HERE / "sections"
+# Run as a script: the helpers here and the sections' modules import each other by name.
+for _folder in (SECTIONS_DIR, HERE):
+    if str(_folder) not in sys.path:
+        sys.path.insert(0, str(_folder))
 
 from harness import Row, machine, render  # noqa: E402
 
@@ -91,9 +94,9 @@ def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, An
 
 def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
     """The policy engine's benchmark, run in its own process (it changes ``HOME``)."""
-    script = HERE / "bench_policy.py"
+    script = SECTIONS_DIR / "bench_policy.py"
     if not script.exists():
-        return [], {"skipped": "bench/bench_policy.py not present"}
+        return [], {"skipped": "bench/sections/bench_policy.py not present"}
     done = subprocess.run(
         [sys.executable, str(script), "--rounds", str(rounds), "--json"],
         capture_output=True,
@@ -115,7 +118,7 @@ def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
         "same engine p50 (tail vs typical)",
         "lower",
         goal_abs=goal_ms,
-        note=f"{overall['n']} calls; bench/bench_policy.py",
+        note=f"{overall['n']} calls; bench/sections/bench_policy.py",
     )
     return [row], result
 
@@ -155,7 +158,7 @@ def _effects_rows(samples: int, many: int) -> tuple[list[Row], dict[str, Any]]:
             note=f"layered p50 {layered['p50']:.3f} ms vs {direct['p50']:.3f} ms"),
         Row(section, "10,000 small files through a layer, reviewed and applied, p50", "ms",
             files["layered"]["p50"], files["direct"]["p50"], "the same, written directly",
-            "lower", note=f"ratio {files['ratioP50']}x; bench/bench_effects.py"),
+            "lower", note=f"ratio {files['ratioP50']}x; bench/sections/bench_effects.py"),
     ]  # fmt: skip
     return rows, result
 
@@ -175,7 +178,8 @@ def _network_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
         Row(section, "added by network = allowlist per command (bridge), p50", "ms",
             result["added"]["allowlist"], floor, "sandboxed bash -c true, open network, p50",
             "lower", goal_abs=GOAL_ALLOWLIST_P50_MS,
-            note=f"allowlist p50 {result['allowlist']['p50']:.3f} ms; bench/bench_network.py"),
+            note=f"allowlist p50 {result['allowlist']['p50']:.3f} ms; "
+                 "bench/sections/bench_network.py"),
         Row(section, "a request the allowlist refuses (curl, bridge, proxy), p50", "ms",
             result["refusedRequest"]["p50"], result["allowlist"]["p50"],
             "allowlist bash -c true p50", "lower"),
@@ -198,7 +202,7 @@ def _dialogs_rows(part: Path) -> tuple[list[Row], dict[str, Any]]:
             without["dialogs"], "the same task without grants", "lower",
             goal=round(1 - GOAL_REDUCTION, 2),
             note=f"{result['reduction']:.1%} fewer; {result['calls']} calls, "
-                 f"{result['nearMisses']} near misses; bench/bench_dialogs.py"),
+                 f"{result['nearMisses']} near misses; bench/sections/bench_dialogs.py"),
         Row(section, "near misses covered by a grant", "calls", result["nearMissesCovered"],
             result["nearMisses"], "near misses in the task", "lower", goal=0.0,
             note=f"with grants accepted: {outcomes.count('asked')} asked, "

@@ -26,7 +26,7 @@ from typing import Any
 
 from harness import Row, percentile
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # tools/ is not installed; bench/run.py runs as a script
     sys.path.insert(0, str(REPO))
 
