@@ -1,6 +1,8 @@
 """``make bench``: every figure as a ratio to a floor measured in the same run.
 
-Sections (all by default), each a module of ``bench/sections/``:
+Sections (all by default), each a module of ``bench/evidence/`` (the first four and
+``postgres``: recording and checking evidence against the storage floors) or of
+``bench/session/`` (the rest: what an agent's tool call costs around it):
 
 * ``inprocess``: durable ``record`` and ``consume`` against their floors, and the JWT peer;
 * ``verify``: ``audit verify`` throughput on generated logs (10k, 100k, 1M records) against
@@ -45,9 +47,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-SECTIONS_DIR = HERE / "sections"
+SESSION = HERE / "session"
 # Run as a script: the helpers here and the sections' modules import each other by name.
-for _folder in (SECTIONS_DIR, HERE):
+for _folder in (HERE / "evidence", SESSION, HERE):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
@@ -94,9 +96,9 @@ def _sidecar_rows(samples: int, confirmed: int) -> tuple[list[Row], dict[str, An
 
 def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
     """The policy engine's benchmark, run in its own process (it changes ``HOME``)."""
-    script = SECTIONS_DIR / "bench_policy.py"
+    script = SESSION / "bench_policy.py"
     if not script.exists():
-        return [], {"skipped": "bench/sections/bench_policy.py not present"}
+        return [], {"skipped": "bench/session/bench_policy.py not present"}
     done = subprocess.run(
         [sys.executable, str(script), "--rounds", str(rounds), "--json"],
         capture_output=True,
@@ -118,7 +120,7 @@ def _policy_rows(rounds: int) -> tuple[list[Row], dict[str, Any]]:
         "same engine p50 (tail vs typical)",
         "lower",
         goal_abs=goal_ms,
-        note=f"{overall['n']} calls; bench/sections/bench_policy.py",
+        note=f"{overall['n']} calls; bench/session/bench_policy.py",
     )
     return [row], result
 
@@ -158,7 +160,7 @@ def _effects_rows(samples: int, many: int) -> tuple[list[Row], dict[str, Any]]:
             note=f"layered p50 {layered['p50']:.3f} ms vs {direct['p50']:.3f} ms"),
         Row(section, "10,000 small files through a layer, reviewed and applied, p50", "ms",
             files["layered"]["p50"], files["direct"]["p50"], "the same, written directly",
-            "lower", note=f"ratio {files['ratioP50']}x; bench/sections/bench_effects.py"),
+            "lower", note=f"ratio {files['ratioP50']}x; bench/session/bench_effects.py"),
     ]  # fmt: skip
     return rows, result
 
@@ -179,7 +181,7 @@ def _network_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
             result["added"]["allowlist"], floor, "sandboxed bash -c true, open network, p50",
             "lower", goal_abs=GOAL_ALLOWLIST_P50_MS,
             note=f"allowlist p50 {result['allowlist']['p50']:.3f} ms; "
-                 "bench/sections/bench_network.py"),
+                 "bench/session/bench_network.py"),
         Row(section, "a request the allowlist refuses (curl, bridge, proxy), p50", "ms",
             result["refusedRequest"]["p50"], result["allowlist"]["p50"],
             "allowlist bash -c true p50", "lower"),
@@ -202,7 +204,7 @@ def _dialogs_rows(part: Path) -> tuple[list[Row], dict[str, Any]]:
             without["dialogs"], "the same task without grants", "lower",
             goal=round(1 - GOAL_REDUCTION, 2),
             note=f"{result['reduction']:.1%} fewer; {result['calls']} calls, "
-                 f"{result['nearMisses']} near misses; bench/sections/bench_dialogs.py"),
+                 f"{result['nearMisses']} near misses; bench/session/bench_dialogs.py"),
         Row(section, "near misses covered by a grant", "calls", result["nearMissesCovered"],
             result["nearMisses"], "near misses in the task", "lower", goal=0.0,
             note=f"with grants accepted: {outcomes.count('asked')} asked, "

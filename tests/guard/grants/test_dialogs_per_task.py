@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.sections.bench_dialogs import GOAL_REDUCTION, WORKLOAD, measure
+from bench.session.bench_dialogs import GOAL_REDUCTION, WORKLOAD, measure
 
 
 def test_grants_cut_a_tasks_dialogs_and_cover_no_near_miss(tmp_path: Path) -> None:

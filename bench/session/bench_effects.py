@@ -10,7 +10,7 @@ review the sidecar does when the command ends (read the layer, judge, apply). Tw
 * writing 10,000 small files into a new directory: the cost per byte written (reported
   as a ratio of the p50s).
 
-    python bench/sections/bench_effects.py [--samples N] [--json]
+    python bench/session/bench_effects.py [--samples N] [--json]
 """
 
 from __future__ import annotations

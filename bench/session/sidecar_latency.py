@@ -10,7 +10,7 @@ One sidecar process (``pi-guard serve`` in a temporary home), one pipe, interlea
 Prints p50/p99 of each, the guard's added latency over the bare round trip, and the ratio.
 Goal: safe-call overhead p99 under 1 ms.
 
-    python bench/sections/sidecar_latency.py [--samples N] [--json]
+    python bench/session/sidecar_latency.py [--samples N] [--json]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Both sides are spawned exactly the way pi's bash tool spawns a command (``/bin/b
 
 Reports p50 and p95 of both, the added latency and the ratio. Goal: under 10 ms added at p50.
 
-    python bench/sections/bench_sandbox.py [--samples N] [--json]
+    python bench/session/bench_sandbox.py [--samples N] [--json]
 """
 
 from __future__ import annotations

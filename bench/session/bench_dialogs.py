@@ -18,7 +18,7 @@ dialog is reported as executed, as pi would. Goals, both checked in the same run
 60 % fewer dialogs with grants accepted, and no near miss covered (run without a dialog).
 The dialogs counted are checked against the guard's own session counts (``status``).
 
-    python bench/sections/bench_dialogs.py [--json]
+    python bench/session/bench_dialogs.py [--json]
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ home), then classifies typical commands (< 1 KB: everyday safe commands, destruc
 wrapped and compound ones, evasion spellings that must ask) and file-tool calls, round
 robin. Prints p50/p99/max per group and overall. Goal: p99 under 1 ms.
 
-    python bench/sections/bench_policy.py [--rounds N] [--json]
+    python bench/session/bench_policy.py [--rounds N] [--json]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ bridge before the command. Goals: under 10 ms added at p50 for ``off``, under 20
 ``allowlist``. Beside them: a request the proxy refuses (``curl`` to a host not on the
 list, through the bridge and the proxy and back), what a denied request costs.
 
-    python bench/sections/bench_network.py [--samples N]
+    python bench/session/bench_network.py [--samples N]
 """
 
 from __future__ import annotations
