@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from audit import AuditLog, VerifyResult, utc_now, verify_log
 from guard._anchors import anchor_dir
@@ -39,9 +39,10 @@ from guard._facade import (
 from guard._home import AUDIT_LOG_FILE, ensure_private_dir, env, resolve_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
-from guard._plan import plan_input
 from guard._storage import SqliteLedger
-from planning import PLANNERS, PlanResult
+
+if TYPE_CHECKING:
+    from planning import PlanResult
 
 __all__ = [
     "AUDIT_LOG_FILE",
@@ -189,6 +190,10 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
 
         ``params`` is a mapping or JSON text, decoded strictly (:func:`audit.load_json`).
         """
+        # The planners (their models built at import) load with the first plan, not per guard.
+        from guard._plan import plan_input
+        from planning import PLANNERS
+
         inp = plan_input(planner, params)
         result = PLANNERS[planner].run(inp)
         self._append(

@@ -45,7 +45,6 @@ _WIRE = ConfigDict(
     serialize_by_alias=True,
     field_title_generator=_title,
     json_schema_serialization_defaults_required=True,
-    defer_build=True,  # validators built on first use: importing the planners stays cheap
 )
 
 Codes = tuple[Annotated[str, StringConstraints(pattern=KEBAB_CASE, max_length=80)], ...]
