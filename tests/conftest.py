@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import freezegun
 import pytest
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parent.parent
+T = TypeVar("T")
 
 # In CI the property tests explore a fixed set of examples, so a run is reproducible;
 # on a developer's machine they keep exploring new ones.
@@ -71,10 +72,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             scaled = _scaled(own)
             if scaled is not None:
                 test._hypothesis_internal_use_settings = scaled  # type: ignore[union-attr]
-    # The longest tests first (the real pi, then the slow ones), each group in its own order:
-    # xdist's workers then finish together instead of one worker running the end-to-end tests
-    # alone while the others idle.
-    items.sort(key=_longest_first)
+    items[:] = dealt(sorted(items, key=_longest_first), _xdist_workers())
+
+
+def _xdist_workers() -> int:
+    """How many xdist workers share the run (1 without xdist); every worker sees the same."""
+    return max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+
+
+def dealt(ordered: Sequence[T], hands: int) -> list[T]:
+    """``ordered`` dealt round-robin into ``hands`` contiguous hands, each keeping the order.
+
+    xdist's work stealing first gives each worker one contiguous share of the collection and
+    steals from the end of a queue: with the longest tests (the real pi, then the slow ones)
+    first and dealt, every worker starts on its share of them, and what is stolen late is
+    short. Sorted but not dealt, they all went to the first worker and ran last.
+    """
+    return [item for hand in range(hands) for item in ordered[hand::hands]]
 
 
 def _variants_on_the_newest_pi_only(items: list[pytest.Item]) -> list[pytest.Item]:

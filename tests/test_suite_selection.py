@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+from tests.conftest import dealt
 from tools.pi.harness import FLAVORS, NEWEST
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,3 +45,25 @@ def test_the_newest_pi_runs_every_variant_and_the_older_ones_the_first() -> None
     # An unmarked test keeps every variant on every pi.
     unmarked = "test_with_apply_the_change_lands_exactly_and_evidence_is_minted"
     assert {f: by_flavor[(unmarked, f)] for f in FLAVORS} == dict.fromkeys(FLAVORS, 1)
+
+
+def test_the_longest_tests_are_dealt_so_every_worker_starts_on_its_share() -> None:
+    ordered = ["e1", "e2", "e3", "e4", "e5", "s1", "s2", "t1", "t2", "t3", "t4", "t5"]
+    hands = dealt(ordered, 4)
+    assert sorted(hands) == sorted(ordered)
+    quarters = [hands[i : i + 3] for i in range(0, 12, 3)]
+    assert [q[0] for q in quarters] == ["e1", "e2", "e3", "e4"]
+    assert dealt(ordered, 1) == ordered
+
+
+def test_under_xdist_each_workers_share_begins_with_real_pi_tests() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "tests/e2e/test_pi_guard.py", "tests/test_docs.py"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=True,
+        env={**os.environ, "PYTEST_XDIST_WORKER_COUNT": "4"},
+    )  # fmt: skip
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    share = -(-len(ids) // 4)
+    for start in range(0, len(ids), share):
+        assert ids[start].startswith("tests/e2e/"), ids[start : start + share]
