@@ -33,7 +33,12 @@ def _modules_after(tmp_path: Path, job: str, stdin: str = "") -> set[str]:
         _sys.stderr.write("\\nMODULES " + _json.dumps(sorted(_sys.modules)) + "\\n")
         """
     )
-    env = {**os.environ, "PI_OPERATOR_GUARD_HOME": str(tmp_path / "home")}
+    # Nothing of the guard's own configuration from outside (a PostgreSQL ledger would rightly
+    # import psycopg): a fresh home with the defaults.
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("PI_OPERATOR_GUARD_", "PI_GUARD_"))
+    }
+    env["PI_OPERATOR_GUARD_HOME"] = str(tmp_path / "home")
     done = subprocess.run(
         [sys.executable, "-I", "-c", code],
         input=stdin,
