@@ -14,6 +14,7 @@ descriptor (``/proc/self/fd/N/…``): a Unix socket path is limited to 107 bytes
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -36,6 +37,9 @@ __all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local"]
 
 SOCKET_NAME = "approvals.sock"
 MAX_REQUEST_BYTES = 64 * 1024
+
+POLL_SECONDS = 0.05
+"""How often a server thread looks for a shutdown (``close`` waits at most that long)."""
 
 
 @contextlib.contextmanager
@@ -86,7 +90,10 @@ class LocalApprovals:
                 os.umask(old)
         server.daemon_threads = True
         self._server = server
-        threading.Thread(target=server.serve_forever, name="approvals-local", daemon=True).start()
+        # shutdown() waits for the loop's next poll: at the default 0.5 s every sidecar's exit
+        # (every pi session's end) waited half a second for it.
+        serve = functools.partial(server.serve_forever, poll_interval=POLL_SECONDS)
+        threading.Thread(target=serve, name="approvals-local", daemon=True).start()
 
     def _serve(self, conn: socket.socket, line: bytes) -> dict[str, Any]:
         if _peer_uid(conn) != os.getuid():

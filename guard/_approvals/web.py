@@ -31,6 +31,7 @@ Every refusal is passed to ``on_refused`` (the CLI audits it as ``approval.refus
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 import secrets
@@ -50,6 +51,7 @@ from pydantic.alias_generators import to_camel
 
 from audit import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in
+from guard._approvals.local import POLL_SECONDS
 from guard._approvals.model import AnswerRequest, ApprovalId
 from guard._errors import GuardError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
@@ -187,7 +189,10 @@ class ApprovalPage:
         server = ThreadingHTTPServer((self.host, self._port), Handler)
         server.daemon_threads = True
         self._server = server
-        threading.Thread(target=server.serve_forever, name="approvals-page", daemon=True).start()
+        # shutdown() waits for the loop's next poll: at the default 0.5 s every sidecar's exit
+        # (every pi session's end) waited half a second for it.
+        serve = functools.partial(server.serve_forever, poll_interval=POLL_SECONDS)
+        threading.Thread(target=serve, name="approvals-page", daemon=True).start()
 
     def close(self) -> None:
         if self._server is not None:
