@@ -2,7 +2,8 @@
 
 ``world`` depends on ``pinned_pi`` (tests/conftest.py), which is parametrized over the pinned
 pi versions, so every end-to-end test runs once on each (ids ``legacy-0.73.1``,
-``current-1.6.0``).
+``current-1.6.0``); a test marked ``variants_on_newest_pi`` runs all its own parameters on
+the newest and only the first on the older one.
 """
 
 from __future__ import annotations
