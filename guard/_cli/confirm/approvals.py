@@ -61,6 +61,7 @@ _log = get_logger("guard.cli.approvals")
 
 _MAX_REASON_CHARS = 4096
 """As :class:`AnswerRequest` has it."""
+_WAKE_SECONDS = 0.2
 
 _PROBLEMS = {
     "id": ("ID", "is not an approval id (apr_ and 16 to 32 letters, digits, _ or -)"),
@@ -347,7 +348,12 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
         )
         sys.stderr.flush()
         try:
-            threading.Event().wait()
+            # Wake up now and then: Python acts on Ctrl-C only when the main thread runs, and
+            # one blocked without a timeout sees it only if the signal interrupts its own wait
+            # (not when another thread takes the signal).
+            never = threading.Event()
+            while not never.wait(_WAKE_SECONDS):
+                pass
         except KeyboardInterrupt:
             pass
         finally:
