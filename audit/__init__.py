@@ -10,8 +10,9 @@ Imports nothing of ``guard`` or ``planning``. Nothing here authorizes anything: 
 and its report only record and classify what happened.
 """
 
-import importlib
 import typing
+
+from audit._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from audit._checking.verify import (
@@ -288,7 +289,7 @@ __all__ = [
     "verify_log",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "FAULT_KINDS": "audit._checking.verify",
     "FaultKind": "audit._checking.verify",
@@ -411,16 +412,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

@@ -18,8 +18,9 @@ Errors are :class:`audit.NoteError` and :class:`audit.ProofError`, in ``audit``'
 exception tree. Builds on the record line only; imports nothing of the appender or verify.
 """
 
-import importlib
 import typing
+
+from audit._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from audit.tlog._anchor import (
@@ -106,7 +107,7 @@ __all__ = [
     "verify_proof",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "AnchorDir": "audit.tlog._anchor",
     "Anchored": "audit.tlog._anchor",
@@ -148,16 +149,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

@@ -4,8 +4,9 @@ The pi dialog is one approver; ``pi-guard approvals`` in a second terminal is an
 ``local``). The first valid answer wins, naming the question's id and digest; a timeout is No.
 """
 
-import importlib
 import typing
+
+from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from guard._approvals.broker import (
@@ -48,7 +49,7 @@ __all__ = [
     "question_digest",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "ApprovalBroker": "guard._approvals.broker",
     "Asked": "guard._approvals.broker",
@@ -70,16 +71,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

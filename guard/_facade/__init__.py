@@ -9,8 +9,9 @@ opening a home, consuming, planners and verify. Nothing here imports the sidecar
 sidecar's params build on :class:`CallParams` and the spooled event shapes.
 """
 
-import importlib
 import typing
+
+from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from guard._facade.base import (
@@ -77,7 +78,7 @@ __all__ = [
     "preview_of",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "BlockReason": "guard._facade.base",
     "DeclineReason": "guard._facade.base",
@@ -107,16 +108,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

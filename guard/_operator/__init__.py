@@ -7,8 +7,9 @@ Public face of the wing: the wire shapes (:class:`OperatorCredential`,
 py_webauthn; the evidence and keyring modules build on it.
 """
 
-import importlib
 import typing
+
+from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from guard._operator.enroll import (
@@ -53,7 +54,7 @@ __all__ = [
     "statement_challenge",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "EnrolmentRefused": "guard._operator.enroll",
     "RP_NAME": "guard._operator.enroll",
@@ -76,16 +77,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

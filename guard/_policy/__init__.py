@@ -4,8 +4,9 @@ Layers: built-in defaults < ``<home>/operator-guard.toml`` < ``<project>/.pi/ope
 strictest wins. Bash commands are analyzed on a real parser (tree-sitter) and fail closed.
 """
 
-import importlib
 import typing
+
+from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
     from guard._policy.engine import (
@@ -32,7 +33,7 @@ __all__ = [
     "check_config_file",
 ]
 
-# Each public name's home (``module`` or ``module:attribute``), imported on first use.
+# Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "Policy": "guard._policy.engine",
     "check_config_file": "guard._policy.settings.config",
@@ -46,16 +47,4 @@ _HOMES: dict[str, str] = {
 
 # Hidden from mypy, which sees the imports above: a name not exported stays an error.
 if not typing.TYPE_CHECKING:
-
-    def __getattr__(name: str) -> object:
-        """A public name, imported from its home module on first use (PEP 562)."""
-        home = _HOMES.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        module, _, attribute = home.partition(":")
-        value = getattr(importlib.import_module(module), attribute or name)
-        globals()[name] = value
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted([*globals(), *__all__])
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

@@ -15,12 +15,13 @@ AUDIT = Path(__file__).resolve().parents[2] / "audit"
 MAY_IMPORT: dict[str, set[str]] = {
     "_records": set(),
     "_redaction": set(),
-    "tlog": {"_records"},
+    "tlog": {"_records", "_lazy"},
     "_checking": {"_records", "tlog"},
     "_writing": {"_records", "tlog", "_checking", "_redaction"},
     "_reporting": {"_records"},
     "lines": {"_records"},
     "_errors": set(),
+    "_lazy": set(),
 }
 
 
