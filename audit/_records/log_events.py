@@ -117,6 +117,15 @@ class KeyRetiredData(WireModel):
     reason: Literal["key-file-missing"]
 
 
+class SessionTool(WireModel):
+    """One tool a session can reach, as pi said at the start: its name, where it comes from
+    (``builtin``, ``guard``, ``extension``, ``sdk``, ``unknown``) and its MCP server."""
+
+    name: Annotated[str, Field(min_length=1, max_length=256)]
+    source: Literal["builtin", "guard", "extension", "sdk", "unknown"]
+    server: Annotated[str, Field(min_length=1, max_length=128)] | None = None
+
+
 class SessionStartedData(WireModel):
     """A guard sidecar took over a pi session: how the agent's shell commands run in it.
 
@@ -142,6 +151,12 @@ class SessionStartedData(WireModel):
     )
     policy_digest: Sha256 | None = Field(
         default=None, description="SHA-256 of the effective policy (rules and settings, JCS)"
+    )
+    tools: tuple[SessionTool, ...] | None = Field(
+        default=None,
+        max_length=512,
+        description="the tools pi said the session can reach when it started (MCP servers' "
+        "tools appear as their servers connect, later)",
     )
     session: SessionRef | None = None
 

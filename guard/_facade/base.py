@@ -6,6 +6,7 @@ the other modules of this package add the concerns of :class:`guard.Guard` on to
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -44,7 +45,7 @@ from guard._grants.store import GrantStore
 from guard._home import GRANTS_FILE
 from guard._operator import OperatorCheck, OperatorSignature
 from guard._operator import check_operator_signature as _check_operator
-from guard._policy import Verdict
+from guard._policy import PI_TOOLS, Verdict
 from guard._policy.cache import PolicyCache
 from guard._storage import SyncedLedger
 
@@ -105,12 +106,16 @@ def fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
 
 
 def preview_of(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
+    """What the call is, in one redacted line: the command, the path, or (a tool the guard
+    does not know) its arguments as compact JSON."""
     command = tool_input.get("command")
     if isinstance(command, str):
         return redact_preview(command)
     if verdict.path is not None:
         return redact_preview(verdict.path)
-    return ""
+    if tool_name in PI_TOOLS or not tool_input:
+        return ""
+    return redact_preview(json.dumps(tool_input, ensure_ascii=False, separators=(",", ":")))
 
 
 class GuardBase:

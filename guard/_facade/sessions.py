@@ -3,6 +3,7 @@ allowlist proxy refused during it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from audit import canonical_json, sha256_prefixed, shorten
@@ -26,6 +27,7 @@ class SessionsPart(GrantsPart):
         sidecar_restarted: bool = False,
         mode: str | None = None,
         network: str | None = None,
+        tools: Sequence[Mapping[str, str]] = (),
     ) -> None:
         """Audit ``session.started``: a sidecar took over a pi session, its sandbox state and
         the digest of the policy in force for it."""
@@ -47,6 +49,8 @@ class SessionsPart(GrantsPart):
             fields["message"] = shorten(message, 1024)
         if pi_version:
             fields["piVersion"] = shorten(pi_version, 64)
+        if tools:
+            fields["tools"] = [dict(t) for t in tools[:512]]
         self._append("session.started", fields)
 
     def session_ended(self, reason: Literal["shutdown", "switched"]) -> None:

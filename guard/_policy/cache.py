@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
+from guard._home import pi_agent_dir
 from guard._policy import Policy, Verdict
+from guard._policy.matching.tools import ToolFacts
 from guard._policy.settings.surroundings import runtime_stamp
 
 __all__ = ["PolicyCache"]
@@ -26,7 +28,11 @@ _USER_CONFIG = "operator-guard.toml"
 _PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
 _MAX_CACHED = 64
 
-Stamp = tuple[tuple[int, int] | None, tuple[int, int] | None, tuple[tuple[str, ...], ...]]
+_MCP_FILES = ("mcp.json", Path(".pi") / "mcp.json")  # pi's user and project MCP servers
+_MAX_FACTS = 4096
+
+_FileStamp = tuple[int, int] | None
+Stamp = tuple[_FileStamp, _FileStamp, _FileStamp, _FileStamp, tuple[tuple[str, ...], ...]]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -43,12 +49,26 @@ class PolicyCache:
     def __init__(self, home: Path) -> None:
         self.home = home
         self._cache: dict[str, tuple[Stamp, Policy]] = {}
+        self._facts: dict[str, ToolFacts] = {}
+
+    def learn(self, facts: ToolFacts) -> None:
+        """Remember what pi says of a tool of this session (the shim tells it with a call);
+        every later classification of that tool's calls uses it."""
+        if facts.name not in self._facts and len(self._facts) >= _MAX_FACTS:
+            self._facts.pop(next(iter(self._facts)))
+        self._facts[facts.name] = facts
+
+    def facts(self, tool_name: str) -> ToolFacts | None:
+        """What pi said of ``tool_name`` in this session, if it said anything."""
+        return self._facts.get(tool_name)
 
     def policy_for(self, cwd: str | os.PathLike[str]) -> Policy:
         workspace = Path(cwd)
         stamp = (
             _stat(self.home / _USER_CONFIG),
             _stat(workspace / _PROJECT_CONFIG),
+            _stat(pi_agent_dir() / _MCP_FILES[0]),
+            _stat(workspace / _MCP_FILES[1]),
             runtime_stamp(),
         )
         key = os.fspath(workspace)
@@ -65,7 +85,8 @@ class PolicyCache:
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
     ) -> tuple[Verdict, Policy]:
         policy = self.policy_for(cwd)
-        return policy.classify(tool_name, tool_input, Path(cwd)), policy
+        facts = self._facts.get(tool_name)
+        return policy.classify(tool_name, tool_input, Path(cwd), facts), policy
 
     def pending(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]

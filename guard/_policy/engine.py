@@ -15,6 +15,7 @@ from pydantic.alias_generators import to_camel
 from guard._policy.layering import CONFIG_FILE_NAME, MergedLayers, load_layers
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.classify import Classifier
+from guard._policy.matching.tools import McpTrust, ToolFacts
 from guard._policy.settings.models import (
     ApprovalSettings,
     ConfigProblem,
@@ -65,7 +66,9 @@ class Policy:
             settings=merged.settings,
             problem_count=len(self._problems),
             writable=merged.sandbox.writable,
+            mcp=merged.mcp,
         )
+        self._mcp = merged.mcp
 
     @classmethod
     def load(cls, home: Path, project: Path | None) -> Policy:
@@ -96,9 +99,21 @@ class Policy:
         project file can only lower them or switch grants off)."""
         return self._grants
 
-    def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
-        """The verdict for one pending tool call (strictest matching rule wins)."""
-        return self._classifier.classify(tool_name, tool_input, cwd)
+    @property
+    def mcp(self) -> McpTrust:
+        """Whose MCP hints count, and which servers pi's ``mcp.json`` files define."""
+        return self._mcp
+
+    def classify(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: Path,
+        facts: ToolFacts | None = None,
+    ) -> Verdict:
+        """The verdict for one pending tool call (strictest matching rule wins); ``facts``:
+        what pi says of the tool (they decide only whether an unknown tool asks)."""
+        return self._classifier.classify(tool_name, tool_input, cwd, facts)
 
     def protects_write(self, path: str, cwd: Path, *, ignore: frozenset[str] = frozenset()) -> bool:
         """Whether writing ``path`` (absolute) is asked or blocked by a rule not in ``ignore``."""

@@ -20,6 +20,7 @@ from guard._home import env, pi_agent_dir
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.globs import expand_lists
 from guard._policy.matching.rules import CompiledRule, compile_rule
+from guard._policy.matching.tools import McpTrust
 from guard._policy.settings.config import (
     PROJECT_RELAX_MESSAGE,
     PROJECT_SANDBOX_MESSAGE,
@@ -40,6 +41,7 @@ from guard._policy.settings.models import (
     SandboxSettings,
     Settings,
 )
+from guard._policy.settings.pi_mcp import MCP_FILE, read_mcp_servers, server_key
 from guard._policy.settings.surroundings import placeholder_lists
 
 __all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
@@ -65,6 +67,7 @@ class MergedLayers:
     grants: GrantSettings = field(default_factory=GrantSettings)
     approvals: ApprovalSettings = field(default_factory=ApprovalSettings)
     evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
+    mcp: McpTrust = field(default_factory=McpTrust)
 
 
 def load_layers(home: Path, project: Path | None) -> MergedLayers:
@@ -103,6 +106,7 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         loaded.approvals = user.approvals  # a file with problems never relaxes anything
     if user.evidence is not None:
         loaded.evidence = user.evidence  # it can only ask for more (the default asks nothing)
+    loaded.mcp = _mcp_trust(user, project_dir)
     _accept_rules(files, loaded, loaded.settings, placeholders, lists, project_dir)
     layers = tuple(
         DescribedLayer(
@@ -114,6 +118,21 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         layers = (*layers, DescribedLayer(layer="project", file=None, status="absent"))
     loaded.layers = layers
     return loaded
+
+
+def _mcp_trust(user: LayerFile, project_dir: str | None) -> McpTrust:
+    """Whose MCP hints count: the user's ``[mcp]`` (never from a file with problems) and the
+    servers pi's own ``mcp.json`` files define."""
+    hints = user.mcp.trust_hints if user.mcp is not None and not user.problems else ()
+    mine = read_mcp_servers(pi_agent_dir() / MCP_FILE)
+    theirs = (
+        read_mcp_servers(Path(project_dir) / ".pi" / MCP_FILE) if project_dir is not None else None
+    )
+    return McpTrust(
+        hints=frozenset(server_key(h) for h in hints),
+        user=mine.replacing,
+        project=theirs.replacing if theirs is not None else frozenset(),
+    )
 
 
 def _merge_settings(

@@ -5,7 +5,9 @@ The shim shows these verbatim; no wording is decided in TypeScript.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
@@ -17,9 +19,17 @@ from guard._evidence.models import Evaluation
 from guard._grants import GrantOffer
 from guard._grants.model import inside
 from guard._guard import DeclineReason
+from guard._policy import PI_TOOLS, PLANNER_TOOL_NAME, ToolFacts, Verdict, describe_source
 from guard._sandbox.model import SandboxPlan
 from guard._sidecar.escape import command_line, listing, one_line
-from guard._sidecar.wire import Dialog, DialogChoices, EffectsDialog, GrantNote, PlannerTool
+from guard._sidecar.wire import (
+    Dialog,
+    DialogChoices,
+    EffectsDialog,
+    GrantNote,
+    ParentCall,
+    PlannerTool,
+)
 
 __all__ = [
     "NO_SANDBOX_YET",
@@ -37,10 +47,9 @@ __all__ = [
     "status_audit_damaged",
     "status_home_unusable",
     "status_on",
+    "tools_lines",
     "wait_notice",
 ]
-
-PLANNER_TOOL_NAME = "operator_confirmation_implementation_channel_plan"
 
 
 # Budgets: one value's line (head and tail kept beyond it), the command, list lengths.
@@ -69,7 +78,23 @@ def _command(tool_input: Mapping[str, Any] | None) -> str | None:
     return command if isinstance(command, str) else None
 
 
-def _preview(evaluation: Evaluation, tool_input: Mapping[str, Any] | None) -> str | None:
+def script_line(parent: ParentCall, tool_name: str, limit: int) -> str:
+    """Which call made this one, and the lines of its script that name this tool (codemode
+    scripts call ``tools.<identifier>``: every character not valid in one becomes ``_``)."""
+    who = f"a {one_line(parent.tool_name, _TOOL_LIMIT)} call ({one_line(parent.tool_call_id, 40)})"
+    code = parent.input.get("code") if parent.input is not None else None
+    if not isinstance(code, str):
+        return who
+    ident = re.sub(r"[^A-Za-z0-9_$]", "_", tool_name)
+    hits = [line.strip() for line in code.splitlines() if ident in line or tool_name in line]
+    shown = "; ".join(hits[:2]) if hits else "(the script names it indirectly)"
+    more = f" (+{len(hits) - 2} more)" if len(hits) > 2 else ""
+    return command_line(f"{who}: {shown}{more}", limit)
+
+
+def _preview(
+    evaluation: Evaluation, tool_input: Mapping[str, Any] | None, tool_name: str = "bash"
+) -> str | None:
     """The command, whole (head and tail around a count when long), secrets redacted.
 
     Without the tool input (older callers) the evaluation's short preview stands in;
@@ -78,6 +103,10 @@ def _preview(evaluation: Evaluation, tool_input: Mapping[str, Any] | None) -> st
     command = _command(tool_input)
     if command is not None:
         return command_line(command, COMMAND_LIMIT) if command.strip() else None
+    if tool_input and tool_name not in PI_TOOLS:
+        # A tool the guard does not know: its arguments, head and tail, secrets redacted.
+        text = json.dumps(dict(tool_input), ensure_ascii=False, separators=(",", ":"))
+        return command_line(text, COMMAND_LIMIT)
     fp = evaluation.fingerprint
     if not evaluation.preview or (fp is not None and fp.path is not None):
         return None
@@ -96,7 +125,7 @@ def _action_lines(
     if evaluation.targets and (fp is None or list(evaluation.targets) != [fp.path]):
         targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
         lines.append(f"Targets:  {targets}")
-    preview = _preview(evaluation, tool_input)
+    preview = _preview(evaluation, tool_input, tool_name)
     if preview:
         lines.append(f"Preview:  {preview}")
     if fp is not None:
@@ -118,6 +147,7 @@ def dialog_for(
     confirm_timeout_ms: int,
     tool_input: Mapping[str, Any] | None = None,
     grants: Sequence[str] = (),
+    parent: ParentCall | None = None,
 ) -> Dialog:
     """The confirm dialog, compact: the question, then the action (the command, the path
     or targets) and why, short enough for a small terminal; payload hash, rules, expiry,
@@ -131,10 +161,12 @@ def dialog_for(
     tool = _tool(tool_name)
     fp = evaluation.fingerprint
     lines: list[str] = []
+    if parent is not None:
+        lines.append(f"From:     {script_line(parent, tool_name, COMPACT_LIMIT)}")
     command = _command(tool_input)
     if command is not None and command.strip():
         lines.append(f"Command:  {command_line(command, COMPACT_LIMIT)}")
-    elif (preview := _preview(evaluation, tool_input)) is not None:
+    elif (preview := _preview(evaluation, tool_input, tool_name)) is not None:
         lines.append(f"Command:  {one_line(preview, COMPACT_LIMIT)}")
     if fp is not None and fp.path is not None:
         lines.append(f"Path:     {one_line(fp.path, COMPACT_LIMIT)}")
@@ -147,6 +179,8 @@ def dialog_for(
     if not lines:  # nothing to show but the tool: say which, never an empty dialog
         lines.append(f"Tool:     {tool}")
     details = _action_lines(evaluation, tool_name, tool_input)
+    if parent is not None:
+        details.insert(0, f"From:     {script_line(parent, tool_name, VALUE_LIMIT)}")
     details += [
         f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
         f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
@@ -242,7 +276,7 @@ def block_reason_for(
     if evaluation.targets and list(evaluation.targets) != [target]:
         targets = listing(evaluation.targets, max_items=MAX_TARGETS, limit=VALUE_LIMIT)
         detail += f" Targets: {targets}."
-    preview = _preview(evaluation, tool_input)
+    preview = _preview(evaluation, tool_input, tool_name)
     shown = f" Preview: {preview}." if preview else ""
     why = ""
     if evaluation.reasons:
@@ -466,3 +500,31 @@ def input_changed_reason(tool_name: str) -> str:
         " guard decided on (something changed it afterwards). Nothing was run."
         " [reason: input-changed-after-decision]"
     )
+
+
+def tools_lines(judged: Sequence[tuple[ToolFacts, Verdict]], reachable: int) -> list[str]:
+    """``/guard``'s list of the tools beyond pi's built-in ones, and how the guard judges
+    each when nothing in its input names a protected path or a command (``judged``: the
+    verdict of a call with no arguments)."""
+    if not reachable:
+        return []
+    lines = [f"  tools:        {reachable} reachable; pi's built-in ones by the guard's rules"]
+    for facts, verdict in judged[:64]:
+        if facts.reaches_tools:
+            how = "reaches other tools: each call it makes is judged on its own"
+        elif verdict.verdict == "block":
+            how = f"blocked ({', '.join(verdict.rule_ids[:2])})"
+        elif verdict.verdict == "confirm":
+            asks = "by default" if verdict.rule_ids[:1] == ("builtin.unknown-tool",) else "by rule"
+            how = f"asks {asks} ({', '.join(verdict.rule_ids[:2])})"
+        elif verdict.rule_ids:
+            how = f"runs unasked by your rule {verdict.rule_ids[0]}"
+        elif verdict.reasons:
+            how = f"runs unasked: {verdict.reasons[0]}"
+        else:
+            how = "runs unasked (the guard's own, or a read)"
+        source = describe_source(facts.name, facts)
+        lines.append(f"    {one_line(facts.name, _TOOL_LIMIT)} [{one_line(source, 80)}]: {how}")
+    if len(judged) > 64:
+        lines.append(f"    … and {len(judged) - 64} more")
+    return lines

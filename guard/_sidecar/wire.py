@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 from audit import WIRE_CONFIG
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
+from guard._policy import ToolFacts
 from guard._sandbox.model import SandboxPlan
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "GrantNote",
     "GrantsRevokeParams",
     "NoParams",
+    "ParentCall",
     "PlanParams",
     "PlannerTool",
     "RecordParams",
@@ -38,6 +40,7 @@ __all__ = [
     "RuntimeFacts",
     "SandboxPlanParams",
     "SandboxPlanReply",
+    "StatusParams",
     "ToolExecutedParams",
     "VerifyParams",
 ]
@@ -51,10 +54,31 @@ class NoParams(_Wire):
     """Methods that take no parameters accept ``{}`` or no ``params`` at all."""
 
 
+class ParentCall(_Wire):
+    """The call that made this one (a ``codemode`` script's nested call: pi's
+    ``parentToolCallId``), with its input as pi gave it, for the dialog to show the part
+    of the script that makes this call."""
+
+    tool_call_id: str = Field(min_length=1, max_length=256)
+    tool_name: str = Field(min_length=1, max_length=256)
+    input: dict[str, Any] | None = None
+
+
 class EvaluateParams(CallParams):
+    """``tool``: what pi says of the tool (``pi.getAllTools()``), remembered for the session;
+    ``parent``: the call that made this one, when another tool made it."""
+
     has_ui: bool = True
     confirm_timeout_ms: int = Field(default=60_000, ge=1, le=3_600_000)
     ttl_seconds: int = Field(default=DEFAULT_TTL_SECONDS, ge=1, le=600)
+    tool: ToolFacts | None = None
+    parent: ParentCall | None = None
+
+    @model_validator(mode="after")
+    def _facts_of_this_tool(self) -> EvaluateParams:
+        if self.tool is not None and self.tool.name != self.tool_name:
+            raise ValueError("'tool' describes another tool than 'toolName'")
+        return self
 
 
 ApprovalIdText = Annotated[str, Field(pattern=r"^apr_[A-Za-z0-9_-]{16,32}$")]
@@ -142,6 +166,13 @@ class RuntimeFacts(_Wire):
     append_entry: bool
 
 
+class StatusParams(_Wire):
+    """``status`` (``/guard``): ``tools``, what pi says of every tool the session can reach
+    now, to list how the guard judges each (remembered like ``evaluate``'s)."""
+
+    tools: list[ToolFacts] = Field(default_factory=list, max_length=512)
+
+
 class PlanParams(_Wire):
     """``runtime``: set by the shim for the planner tool; the planner input fields these facts
     decide are filled in from them unless ``params`` sets them (see ``guard._sidecar.runtime``).
@@ -165,7 +196,8 @@ class SandboxPlanParams(_Wire):
     are removed from the agent's commands. ``piDir``, ``nodePath``: pi's package and the
     node running it, which the agent's file tools may never write. ``sessionId``,
     ``sessionFile``, ``mode``: pi's session (every record this sidecar writes names it from
-    now on; another id ends the previous one) and how pi runs.
+    now on; another id ends the previous one) and how pi runs. ``tools``: the tools pi says
+    the session can reach (remembered for judging their calls, listed in ``session.started``).
     """
 
     cwd: str = Field(min_length=1, max_length=4096)
@@ -183,6 +215,8 @@ class SandboxPlanParams(_Wire):
     # Any text: a mode a newer pi adds must not cost the session its sandbox plan (the
     # audit records only the modes it knows).
     mode: str | None = Field(default=None, max_length=32)
+    tools: list[ToolFacts] = Field(default_factory=list, max_length=512)
+    """What pi says of every tool the session can reach now (``pi.getAllTools()``)."""
 
 
 class SandboxPlanReply(SandboxPlan):

@@ -108,6 +108,24 @@ function piPackage(): { dir: string; version: string } | undefined {
 	return undefined;
 }
 
+/** What pi says of a tool (`pi.getAllTools()`) as the sidecar's `ToolFacts`: where it comes from (this directory's
+ * tools are the guard's), its MCP namespace, and only the four MCP hints, only booleans (an odd value of a server's
+ * must not cost the session its plan). A tool pi does not list says nothing: the sidecar asks. */
+const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+const short = (a: unknown): a is string => typeof a === "string" && a.length > 0 && a.length <= 256;
+function toolFacts(all: readonly unknown[], name: string): JsonObject | undefined {
+	const info = short(name) ? all.find((t) => get(t, "name") === name) : undefined;
+	if (info === undefined) return undefined;
+	const [where, ns, hints, exposure] = [get(info, "sourceInfo"), get(info, "namespace"), get(info, "annotations"), get(info, "exposure")];
+	const origin = get(where, "path"), said = get(where, "source");
+	const own = typeof origin === "string" && (origin === HERE || origin.startsWith(`${HERE}/`));
+	const source = own ? "guard" : said === "builtin" || said === "sdk" ? said : where === undefined ? "unknown" : "extension";
+	const namespace = has(ns, { name: "string" }) && short(ns.name) ? { name: ns.name, aliases: Array.isArray(ns.aliases) ? ns.aliases.filter(short).slice(0, 16) : [] } : undefined;
+	const annotations = isObject(hints) ? Object.fromEntries(HINTS.flatMap((k) => (typeof hints[k] === "boolean" ? [[k, hints[k]]] : []))) : undefined;
+	const [reachesTools, from] = [get(info, "reachesTools") !== undefined, typeof origin === "string" ? origin.slice(0, 4096) : undefined];
+	return { name, source, origin: from, namespace, annotations, exposure: typeof exposure === "string" ? exposure.slice(0, 64) : undefined, reachesTools };
+}
+
 /** An event for `audit.replay` (guard/_sidecar/wire.py `SpooledEvent`) without its id and time. */
 type Spoolable = { kind: "declined"; reason: string; operatorReason?: string } | { kind: "executed"; isError: boolean; evidenceId?: string | null };
 
@@ -444,11 +462,16 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	// pi's session: every record the sidecar writes names it (sandbox.plan tells it).
 	let session: { sessionId?: string; sessionFile?: string; mode?: string } = {};
 	const piPkg = piPackage();
+	// What pi lists of its tools (a pi without `getAllTools` lists none: every tool it would have placed asks).
+	const allTools = (): readonly unknown[] => ((all: unknown) => (Array.isArray(all) ? all : []))((pi as { getAllTools?: () => unknown }).getAllTools?.());
+	const everyTool = () => ((all) => all.flatMap((t) => toolFacts(all, String(get(t, "name"))) ?? []).slice(0, 512))(allTools());
+	// The input of each call that may reach other tools (a codemode script, at most 64 KiB): its nested calls name it.
+	const reaching = new Map<string, { toolName: string; input?: JsonObject }>();
 	const planSandbox = async (sidecarRestarted = false) => {
 		const extraReadOnly = [HERE, process.execPath, ...(piPkg ? [piPkg.dir] : [])];
 		const envNames = Object.keys(process.env); // names only: credentials among them are removed from the agent's commands
 		const runtime = { piDir: piPkg?.dir, nodePath: process.execPath }; // pi renames its process: /proc cannot tell
-		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames, ...runtime, ...session };
+		const params = { cwd: sessionCwd, extraReadOnly, piVersion: piPkg?.version, sidecarRestarted, envNames, tools: everyTool(), ...runtime, ...session };
 		const plan = expect("sandbox.plan", await sidecar!.call("sandbox.plan", params), SANDBOX);
 		return (sandbox = plan);
 	};
@@ -710,7 +733,12 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (stopped) return declineStopped(ctx, call);
 		let reply: Of<typeof EVALUATE>;
 		try {
-			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds };
+			const tool = toolFacts(allTools(), event.toolName);
+			const code = get(event.input, "code");
+			if (tool?.reachesTools) reaching.set(event.toolCallId, { toolName: event.toolName, input: typeof code === "string" ? { code: code.slice(0, 64 << 10) } : undefined });
+			const parentId = get(event, "parentToolCallId");
+			const parent = typeof parentId === "string" ? { toolCallId: parentId.slice(0, 256), toolName: "unknown", ...reaching.get(parentId) } : undefined;
+			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds, tool, parent };
 			reply = expect("evaluate", await sidecar.call("evaluate", params), EVALUATE);
 		} catch (err) {
 			return failClosed(ctx, call, err);
@@ -888,6 +916,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
+		reaching.delete(event.toolCallId);
 		const evidenceId = evidenceByCall.get(event.toolCallId);
 		evidenceByCall.delete(event.toolCallId);
 		const file = judgedByCall.get(event.toolCallId);
@@ -920,7 +949,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				}
 			}
 			try {
-				const status = expect("status", await sidecar.call("status", {}), { text: "string", auditIntact: "boolean" });
+				const status = expect("status", await sidecar.call("status", { tools: everyTool() }), { text: "string", auditIntact: "boolean" });
 				ctx.ui.notify(status.text, status.auditIntact ? "info" : "error");
 			} catch (err) {
 				ctx.ui.notify(`operator-guard: sidecar unavailable (${message(err)})`, "error");

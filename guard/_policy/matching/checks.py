@@ -13,6 +13,7 @@ from guard._policy.settings.models import LayerName, RuleKind, VerdictName
 __all__ = [
     "CHECKS",
     "RANK",
+    "UNRELAXABLE",
     "Match",
     "catastrophic_matches",
     "check",
@@ -127,7 +128,22 @@ CHECKS: dict[str, tuple[VerdictName, RuleKind, str]] = {
         "protected",
         "the tool input does not have the expected shape, so it cannot be analyzed (fail closed)",
     ),
+    "builtin.unknown-tool": (
+        "confirm",
+        "protected",
+        "a tool the guard cannot judge from facts (an MCP server's, another extension's, a "
+        "pi tool it does not know): what it does is only its own claim",
+    ),
+    "builtin.project-mcp-server": (
+        "confirm",
+        "protected",
+        "a tool of an MCP server that the project's .pi/mcp.json defines (the project can be "
+        "written by the agent): no rule of yours and no hint of the server makes it run unasked",
+    ),
 }
+
+UNRELAXABLE = frozenset({"builtin.project-mcp-server"})
+"""Checks no user rule relaxes: what they guard against is the project's own say."""
 
 Normalize = Callable[[str, str], "str | None"]
 

@@ -15,6 +15,7 @@ from guard._errors import BadInputError
 from guard._evidence.fingerprint import normalize_path
 from guard._policy.bash.walker import Command, analyze
 from guard._policy.matching.checks import (
+    UNRELAXABLE,
     Match,
     catastrophic_matches,
     check,
@@ -24,6 +25,16 @@ from guard._policy.matching.checks import (
 from guard._policy.matching.paths import Mention, command_mentions
 from guard._policy.matching.realpath import realpath
 from guard._policy.matching.rules import CompiledRule, first_subcommand_words, leading_positionals
+from guard._policy.matching.tools import (
+    MCP_RESOURCE_TOOLS,
+    PLANNER_TOOL_NAME,
+    REACHING_TOOLS,
+    McpTrust,
+    ToolFacts,
+    command_strings,
+    describe_source,
+    path_strings,
+)
 from guard._policy.matching.writable import TOO_WIDE_HINT, WritableSet
 from guard._policy.settings.models import PolicyActionKind, Settings, Verdict
 
@@ -106,8 +117,10 @@ class Classifier:
         settings: Settings,
         problem_count: int,
         writable: Sequence[str] = (),
+        mcp: McpTrust | None = None,
     ) -> None:
         self._writable = tuple(writable)
+        self._mcp = mcp or McpTrust()
         self._rules = tuple(rules)
         self._exceptions = tuple(exceptions)
         self._problem_count = problem_count
@@ -162,8 +175,18 @@ class Classifier:
     def _any_path_regex(self, path: str) -> bool:
         return any(regex.match(path) is not None for regex in self._path_regexes)
 
-    def classify(self, tool_name: str, tool_input: Mapping[str, Any], cwd: Path) -> Verdict:
-        """The verdict for one pending tool call (strictest matching rule wins)."""
+    def classify(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: Path,
+        facts: ToolFacts | None = None,
+    ) -> Verdict:
+        """The verdict for one pending tool call (strictest matching rule wins).
+
+        ``facts``: what pi says of the tool (:mod:`.tools`); they decide only whether a
+        tool the guard does not know asks, never the kind or the fingerprint.
+        """
         if not isinstance(tool_input, Mapping):
             raise BadInputError("tool input", "must be a JSON object", type(tool_input).__name__)
         cwd_text = normalize_path(os.fspath(cwd), os.getcwd())
@@ -171,16 +194,10 @@ class Classifier:
         matches: list[Match] = []
         units: list[_Unit] = []
         path_out: str | None = None
+        notes: list[str] = []
         if tool_name in self._shell_tools:
-            command = tool_input.get("command")
-            if not isinstance(command, str):
-                matches.append(check("invalid-input", "a shell call without a command string"))
-            else:
-                script = analyze(command, cwd=cwd_text, home=home)
-                for cmd in script.commands:
-                    units.append(_Unit(cmd, command_mentions(cmd, self._normalize, home)))
-                matches.extend(check(f.check, f.detail) for f in script.findings)
-        elif "path" in tool_input or tool_name in _SEARCH_TOOLS:
+            matches.extend(self._shell_units(tool_input.get("command"), cwd_text, home, units))
+        elif tool_name in _PI_FILE_TOOLS and ("path" in tool_input or tool_name in _SEARCH_TOOLS):
             # pi's grep/find/ls without a path search the workspace: that is their target.
             raw = tool_input.get("path", ".") if tool_name in _SEARCH_TOOLS else tool_input["path"]
             if raw is None and tool_name in _SEARCH_TOOLS:
@@ -198,13 +215,106 @@ class Classifier:
                 )
             else:
                 units.append(unit)
+        elif tool_name not in _PI_FILE_TOOLS:  # pi rejects read/write/edit without a path
+            path_out = self._other_tool(
+                tool_name, tool_input, cwd_text, home, facts, matches, units, notes
+            )
+        impostor = facts is not None and facts.source not in ("builtin", "guard")
+        if impostor and (tool_name in self._shell_tools or tool_name in _PI_FILE_TOOLS):
+            # Named like a tool the guard judges, but not that tool: another extension's.
+            matches.append(
+                check(
+                    "unknown-tool",
+                    f"named like pi's own '{tool_name}', but registered by "
+                    f"{describe_source(tool_name, facts)}: the guard cannot judge it (and "
+                    "does not sandbox it)",
+                )
+            )
         matches.extend(self._match_units(tool_name, units, home))
         if tool_name not in self._shell_tools:
             matches.extend(self._outside_writable(units, cwd_text))
         for rule in self._tool_rules:
             if rule.tool_matches(tool_name):
                 matches.append(self._rule_match(rule, (), None))
-        return self._verdict(tool_name, matches, units, path_out)
+        return self._verdict(tool_name, matches, units, path_out, notes)
+
+    def _shell_units(self, command: object, cwd: str, home: str, units: list[_Unit]) -> list[Match]:
+        if not isinstance(command, str):
+            return [check("invalid-input", "a shell call without a command string")]
+        script = analyze(command, cwd=cwd, home=home)
+        for cmd in script.commands:
+            units.append(_Unit(cmd, command_mentions(cmd, self._normalize, home)))
+        return [check(f.check, f.detail) for f in script.findings]
+
+    def _other_tool(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str,
+        home: str,
+        facts: ToolFacts | None,
+        matches: list[Match],
+        units: list[_Unit],
+        notes: list[str],
+    ) -> str | None:
+        """A tool other than pi's shell and file tools: whether it asks, and the paths and
+        commands its arguments name (matched like any other). Returns the fingerprint path."""
+        placed = facts is None or facts.source == "builtin"
+        if tool_name in REACHING_TOOLS and placed:
+            return None  # it only reaches other tools; each of its calls passes the guard
+        resource = tool_name in MCP_RESOURCE_TOOLS and placed
+        trusted = None if facts is None else self._mcp.trusts_hints_of(facts)
+        hints = facts.annotations if facts is not None else None
+        read_only = bool(
+            trusted is not None
+            and hints is not None
+            and hints.read_only_hint is True
+            and hints.destructive_hint is not True
+        )
+        path_out: str | None = None
+        raw = tool_input.get("path")
+        if isinstance(raw, str) and raw:
+            path_out, unit = self._file_unit(tool_name, raw, cwd)
+            if unit is not None:
+                units.append(unit)
+        strings, too_many = path_strings(tool_input)
+        if too_many:
+            matches.append(
+                check("too-complex", "the tool's arguments are too many or too deep to judge")
+            )
+        write = not (read_only or resource)
+        extra = [
+            Mention(path, text, True, write, target=True)
+            for text in strings
+            if text != raw and (path := self._normalize(text, cwd)) is not None
+        ]
+        if units and not write:
+            units[0].mentions[:] = [
+                Mention(m.path, m.raw, True, False, target=m.target) for m in units[0].mentions
+            ]
+        if extra:
+            units.append(_Unit(None, extra))
+        if not resource:
+            for command in command_strings(tool_input):
+                matches.extend(self._shell_units(command, cwd, home, units))
+        own = tool_name == PLANNER_TOOL_NAME and (facts is None or facts.source == "guard")
+        if resource or own:
+            return path_out
+        project = self._mcp.project_defines(tool_name, facts)
+        source = describe_source(tool_name, facts)
+        if project is not None:
+            matches.append(
+                check(
+                    "project-mcp-server",
+                    f"{tool_name} comes from the MCP server '{project}' that this project's "
+                    ".pi/mcp.json defines; no rule and no hint makes it run unasked",
+                )
+            )
+        if read_only:
+            notes.append(f"read-only by the hints of the MCP server '{trusted}' you trust")
+            return path_out
+        matches.append(check("unknown-tool", _unknown_reason(tool_name, source, facts, trusted)))
+        return path_out
 
     def _outside_writable(self, units: Sequence[_Unit], cwd: str) -> list[Match]:
         """``builtin.outside-workspace`` for a file tool's write outside the writable set.
@@ -366,7 +476,7 @@ class Classifier:
         return tuple(dict.fromkeys(rules))
 
     def _relaxed_by(self, match: Match, tool_name: str, units: Sequence[_Unit]) -> str | None:
-        if match.layer != "builtin" or match.verdict != "confirm":
+        if match.layer != "builtin" or match.verdict != "confirm" or match.rule_id in UNRELAXABLE:
             return None
         for exception in self._exceptions:
             rule = exception.rule
@@ -393,7 +503,12 @@ class Classifier:
         return None
 
     def _verdict(
-        self, tool_name: str, matches: Sequence[Match], units: Sequence[_Unit], path: str | None
+        self,
+        tool_name: str,
+        matches: Sequence[Match],
+        units: Sequence[_Unit],
+        path: str | None,
+        facts_notes: Sequence[str] = (),
     ) -> Verdict:
         active: list[Match] = []
         relaxed: list[str] = []
@@ -405,7 +520,7 @@ class Classifier:
             else:
                 relaxers.append(by)
                 relaxed.append(f"{match.rule_id} relaxed by the user's rule {by}")
-        notes: list[str] = list(relaxed)
+        notes: list[str] = [*relaxed, *facts_notes]
         if self._problem_count:
             notes.append(
                 f"policy config has {self._problem_count} problem(s); running on the built-in "
@@ -436,3 +551,32 @@ class Classifier:
             targets=targets,
             path=path,
         )
+
+
+def _unknown_reason(
+    tool_name: str, source: str, facts: ToolFacts | None, trusted: str | None
+) -> str:
+    """Why a call of a tool the guard does not know asks, with what pi says of it."""
+    hints = facts.annotations if facts is not None else None
+    if hints is None:
+        said = "no hints"
+    else:
+        said = (
+            ", ".join(
+                f"{name}={value}"
+                for name, value in (
+                    ("readOnly", hints.read_only_hint),
+                    ("destructive", hints.destructive_hint),
+                    ("openWorld", hints.open_world_hint),
+                )
+                if value is not None
+            )
+            or "no hints"
+        )
+    if facts is not None and facts.from_pi_mcp:
+        if trusted is None:
+            why = "its server's hints are not trusted ([mcp] trust_hints of your policy)"
+        else:
+            why = "its hints do not say read-only"
+        return f"{tool_name} from {source} ({said}): {why}; the guard cannot tell what it does"
+    return f"{tool_name} from {source} ({said}): the guard cannot tell what it does"

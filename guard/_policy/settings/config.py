@@ -27,6 +27,7 @@ from guard._policy.settings.models import (
     GrantSettings,
     LayerName,
     LedgerSettings,
+    McpSettings,
     NetworkSettings,
     Rule,
     SandboxSettings,
@@ -73,6 +74,7 @@ _TOP_KEYS = (
     "grants",
     "approvals",
     "evidence",
+    "mcp",
     "rule",
 )
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
@@ -106,6 +108,8 @@ class LayerFile:
     approvals: ApprovalSettings | None = None
     # ``[evidence]`` (user layer only; ``None`` when absent, invalid or refused).
     evidence: EvidenceSettings | None = None
+    # ``[mcp]`` (user layer only; ``None`` when absent, invalid or refused).
+    mcp: McpSettings | None = None
 
 
 class _Lines:
@@ -232,7 +236,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
                 reader.lines.of("", 0, key),
                 key,
                 "unknown key (expected version, [settings], [sandbox], [ledger], [grants], "
-                "[approvals], [evidence] or [[rule]])",
+                "[approvals], [evidence], [mcp] or [[rule]])",
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -257,6 +261,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
     grants, grants_line, grants_lines = _parse_grants(data, reader)
     approvals = _parse_user_table(data, reader, layer, "approvals", ApprovalSettings)
     evidence = _parse_evidence(data, reader, layer)
+    mcp = _parse_user_table(data, reader, layer, "mcp", McpSettings)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -298,6 +303,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         grants_lines,
         approvals,
         evidence,
+        mcp,
     )
 
 
@@ -375,7 +381,7 @@ def _parse_ledger(
         return None
 
 
-_UserTable = TypeVar("_UserTable", ApprovalSettings, EvidenceSettings)
+_UserTable = TypeVar("_UserTable", ApprovalSettings, EvidenceSettings, McpSettings)
 
 
 def _parse_user_table(
@@ -395,7 +401,7 @@ def _parse_user_table(
         reader.problem(reader.lines.of("", 0, name), name, "must be a table")
         return None
     try:
-        return model.model_validate(raw)
+        return model.model_validate(_listify(raw))
     except ValidationError as exc:
         reader.validation(name, None, exc)
         return None

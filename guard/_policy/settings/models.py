@@ -304,6 +304,33 @@ class ApprovalSettings(BaseModel):
     """The page's port on 127.0.0.1 (0: any free one)."""
 
 
+class McpSettings(BaseModel):
+    """``[mcp]``: MCP servers whose tool hints the operator trusts (user layer only).
+
+    ``trust_hints``: server names (as in pi's ``mcp.json``) whose ``readOnlyHint`` lets a
+    call run unasked, and only when that server is configured in the user's pi ``mcp.json``
+    and not replaced by the project's ``.pi/mcp.json``. Every other MCP call asks (see
+    :mod:`guard._policy.matching.tools`). A project file's ``[mcp]`` is refused: the model
+    can write the project.
+    """
+
+    model_config = _WIRE
+
+    trust_hints: _Texts = Field(default=(), max_length=_MAX_ITEMS)
+
+    @model_validator(mode="after")
+    def _names(self) -> McpSettings:
+        for name in self.trust_hints:
+            if not _MCP_SERVER.fullmatch(name):
+                raise ValueError(
+                    f"server names are letters, digits, '_' and '-' (as pi's), got {name!r}"
+                )
+        return self
+
+
+_MCP_SERVER = re.compile(r"[A-Za-z0-9_-]{1,128}")
+
+
 class EvidenceSettings(BaseModel):
     """``[evidence]``: what this home's consumers require of evidence (user layer only).
 

@@ -54,6 +54,8 @@ class CallsPart(SandboxPart):
 
     def _evaluate(self, p: EvaluateParams) -> dict[str, Any]:
         guard = self._need_guard()
+        if p.tool is not None:
+            guard.classifier.learn(p.tool)  # record and the call's end judge it the same way
         evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
         if evaluation.verdict != "allow":
             guard.audit.check()  # no dialog whose Yes could not be recorded
@@ -186,6 +188,7 @@ class CallsPart(SandboxPart):
             confirm_timeout_ms=p.confirm_timeout_ms,
             tool_input=p.input,
             grants=[grant_choice(o, until=until, max_uses=limits.max_uses) for o in offered],
+            parent=p.parent,
         )
         approval = self._open_question(p, evaluation, dialog)
         return EvaluateReply(
@@ -201,6 +204,7 @@ class CallsPart(SandboxPart):
             ttl_seconds=p.ttl_seconds,
             confirm_timeout_ms=p.confirm_timeout_ms,
             tool_input=p.input,
+            parent=p.parent,
         )
         approval = self._open_question(p, evaluation, dialog)
         return EvaluateReply(

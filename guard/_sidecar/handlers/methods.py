@@ -66,6 +66,7 @@ from guard._sidecar.wire import (
     RecordParams,
     ReplayParams,
     SandboxPlanParams,
+    StatusParams,
     ToolExecutedParams,
     VerifyParams,
 )
@@ -149,7 +150,7 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
             "describe": Method(NoParams, self._describe, True),
             "health": Method(NoParams, self._health, True),
             "ping": Method(NoParams, self._ping, True),
-            "status": Method(NoParams, self._status, False),
+            "status": Method(StatusParams, self._status, False),
             "evaluate": Method(EvaluateParams, self._evaluate, False),
             "record": Method(RecordParams, self._record, False),
             "audit.declined": Method(DeclinedParams, self._declined, False),

@@ -9,6 +9,7 @@ from typing import Any
 
 from guard._home import SESSION_TMP_DIR
 from guard._logging import get_logger
+from guard._policy import ToolFacts
 from guard._policy.settings.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
@@ -39,6 +40,8 @@ class SandboxPart(DeskPart):
             if attributed is not None and p.session_id and attributed["id"] != p.session_id:
                 self._guard.session_ended("switched")  # pi moved to another session
             self._guard.attribute(p.session_id or f"sidecar-{os.getpid()}", p.session_file)
+            for tool in p.tools:
+                self._guard.classifier.learn(tool)
             self._guard.session_started(
                 session.cwd,
                 session.state,
@@ -48,6 +51,7 @@ class SandboxPart(DeskPart):
                 sidecar_restarted=p.sidecar_restarted,
                 mode=p.mode,
                 network=session.network,
+                tools=[_tool_summary(t) for t in p.tools],
             )
         notice = sandbox_notice(session) if self._guard is not None else None
         return self._sandbox_reply(session, notice).model_dump(mode="json")
@@ -92,3 +96,10 @@ class SandboxPart(DeskPart):
         session = self._plan_sandbox(params)
         _log.info("sandbox-replanned", cwd=session.cwd, state=session.state)
         return self._sandbox_reply(session, None)
+
+
+def _tool_summary(tool: ToolFacts) -> dict[str, str]:
+    out = {"name": tool.name, "source": tool.source}
+    if tool.server is not None:
+        out["server"] = tool.server
+    return out

@@ -10,11 +10,18 @@ import time
 from typing import Any
 
 from guard._errors import GuardError
+from guard._policy import PI_TOOLS
 from guard._sidecar.framing import MAX_LINE_BYTES
 from guard._sidecar.handlers.state import SidecarState
 from guard._sidecar.runtime import fill_runtime_facts
-from guard._sidecar.text import planner_tools, runtime_note, sandbox_line, session_counts_line
-from guard._sidecar.wire import NoParams, PlanParams, VerifyParams
+from guard._sidecar.text import (
+    planner_tools,
+    runtime_note,
+    sandbox_line,
+    session_counts_line,
+    tools_lines,
+)
+from guard._sidecar.wire import NoParams, PlanParams, StatusParams, VerifyParams
 
 __all__ = ["PROTOCOL", "StatusPart"]
 
@@ -65,8 +72,16 @@ class StatusPart(SidecarState):
             "statusText": self._status_line(),
         }
 
-    def _status(self, _: NoParams) -> dict[str, Any]:
+    def _status(self, p: StatusParams) -> dict[str, Any]:
         guard = self._need_guard()
+        for tool in p.tools:
+            guard.classifier.learn(tool)
+        cwd = self._sandbox.cwd if self._sandbox is not None else os.getcwd()
+        judged = [
+            (t, guard.classifier.classify(t.name, {}, cwd)[0])
+            for t in p.tools
+            if t.name not in PI_TOOLS
+        ]
         status = dict(guard.status())
         verify = guard.verify_audit()
         intact = verify.decision == "intact"
@@ -88,6 +103,7 @@ class StatusPart(SidecarState):
                     if self._page is not None
                     else []
                 ),
+                *tools_lines(judged, len(p.tools)),
             ]
         )
         status["sessionCounts"] = dict(guard.session_counts)

@@ -177,7 +177,8 @@ def test_duplicate_and_reserved_ids_are_reported(world: World) -> None:
     messages = sorted(p.message.split(":")[0] + ":" + p.key for p in policy.problems)
     assert messages == ["ignored:rule builtin.rm", "ignored:rule shared.id"]
     assert policy.classify("deploy", {}, world.project).verdict == "confirm"
-    assert policy.classify("other", {}, world.project).verdict == "allow"
+    # The project's rule for "other" was refused: it asks only as a tool the guard does not know.
+    assert policy.classify("other", {}, world.project).rule_ids == ("builtin.unknown-tool",)
 
 
 def test_tool_rules_name_custom_tools(world: World) -> None:
@@ -190,9 +191,10 @@ def test_tool_rules_name_custom_tools(world: World) -> None:
     assert (verdict.verdict, verdict.action_kind, verdict.rule_ids) == (
         "confirm",
         "destructive",
-        ("me.deploy",),
+        ("builtin.unknown-tool", "me.deploy"),
     )
-    assert policy.classify("unknown_tool", {"x": 1}, world.project).verdict == "allow"
+    unknown = policy.classify("unknown_tool", {"x": 1}, world.project)
+    assert (unknown.verdict, unknown.rule_ids) == ("confirm", ("builtin.unknown-tool",))
 
 
 def test_check_config_file(tmp_path: Path) -> None:

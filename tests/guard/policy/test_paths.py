@@ -138,7 +138,9 @@ def test_custom_tools_with_a_path_count_as_read_and_write(world: World) -> None:
     policy = world.policy()
     assert verdict_of(policy, world, "my_uploader", ".git/HEAD") == "confirm"
     assert verdict_of(policy, world, "my_uploader", ".git/config") == "block"
-    assert verdict_of(policy, world, "my_uploader", "README.md") == "allow"
+    # Any other path of the workspace: it asks only as a tool the guard does not know.
+    readme = policy.classify("my_uploader", {"path": "README.md"}, world.project)
+    assert readme.rule_ids == ("builtin.unknown-tool",)
 
 
 @pytest.mark.parametrize("bad", ["", 42, None, "a\x00b"])

@@ -208,6 +208,7 @@ def test_describe_lists_it_with_its_params(home: Path) -> None:
         "sessionId",
         "sessionFile",
         "mode",
+        "tools",
     }
 
 
