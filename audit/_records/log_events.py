@@ -152,7 +152,7 @@ class SessionStartedData(WireModel):
     policy_digest: Sha256 | None = Field(
         default=None, description="SHA-256 of the effective policy (rules and settings, JCS)"
     )
-    tools: tuple[SessionTool, ...] | None = Field(
+    tools: list[SessionTool] | None = Field(
         default=None,
         max_length=512,
         description="the tools pi said the session can reach when it started (MCP servers' "

@@ -111,7 +111,7 @@ def preview_of(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) 
     command = tool_input.get("command")
     if isinstance(command, str):
         return redact_preview(command)
-    if verdict.path is not None:
+    if verdict.path is not None and tool_name in PI_TOOLS:
         return redact_preview(verdict.path)
     if tool_name in PI_TOOLS or not tool_input:
         return ""

@@ -124,7 +124,7 @@ class ToolNamespace(BaseModel):
     model_config = ConfigDict(**{**WIRE_CONFIG, "extra": "ignore"})
 
     name: str = Field(min_length=1, max_length=256)
-    aliases: tuple[str, ...] = Field(default=(), max_length=16)
+    aliases: list[str] = Field(default_factory=list, max_length=16)
 
 
 class ToolFacts(BaseModel):
