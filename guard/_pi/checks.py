@@ -19,13 +19,14 @@ from guard._errors import PiFileError
 from guard._hermetic import minimal_env
 from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation
-from guard._pi.probe import NodeFound, PiFound, node_satisfies
+from guard._pi.probe import NEWEST_TESTED, NodeFound, PiFound, newer_than_tested, node_satisfies
 from guard._pi.trust import TrustDecision, project_trust
 
 __all__ = [
     "PYTHON_TIMEOUT_SECONDS",
     "check_config",
     "check_installs",
+    "check_mcp",
     "check_node",
     "check_pi",
     "check_python",
@@ -58,6 +59,17 @@ def check_pi(pis: Sequence[PiFound]) -> Check:
     found = "; ".join(_describe(pi) for pi in pis)
     if any(pi.version is None for pi in pis):
         return Check(name="pi", status="warn", reason="pi-version-unknown", detail=found)
+    newer = [pi for pi in pis if newer_than_tested(pi.version)]
+    if newer:
+        tested = ".".join(map(str, NEWEST_TESTED))
+        return Check(
+            name="pi",
+            status="warn",
+            reason="pi-newer-than-tested",
+            detail=f"{found}; newer than {tested}, the newest the guard is tested with: tools"
+            " it brings that the guard does not know ask at every call",
+            fix="update pi-operator-guard, or keep asking for those tools",
+        )
     return Check(name="pi", status="ok", reason="pi-found", detail=found)
 
 
@@ -311,3 +323,42 @@ def check_python(location: InstallLocation, config: ExtensionConfig) -> Check:
     return Check(
         name="python", subject=python, status="ok", reason="imports-guard", detail="imports guard"
     )
+
+
+# -- MCP servers -------------------------------------------------------------------------
+
+
+def check_mcp(folder: Path, home: Path, agent_dir: Path) -> Check:
+    """The MCP servers pi would start here (the user's ``mcp.json``, the project's
+    ``.pi/mcp.json``) and how the guard judges their tools' calls. A project's servers are a
+    warning: pi starts them outside the sandbox, and every call of theirs asks."""
+    from guard._policy import Policy, read_mcp_servers
+
+    mine = read_mcp_servers(agent_dir / "mcp.json")
+    theirs = read_mcp_servers(folder / ".pi" / "mcp.json")
+    trust = Policy.load(home, folder).mcp
+    parts: list[str] = []
+    for servers, where in ((mine, "your mcp.json"), (theirs, "the project's .pi/mcp.json")):
+        if servers.problem is not None:
+            parts.append(f"{where} could not be read ({servers.problem}): no server's hints count")
+        for key in sorted(servers.replacing - {"*"}):
+            if servers is theirs:
+                how = "every call asks (a project's server)"
+            elif key in trust.hints and key not in trust.project and "*" not in trust.project:
+                how = "hints trusted: read-only tools run unasked"
+            else:
+                how = "every call asks"
+            parts.append(f"{key} ({where}): {how}")
+    if not parts:
+        return Check(name="mcp", status="ok", reason="no-mcp-servers", detail="none configured")
+    detail = "; ".join(parts) + " (pi starts stdio servers outside the sandbox)"
+    if theirs.present:
+        return Check(
+            name="mcp",
+            status="warn",
+            reason="project-mcp-servers",
+            detail=detail,
+            fix="pi starts the project's servers outside the sandbox in a trusted folder: read "
+            ".pi/mcp.json before you trust this folder",
+        )
+    return Check(name="mcp", status="ok", reason="mcp-servers", detail=detail)

@@ -38,6 +38,7 @@ from guard._home import check_home, resolve_home
 from guard._pi.checks import (
     check_config,
     check_installs,
+    check_mcp,
     check_node,
     check_pi,
     check_python,
@@ -147,6 +148,8 @@ def diagnose(
             # From the very first run: a fresh install's home does not exist yet, but the
             # agent's bash would still be blocked where the sandbox cannot start.
             checks.append(sandbox_check(folder, chosen, agent_dir))
+    if folder.is_dir():
+        checks.append(check_mcp(folder, homes[0], agent_dir))
     failed = any(c.status == "fail" for c in checks)
     return DoctorReport(
         directory=str(folder),

@@ -23,12 +23,25 @@ from guard._hermetic import SYSTEM_PATH, minimal_env
 from guard._home import PI_PACKAGES
 from guard._pi.trust import TRUST_INTRODUCED
 
+NEWEST_TESTED = (1, 6, 0)
+"""The newest pi the guard is tested with end to end (tools/pi/current pins it; a test keeps
+them equal). A newer pi may bring tools the guard does not know: those ask by default."""
+
+
+def newer_than_tested(version: str | None) -> bool:
+    """Whether ``version`` is a pi newer than :data:`NEWEST_TESTED` (unknown: not said)."""
+    parsed = parse_version(version)
+    return parsed is not None and tuple(parsed) > NEWEST_TESTED
+
+
 __all__ = [
+    "NEWEST_TESTED",
     "PI_PACKAGES",
     "NodeFound",
     "PiFound",
     "find_node",
     "find_pis",
+    "newer_than_tested",
     "node_satisfies",
     "parse_version",
 ]

@@ -26,6 +26,7 @@ from guard._grants.store import GrantRecord
 from guard._guard import Guard
 from guard._logging import get_logger
 from guard._monitor import Monitor
+from guard._pi.probe import newer_than_tested
 from guard._sandbox import SandboxPlan
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.network import SessionNetwork
@@ -130,7 +131,11 @@ class SidecarState(RpcServer):
         if self._open_problem is not None:
             return status_home_unusable(*self._open_problem)
         page = self._page.url if self._page is not None else None
-        return status_on(os.getpid(), self._sandbox.state if self._sandbox else None, page)
+        pi = self._sandbox_params.pi_version if self._sandbox_params is not None else None
+        untested = pi if newer_than_tested(pi) else None
+        return status_on(
+            os.getpid(), self._sandbox.state if self._sandbox else None, page, untested
+        )
 
     def _note_damage(self) -> None:
         """A call found the log damaged while this sidecar runs: from now on every call is
