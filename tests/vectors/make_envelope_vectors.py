@@ -80,6 +80,13 @@ UNSIGNED: dict[str, Any] = {
 }
 
 
+MCP_CALL = {
+    "toolName": "mcp__files__delete_file",
+    "actionKind": "protected",
+    "payloadHash": sha256_prefixed(canonical_json({"path": "notes.txt"})),
+}
+
+
 def sign(details: dict[str, Any], signer: Signer = ACTIVE) -> dict[str, Any]:
     """``details`` with the signature ``signer`` makes over exactly them (any shape at all)."""
     return {**details, "signature": b64url_encode(signer.sign(signing_message(details)))}
@@ -188,6 +195,14 @@ def vectors() -> list[Vector]:
             match(),
         ),
         ("valid-protected", text(envelope(signed(actionKind="protected"))), NOW, match()),
+        # A tool of an MCP server (pi's ``mcp__<server>__<tool>``): bound to the server too.
+        ("valid-mcp-tool", text(envelope(signed(**MCP_CALL))), NOW, match()),
+        (
+            "mcp-tool-of-another-server-after-signing",
+            text(envelope({**signed(**MCP_CALL), "toolName": "mcp__filez__delete_file"})),
+            NOW,
+            no("untrusted", "signature-invalid"),
+        ),
         (
             "valid-ttl-600",
             text(envelope(signed(expiresAtIso="2026-11-22T01:10:00.000Z"))),
