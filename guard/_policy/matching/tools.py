@@ -71,6 +71,7 @@ MCP_RESOURCE_TOOLS = frozenset(
 )
 """pi's MCP resource tools: a resource list or read is a read (``uri`` is matched as one)."""
 
+_SPACE = re.compile(r"\s")
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _MAX_STRINGS = 256  # string arguments looked at per call; more is too complex to judge
 _MAX_DEPTH = 8
@@ -250,6 +251,11 @@ def _as_path(key: str, text: str) -> str | None:
         return value
     if key in _PATH_KEYS and value and "://" not in value:
         return value
+    # A word that reads like a relative path (``.env``, ``config/prod.yml``) under any key: a
+    # server resolves it against its own directory, usually the project's.
+    if value.startswith(".") or "/" in value:
+        if "://" not in value and not _SPACE.search(value) and len(value) <= 4096:
+            return value
     return None
 
 

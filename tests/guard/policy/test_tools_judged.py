@@ -146,6 +146,12 @@ def test_a_trusted_read_only_tool_still_asks_for_protected_paths(world: World) -
     guard = judge(world, read, location=str(world.guard_home / "signing.key"))
     assert guard.verdict == "block" and "builtin.guard-home" in guard.rule_ids
     assert judge(world, read, path="README.md").verdict == "allow"
+    # a relative path under a key the guard does not know (the server resolves it itself)
+    (world.project / ".env").write_text("TOKEN=x\n")
+    dotenv = judge(world, read, q=".env")
+    assert dotenv.verdict == "confirm" and "builtin.dotenv" in dotenv.rule_ids
+    assert judge(world, read, q="../home/.ssh/x", text="hello world").verdict != "allow"
+    assert judge(world, read, q="hello world", mime="text/plain").verdict == "allow"
 
 
 def test_a_command_argument_is_judged_as_a_command(world: World) -> None:
