@@ -253,9 +253,9 @@ def _as_path(key: str, text: str) -> str | None:
         return value
     # A word that reads like a relative path (``.env``, ``config/prod.yml``) under any key: a
     # server resolves it against its own directory, usually the project's.
-    if value.startswith(".") or "/" in value:
-        if "://" not in value and not _SPACE.search(value) and len(value) <= 4096:
-            return value
+    relative = value.startswith(".") or "/" in value
+    if relative and "://" not in value and not _SPACE.search(value) and len(value) <= 4096:
+        return value
     return None
 
 
