@@ -19,6 +19,7 @@ import pytest
 from guard import Guard
 from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._hermetic import (
+    GIT_SAFE_OPTIONS,
     SYSTEM_BIN_DIRS,
     ProgramNotFound,
     git_env,
@@ -215,3 +216,50 @@ def test_a_forked_child_leaves_the_empty_home_to_its_parent() -> None:
     ).stdout.split()
     assert alive_after_child == "True"
     assert not os.path.exists(home)
+
+
+# -- tests that notice a loosened default (issue: "holes found by attacking") -----------------
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "GIT_CONFIG_PARAMETERS", "NODE_OPTIONS", "GIT_DIR"])
+def test_minimal_env_keeps_none_of_the_callers_variables(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """Compared with what the guard sets, not with ``minimal_env()`` itself: a
+    ``minimal_env`` that inherited the caller's environment would pass a self-comparison."""
+    monkeypatch.setenv(name, "/tmp/planted")
+    env = minimal_env()
+    assert name not in env
+    assert set(env) == {"PATH", "LC_ALL", "LANG", "HOME", "TMPDIR"}
+    assert set(git_env()) - set(env) == {
+        "GIT_CONFIG_NOSYSTEM", "GIT_CONFIG_GLOBAL", "GIT_ATTR_NOSYSTEM", "GIT_TERMINAL_PROMPT",
+        "GIT_PAGER", "GIT_EDITOR", "XDG_CONFIG_HOME",
+    }  # fmt: skip
+
+
+def test_an_fsmonitor_in_the_repositorys_own_config_does_not_run(tmp_path: Path) -> None:
+    """The anchor repository's own ``.git/config`` names an fsmonitor (not the user's
+    ``~/.gitconfig``, which the hermetic environment never reads): git runs nothing."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    repo = tmp_path / "repo"
+    git = system_program("git")
+    subprocess.run([git, "init", "-q", str(repo)], check=True, env=git_env(), capture_output=True)
+    monitor = executable(tmp_path / "fsmonitor.sh", planted(marks, "fsmonitor"))
+    with (repo / ".git" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = {monitor}\n\thooksPath = {tmp_path / 'hooks'}\n")
+    executable(tmp_path / "hooks" / "post-index-change", planted(marks, "hook"))
+    (repo / "a.txt").write_text("a\n")
+    for args in (["status", "--porcelain"], ["add", "a.txt"], ["diff", "--cached"]):
+        run([git, *GIT_SAFE_OPTIONS, "-C", str(repo), *args], env=git_env())
+    assert sorted(p.name for p in marks.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757, 0o770, 0o777])
+def test_a_program_writable_by_its_group_or_others_is_never_run(tmp_path: Path, mode: int) -> None:
+    copy = executable(tmp_path / "bin" / "git", "#!/bin/sh\n")
+    copy.chmod(mode)
+    with pytest.raises(ProgramNotFound, match="writable by its group or others"):
+        system_program("git", (str(copy.parent),))
+    copy.chmod(0o755)
+    assert system_program("git", (str(copy.parent),)) == str(copy)
