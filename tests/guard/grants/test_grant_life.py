@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from audit import read_records, utc_now
+from audit import parse_iso, read_records, utc_now
 from guard import Guard
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore
@@ -250,3 +250,16 @@ def test_many_processes_share_the_uses_and_none_is_counted_twice(
     assert answers.count(True) == 5
     uses = sorted(e["use"] for e in events(home, "grant.used"))
     assert uses == [1, 2, 3, 4, 5]
+
+
+def test_a_grant_covers_until_the_millisecond_before_its_expiry_and_not_at_it(
+    guard: Guard, home: Path, workspace: Path
+) -> None:
+    grant(guard, workspace)
+    (state,) = guard.grants.listed(utc_now())
+    expires = parse_iso(state.record.expires_at_iso, "expiresAtIso")
+    with freeze_time(expires - timedelta(milliseconds=1)):
+        assert covered(guard, workspace, "rm -f b.txt")
+    with freeze_time(expires):
+        assert not covered(guard, workspace, "rm -f c.txt")
+    assert [e["reason"] for e in events(home, "grant.expired")] == ["time"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.guard.grants.conftest import World
@@ -145,3 +147,15 @@ def test_neither_the_home_nor_a_parent_of_the_guard_home_is_widened(
     monkeypatch.setenv("PI_OPERATOR_GUARD_HOME", str(world.workspace / "sub" / "guard"))
     found = world.bash_offers("rm -f sub/a.txt")
     assert [o.breadth for o in found] == ["same-call"]
+
+
+def test_a_sibling_folder_whose_name_extends_the_workspaces_is_outside_it(world: World) -> None:
+    """``app2`` beside the workspace ``app``: a plain prefix would call it inside."""
+    sibling = Path(f"{world.workspace}2")
+    sibling.mkdir()
+    (sibling / "x.txt").write_text("x")
+    assert world.bash_offers(f"rm -f {sibling}/x.txt") == ()
+    assert world.offers("write", {"path": f"{sibling}/x.txt", "content": ""}) == ()
+    (world.workspace / "a.txt").write_text("a")
+    _, directory = world.bash_offers("rm -f a.txt")
+    assert not world.bash_covers(directory.pattern, f"rm -f {sibling}/x.txt").covered
