@@ -21,7 +21,7 @@ from tests.guard.effects.test_review import git, make_repo, review
         (
             "mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml",
             "rm -rf .github",
-        ),  # fmt: skip
+        ),
         ("echo 'dist/' >> .gitignore", "echo '' > .gitignore"),
         ("echo '* text=auto' > .gitattributes", "rm .gitattributes"),
         ("printf '[submodule \"x\"]\\n' > .gitmodules", "echo > .gitmodules"),
