@@ -288,7 +288,8 @@ class ApprovalRefusedData(WireModel):
     (``unknown-id``), not what it was shown (``stale``), came after the first answer
     (``already-answered``), after the deadline (``expired``) or after the question was
     withdrawn (``withdrawn``); or the caller was not the operator: another user on the socket
-    (``other-user``), on the page no session or a wrong login token (``no-session``,
+    (``other-user``) or a process in another pid or user namespace, as every command of the
+    agent's sandbox is (``sandboxed-peer``), on the page no session or a wrong login token (``no-session``,
     ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS rebinding) or
     ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
     ``bad-csrf``); or a passkey answer whose signature did not verify (an ``operator-…``
@@ -302,6 +303,7 @@ class ApprovalRefusedData(WireModel):
         "expired",
         "withdrawn",
         "other-user",
+        "sandboxed-peer",
         "no-session",
         "bad-login",
         "login-locked",

@@ -7,7 +7,9 @@ approver ``cli`` (or ``web``: the page of ``pi-guard approvals serve`` relays it
 ``{"op": "state", "id"}`` says what became of one without answering it.
 Only the operator reaches it: the guard home is hidden from the agent's sandbox and refused
 to pi's file tools, the socket is ``0600`` in a ``0700`` directory, and a peer of another
-user is refused (``SO_PEERCRED``). The path is bound and reached through the directory's
+user is refused (``SO_PEERCRED``), and so is a peer in another pid or user namespace: every
+command of the agent's sandbox runs in one, and may reach the socket of a home it does not
+hide (another guard home outside ``$HOME``). The path is bound and reached through the directory's
 descriptor (``/proc/self/fd/N/…``): a Unix socket path is limited to 107 bytes, a home is not.
 """
 
@@ -51,9 +53,26 @@ def _via_fd(directory: Path) -> Iterator[str]:
         os.close(fd)
 
 
-def _peer_uid(conn: socket.socket) -> int:
+def _peer(conn: socket.socket) -> tuple[int, int]:
+    """The peer's pid (in our pid namespace; 0 when it has none here) and uid."""
     creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
+
+
+def _outside_our_namespaces(pid: int) -> bool:
+    """Whether the peer runs in another pid or user namespace than this sidecar (as every
+    command of the agent's sandbox does: bubblewrap always unshares the pid namespace), or
+    cannot be placed (fail closed)."""
+    if pid <= 0:
+        return True
+    try:
+        return any(
+            os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
+            for ns in ("pid", "user")
+        )
+    except OSError:
+        return True
 
 
 class LocalApprovals:
@@ -96,8 +115,14 @@ class LocalApprovals:
         threading.Thread(target=serve, name="approvals-local", daemon=True).start()
 
     def _serve(self, conn: socket.socket, line: bytes) -> dict[str, Any]:
-        if _peer_uid(conn) != os.getuid():
+        pid, uid = _peer(conn)
+        if uid != os.getuid():
             self._on_refused("other-user", "", "cli")
+            return {"error": "refused"}
+        if _outside_our_namespaces(pid):
+            # A sandboxed command that reached a socket (another home's, one not hidden):
+            # it is never the operator, whatever it asks.
+            self._on_refused("sandboxed-peer", "", "cli")
             return {"error": "refused"}
         if len(line) > MAX_REQUEST_BYTES:
             return {"error": "too-large"}

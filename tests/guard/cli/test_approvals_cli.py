@@ -15,10 +15,12 @@ import contextlib
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -31,6 +33,7 @@ import pytest
 from guard._approvals.broker import ApprovalBroker, question_digest
 from guard._approvals.local import SOCKET_NAME, LocalApprovals
 from guard._approvals.model import AnswerRequest, Pending
+from guard._hermetic import system_program
 from tests.cli_runner import Result, invoke
 
 TITLE = "operator-guard: allow destructive bash?"
@@ -405,3 +408,76 @@ def test_serve_prints_a_one_time_login_to_stderr_only(tmp_path: Path) -> None:
     assert [r["data"]["reason"] for r in refused if r["event"] == "approval.refused"] == [
         "bad-login"
     ]
+
+
+def test_a_peer_in_another_pid_namespace_is_refused_whatever_it_asks(
+    home: Home, tmp_path: Path
+) -> None:
+    """A sandboxed command (bubblewrap always unshares the pid namespace) that reached a
+    sidecar's socket, of its own session or another, lists nothing and answers nothing."""
+    refused: list[tuple[str, str]] = []
+    side = home.sidecar()
+    side.local._on_refused = lambda why, detail, who: refused.append((why, who))
+    approval = side.ask()
+    client = tmp_path / "client.py"
+    client.write_text(
+        "import json, socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1])\n"
+        "s.sendall((sys.argv[2] + '\\n').encode())\n"
+        "print(s.makefile().readline(), end='')\n"
+    )
+    sock = SOCKET_NAME  # from its directory: a socket path has at most 107 bytes
+    answer = {"op": "answer", "id": approval.id, "digest": approval.digest, "decision": "yes",
+              "approver": "web"}  # fmt: skip
+    unshare = system_program("unshare")
+    for request in ({"op": "list"}, answer):
+        for flags in (["--pid", "--fork"], ["--user", "--map-root-user", "--pid", "--fork"]):
+            done = subprocess.run(
+                [unshare, *flags, sys.executable, str(client), sock, json.dumps(request)],
+                capture_output=True, text=True, timeout=30, check=False, cwd=side.directory,
+            )  # fmt: skip
+            assert done.stdout, (flags, done.stderr)
+            assert json.loads(done.stdout) == {"error": "refused"}, (flags, done.stderr)
+    assert [p.id for p in side.broker.pending()] == [approval.id]  # still open, unanswered
+    assert {why for why, _ in refused} == {"sandboxed-peer"}
+    # the same client outside a namespace of its own is the operator's terminal
+    same = subprocess.run(
+        [sys.executable, str(client), sock, json.dumps({"op": "list"})],
+        capture_output=True, text=True, timeout=30, check=False, cwd=side.directory,
+    )  # fmt: skip
+    assert [p["id"] for p in json.loads(same.stdout)["pending"]] == [approval.id]
+
+
+def test_a_peer_of_another_user_is_refused_even_where_it_can_connect() -> None:
+    """The socket's own modes keep other users out; the peer's uid is checked all the same
+    (a home on a shared or mis-moded directory). Runs a client as ``nobody``."""
+    if os.getuid() != 0:
+        pytest.skip("running a client as another user needs root (CI runs as root)")
+    top = Path(tempfile.mkdtemp(prefix="pi-guard-uid-"))
+    refused: list[str] = []
+    try:
+        with make_home(top / "home") as home:
+            side = home.sidecar()
+            side.local._on_refused = lambda why, detail, who: refused.append(why)
+            side.ask()
+            for directory in (top, home.path, home.path / "sessions", side.directory):
+                directory.chmod(0o711)
+            side.local.path.chmod(0o666)
+            client = (
+                "import socket, sys\n"
+                "s = socket.socket(socket.AF_UNIX)\n"
+                "s.connect(sys.argv[1])\n"
+                's.sendall(b\'{"op": "list"}\\n\')\n'
+                "print(s.makefile().readline(), end='')\n"
+            )
+            done = subprocess.run(
+                [system_program("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups",
+                 system_program("python3"), "-I", "-c", client, SOCKET_NAME],
+                capture_output=True, text=True, timeout=30, check=False, cwd=side.directory,
+            )  # fmt: skip
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert done.stdout, done.stderr
+    assert json.loads(done.stdout) == {"error": "refused"}, done.stderr
+    assert refused == ["other-user"]
