@@ -24,6 +24,7 @@ from guard._policy.matching.tools import McpTrust
 from guard._policy.settings.config import (
     PROJECT_RELAX_MESSAGE,
     PROJECT_SANDBOX_MESSAGE,
+    UNPARSED_SANDBOX_MESSAGE,
     LayerFile,
     builtin_layer,
     read_layer,
@@ -217,6 +218,16 @@ def _sandbox_settings(user: LayerFile, project: LayerFile | None, loaded: Merged
     if user.sandbox is None:
         return
     loaded.sandbox_from = "user"
+    if user.status == "invalid":
+        # Neither read nor parsed: the strictest it may have asked for, and why.
+        loaded.sandbox = user.sandbox
+        file = user.file or "<user>"
+        first = user.problems[0] if user.problems else None
+        why = f" ({first.message}, line {first.line})" if first is not None else ""
+        loaded.problems.append(
+            ConfigProblem(file=file, line=1, key="sandbox", message=UNPARSED_SANDBOX_MESSAGE + why)
+        )
+        return
     if not user.problems:
         loaded.sandbox = user.sandbox
         return

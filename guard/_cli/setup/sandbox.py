@@ -89,7 +89,11 @@ def cmd_check(args: argparse.Namespace) -> ExitCode:
         lines += [f"note:     {n}" for n in session.notes]
         lines += [f"problem:  {p}" for p in facts["problems"]]
         sys.stdout.write("\n".join(lines) + "\n")
-    return ExitCode.OK if usable else ExitCode.SANDBOX
+    if not usable:
+        return ExitCode.SANDBOX
+    # The user's policy could not be read: the sandbox runs, stricter than the file may say.
+    unparsed = any("until this file can be read" in p for p in facts["problems"])
+    return ExitCode.BAD_INPUT if unparsed else ExitCode.OK
 
 
 def _command_text(words: list[str]) -> str:

@@ -39,6 +39,7 @@ __all__ = [
     "PROJECT_LEDGER_MESSAGE",
     "PROJECT_RELAX_MESSAGE",
     "PROJECT_SANDBOX_MESSAGE",
+    "UNPARSED_SANDBOX_MESSAGE",
     "LayerFile",
     "builtin_layer",
     "check_config_file",
@@ -228,7 +229,12 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         line = int(found.group(1)) if found else 1
         message = _TOML_POSITION.sub("", str(exc)).strip() or "invalid TOML"
         reader.problem(line, "(syntax)", f"not valid TOML: {message}")
-        return LayerFile(layer, file, "invalid", (), (), Settings(), tuple(reader.problems))
+        # "at end of document": every line before the end may still parse
+        upto = line if found else text.count("\n") + 1
+        sandbox = _unparsed_sandbox(text, upto) if layer == "user" else None
+        return LayerFile(
+            layer, file, "invalid", (), (), Settings(), tuple(reader.problems), sandbox=sandbox
+        )
 
     for key in data:
         if key not in _TOP_KEYS:
@@ -332,6 +338,31 @@ def _parse_sandbox(
     except ValidationError as exc:
         reader.validation("sandbox", None, exc)
         return _restrictions_of(raw), line
+
+
+UNPARSED_SANDBOX_MESSAGE = (
+    "the sandbox keeps the network off (and hides what the file's [sandbox] still says "
+    "before the error) until this file can be read as TOML"
+)
+
+
+def _unparsed_sandbox(text: str | None, line: int = 1) -> SandboxSettings:
+    """The sandbox of a user file that cannot be read or parsed: the strictest it may have
+    asked for. The network is ``off`` (the file may have said so below the error), and the
+    ``hidden`` paths of a ``[sandbox]`` table that parses before the error still count."""
+    hidden: tuple[str, ...] = ()
+    lines = (text or "").splitlines()[: max(line - 1, 0)]
+    while lines:
+        try:
+            head = tomllib.loads("\n".join(lines))
+        except tomllib.TOMLDecodeError:
+            lines.pop()  # a table cut in the middle: try one line less
+            continue
+        raw = head.get("sandbox")
+        kept = _restrictions_of(raw) if isinstance(raw, dict) else None
+        hidden = kept.hidden if kept is not None else ()
+        break
+    return SandboxSettings(network=NetworkSettings(mode="off"), hidden=hidden)
 
 
 def _restrictions_of(raw: Mapping[str, Any]) -> SandboxSettings | None:
@@ -465,7 +496,8 @@ def read_layer(path: Path, layer: LayerName) -> LayerFile:
     file = str(path)
     text, problem = _read_text(path, file)
     if problem is not None:
-        return LayerFile(layer, file, "invalid", (), (), Settings(), (problem,))
+        sandbox = _unparsed_sandbox(None) if layer == "user" else None
+        return LayerFile(layer, file, "invalid", (), (), Settings(), (problem,), sandbox=sandbox)
     if text is None:
         return LayerFile(layer, file, "absent", (), (), Settings(), ())
     return parse_layer(text, file, layer)

@@ -135,9 +135,11 @@ def test_user_relaxing_settings_is_honoured_project_tightening_too(world: World)
 def test_invalid_toml_names_the_line_and_falls_back(world: World) -> None:
     path = world.user_config('[[rule]]\nid = "me.x"\nverdict = "confirm\nprogram = "x"\n')
     policy = world.policy()
-    # Besides the syntax error: grants are off, since what the file says of them is unknown.
-    problem, grants_off = policy.problems
+    # Besides the syntax error: grants are off and the sandbox's network is off, since what
+    # the file says of them is unknown.
+    problem, network_off, grants_off = policy.problems
     assert (grants_off.file, grants_off.key) == (str(path), "grants")
+    assert (network_off.key, "network off" in network_off.message) == ("sandbox", True)
     assert problem.file == str(path)
     assert problem.line == 3
     assert problem.key == "(syntax)"
