@@ -9,6 +9,8 @@ relaxing settings are dropped and reported.
 from __future__ import annotations
 
 import contextlib
+import difflib
+import functools
 import re
 import tomllib
 from collections.abc import Mapping
@@ -164,7 +166,25 @@ def _listify(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _message(error: Mapping[str, Any]) -> str:
     text = str(error.get("msg", "invalid"))
+    loc = tuple(error.get("loc", ()))
+    if error.get("type") == "extra_forbidden" and loc:
+        text += _did_you_mean(str(loc[-1]))
     return text.removeprefix("Value error, ")
+
+
+@functools.cache
+def _known_keys() -> tuple[str, ...]:
+    models = (
+        Settings, SandboxSettings, NetworkSettings, LedgerSettings, GrantSettings,
+        ApprovalSettings, EvidenceSettings, McpSettings, Rule,
+    )  # fmt: skip
+    return tuple(sorted({name for m in models for name in m.model_fields} | set(_TOP_KEYS)))
+
+
+def _did_you_mean(key: str) -> str:
+    """``" (did you mean 'x'?)"`` for a near miss of a key the policy knows, else ``""``."""
+    close = difflib.get_close_matches(key, _known_keys(), n=1, cutoff=0.75)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def _key_name(table: str, index: int | None, loc: tuple[Any, ...]) -> str:
@@ -242,7 +262,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
                 reader.lines.of("", 0, key),
                 key,
                 "unknown key (expected version, [settings], [sandbox], [ledger], [grants], "
-                "[approvals], [evidence], [mcp] or [[rule]])",
+                "[approvals], [evidence], [mcp] or [[rule]])" + _did_you_mean(key),
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):

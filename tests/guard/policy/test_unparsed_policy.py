@@ -70,3 +70,24 @@ def test_sandbox_check_names_the_problem_and_exits_non_zero(world: World, tmp_pa
     world.user_config(GOOD_HEAD)
     ok = invoke("sandbox", "check", "--cwd", str(world.project), home=world.guard_home)
     assert ok.returncode in (0, 7)  # 7 where bubblewrap cannot start here
+
+
+@pytest.mark.parametrize(
+    ("text", "meant"),
+    [
+        ('[approvals]\nheadles = "wait"\n', "headless"),
+        ('[sandbox]\nwriteable = ["/x"]\n', "writable"),
+        ('[sandboxx]\nmode = "off"\n', "sandbox"),
+        ('[[rule]]\nid = "a.b"\nverdict = "block"\nprogramm = ["x"]\n', "program"),
+        ('[mcp]\ntrust_hint = ["docs"]\n', "trust_hints"),
+    ],
+)
+def test_a_near_miss_key_says_what_was_meant(world: World, text: str, meant: str) -> None:
+    world.user_config(text)
+    problems = [p.message for p in world.policy().problems]
+    assert any(f"did you mean '{meant}'?" in m for m in problems), problems
+
+
+def test_a_key_near_nothing_gets_no_guess(world: World) -> None:
+    world.user_config("[sandbox]\nzzzqqq = 1\n")
+    assert not any("did you mean" in p.message for p in world.policy().problems)
