@@ -289,12 +289,13 @@ class ApprovalRefusedData(WireModel):
     (``already-answered``), after the deadline (``expired``) or after the question was
     withdrawn (``withdrawn``); or the caller was not the operator: another user on the socket
     (``other-user``) or a process in another pid or user namespace, as every command of the
-    agent's sandbox is (``sandboxed-peer``), on the page no session or a wrong login token (``no-session``,
-    ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS rebinding) or
-    ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
+    agent's sandbox is (``sandboxed-peer``), on the page no session or a wrong login token
+    (``no-session``, ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS
+    rebinding) or ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
     ``bad-csrf``); or a passkey answer whose signature did not verify (an ``operator-…``
     reason, as the consumer names it), or asked for one with no authenticator enrolled
-    (``no-operator``)."""
+    (``no-operator``). ``count``: a record stands for that many refusals of one kind heard
+    between two calls of the agent (a flood is a few records, never thousands)."""
 
     reason: Literal[
         "unknown-id",
@@ -325,6 +326,9 @@ class ApprovalRefusedData(WireModel):
     ]
     approver: Approver
     approval_id: Annotated[str, Field(max_length=64)] | None = None
+    count: int | None = Field(
+        default=None, ge=2, description="how many such refusals this record stands for"
+    )
     session: SessionRef | None = None
 
 

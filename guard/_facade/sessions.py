@@ -59,11 +59,16 @@ class SessionsPart(GrantsPart):
         self.end_grants("session-ended")
         self._append("session.ended", {"reason": reason, **self.session_counts})
 
-    def approval_refused(self, reason: str, approver: Approver, approval_id: str | None) -> None:
-        """Audit ``approval.refused``: a screen's answer lost or was not the operator's."""
+    def approval_refused(
+        self, reason: str, approver: Approver, approval_id: str | None, *, count: int = 1
+    ) -> None:
+        """Audit ``approval.refused``: a screen's answer lost or was not the operator's
+        (``count`` times, coalesced)."""
         data: dict[str, Any] = {"reason": reason, "approver": approver}
         if approval_id:
             data["approvalId"] = shorten(approval_id, 64)
+        if count > 1:
+            data["count"] = count
         self._append("approval.refused", data)
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:

@@ -125,7 +125,7 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         self._broker = ApprovalBroker()
         self._local: LocalApprovals | None = None
         self._page: ApprovalPage | None = None
-        self._refused: list[tuple[str, Approver, str | None]] = []
+        self._refused: dict[tuple[str, Approver, str | None], int] = {}
         self._refused_lock = threading.Lock()
         try:
             if verify_only:

@@ -78,6 +78,10 @@ def alive(session: str) -> bool:
     return True
 
 
+MAX_REFUSAL_KINDS = 64
+"""Distinct (reason, screen, question) refusals kept apart between two calls."""
+
+
 class SidecarState(RpcServer):
     """What :class:`guard._sidecar.handlers.methods.Sidecar` holds (set in its ``__init__``),
     with the helpers every part uses."""
@@ -103,7 +107,8 @@ class SidecarState(RpcServer):
     _broker: ApprovalBroker
     _local: LocalApprovals | None
     _page: ApprovalPage | None
-    _refused: list[tuple[str, Approver, str | None]]
+    # Refusals heard on other threads, coalesced: (reason, approver, question) -> how many.
+    _refused: dict[tuple[str, Approver, str | None], int]
     _refused_lock: threading.Lock
 
     def _need_guard(self) -> Guard:
@@ -171,17 +176,24 @@ class SidecarState(RpcServer):
         _log.info("anchored", when=when, size=written.size, created=written.created)
 
     def _note_refused(self, reason: str, approval_id: str, approver: Approver) -> None:
+        """Count a refusal heard on another thread. A flood (thousands of bad requests from
+        a command that found the page) stays a few records: refusals are coalesced by reason,
+        screen and question, and past :data:`MAX_REFUSAL_KINDS` by reason and screen."""
+        key = (reason, approver, approval_id or None)
         with self._refused_lock:
-            self._refused.append((reason, approver, approval_id or None))
+            if key not in self._refused and len(self._refused) >= MAX_REFUSAL_KINDS:
+                key = (reason, approver, None)
+            self._refused[key] = self._refused.get(key, 0) + 1
 
     def _audit_refused(self) -> None:
-        """Audit the answers the listener refused since the last call (on this thread)."""
+        """Audit the answers the listener refused since the last call (on this thread), one
+        record per kind with how many there were."""
         with self._refused_lock:
-            taken, self._refused = self._refused, []
+            taken, self._refused = self._refused, {}
         if self._guard is None or self._damage is not None:
             return
-        for reason, approver, approval_id in taken:
-            self._guard.approval_refused(reason, approver, approval_id)
+        for (reason, approver, approval_id), count in taken.items():
+            self._guard.approval_refused(reason, approver, approval_id, count=count)
 
     def _audit_network(self) -> list[tuple[str, int]]:
         """Audit what the allowlist proxy refused since the last call (it runs on a thread

@@ -211,3 +211,27 @@ def test_the_page_starts_with_the_session_when_the_user_policy_says_so(
         server.close()
     audited = [(r["reason"], r["approver"]) for r in records(home, "approval.refused")]
     assert audited == [("no-session", "web")]
+
+
+def test_a_flood_of_refused_answers_is_a_few_records_and_none_is_lost(
+    tmp_path: Path, project: Path
+) -> None:
+    """Thousands of bad answers (a command that found the socket or the page) become one
+    record per kind with its count, written even when the sidecar stops right after."""
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    server = Sidecar(home)
+    approval = result(server, "evaluate", rm(project))["approval"]
+    stale = {"op": "answer", "id": approval["id"], "digest": "sha256:" + "0" * 64,
+             "decision": "yes"}  # fmt: skip
+    for n in range(600):
+        bogus = f"apr_{n:0>22}"
+        assert local(server, {**stale, "id": bogus})["outcome"] == "unknown-id"
+        assert local(server, stale)["outcome"] == "stale"
+    server.close()  # the sidecar stops with every refusal still queued
+    refused = records(home, "approval.refused")
+    assert len(refused) <= 70
+    by_reason: dict[str, int] = {}
+    for record in refused:
+        by_reason[record["reason"]] = by_reason.get(record["reason"], 0) + record.get("count", 1)
+    assert by_reason == {"unknown-id": 600, "stale": 600}
