@@ -121,6 +121,16 @@ def _plain(command: Command, text: str, cwd: str) -> bool:
     return re.fullmatch(shape, text) is not None
 
 
+def _pinned_option(value: str, cwd: str) -> str:
+    """``--opt=VALUE`` with VALUE absolute when it names a file that is there
+    (``chmod --reference=c.md``), else the option as written."""
+    name, equals, rest = value.partition("=")
+    if not equals or not rest or not name.startswith("--"):
+        return value
+    path = _normalize(rest, cwd)
+    return f"{name}={path}" if path is not None and os.path.lexists(path) else value
+
+
 def _bash_facts(command: Command, cwd: str, home: str, verdict: Verdict) -> CallFacts | Refusal:
     mentions = command_mentions(command, _normalize, home)
     if any(m.path is None or m.pattern is not None for m in mentions):
@@ -141,10 +151,13 @@ def _bash_facts(command: Command, cwd: str, home: str, verdict: Verdict) -> Call
             targets.append(path)
             continue
         trailing = trailing and not targets
-        if path is not None and path in named:
-            fixed.append(path)  # a path the command reads: pinned, whatever the cwd
+        if path is not None and (path in named or os.path.lexists(path)):
+            # A path the command reads, or a word naming a file that is there (an operand
+            # the analysis has no row for): pinned, so from another directory it is another
+            # argument, never another file under the same name.
+            fixed.append(path)
         else:
-            fixed.append(value)
+            fixed.append(_pinned_option(value, cwd) if option else value)
     chosen = set(targets)
     pinned = chosen | set(fixed)
     if any(m.path not in (chosen if m.target else pinned) for m in mentions):

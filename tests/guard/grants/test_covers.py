@@ -138,3 +138,21 @@ def test_a_pattern_must_stay_inside_its_scope() -> None:
             scope="/srv/app",
             rule_ids=("builtin.rm",),
         )
+
+
+@pytest.mark.parametrize(
+    "command", ["chmod --reference=c.md b.txt", "chmod --reference c.md b.txt"]
+)
+def test_an_operand_naming_a_file_is_bound_like_a_target(world: World, command: str) -> None:
+    """From another directory, ``c.md`` is another file: the grant does not cover it."""
+    for where in (world.workspace, world.workspace / "sub"):
+        where.mkdir(exist_ok=True)
+        (where / "c.md").write_text(f"reference in {where.name}\n")
+        (where / "b.txt").write_text("b\n")
+    same, _ = world.bash_offers(command)
+    bound = [*same.pattern.fixed_args, *same.pattern.globs]
+    assert any(str(world.workspace / "c.md") in arg for arg in bound), same.pattern
+    assert world.bash_covers(same.pattern, command).covered
+    sub = world.workspace / "sub"
+    other = command.replace("b.txt", f"{world.workspace}/b.txt")
+    assert not world.bash_covers(same.pattern, other, cwd=sub).covered
