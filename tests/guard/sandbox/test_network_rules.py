@@ -197,3 +197,22 @@ def test_the_proxy_refuses_each_spelling(
     assert answer.startswith((b"HTTP/1.1 403 ", b"HTTP/1.1 400 ")), answer
     assert b"operator-guard: " in answer
     assert [(r.host, r.port, r.reason) for r in refusals] == [(host, port, reason)]
+
+
+def test_the_origin_is_told_to_close_after_the_one_request_the_proxy_checked() -> None:
+    """The proxy checks the host of the first request only: what it forwards must end the
+    connection after it (a keep-alive would let a second request name another host), and
+    none of the client's own connection headers may say otherwise."""
+    from guard._sandbox.proxy import _origin_form
+
+    rest = (
+        b"Host: pypi.org\r\nConnection: keep-alive\r\nKeep-Alive: timeout=600\r\n"
+        b"Proxy-Connection: keep-alive\r\nProxy-Authorization: Basic eA==\r\nAccept: */*"
+    )
+    sent = _origin_form("GET", "/simple/", "HTTP/1.1", rest)
+    headers = [h.lower() for h in sent.split(b"\r\n\r\n")[0].split(b"\r\n")[1:]]
+    assert headers.count(b"connection: close") == 1
+    assert not any(h.startswith((b"keep-alive", b"proxy-")) for h in headers)
+    assert [h for h in headers if h.startswith(b"connection")] == [b"connection: close"]
+    assert sent.startswith(b"GET /simple/ HTTP/1.1\r\nHost: pypi.org\r\n")
+    assert sent.endswith(b"\r\n\r\n")
