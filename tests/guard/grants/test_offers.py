@@ -125,7 +125,7 @@ def test_no_offer_for_the_guard_home_or_its_files(world: World) -> None:
 
 
 def test_no_offer_for_credentials_or_pi_extensions(world: World) -> None:
-    for path in ("id_ed25519", ".pi/extensions/x.ts", ".pi/operator-guard.toml"):
+    for path in ("id_ed25519", ".pi/skills/x/SKILL.md", ".pi/operator-guard.toml"):
         verdict = world.verdict("write", {"path": path, "content": ""})
         assert verdict.verdict == "confirm", path
         assert world.offers("write", {"path": path, "content": ""}) == (), path
