@@ -60,6 +60,12 @@ def world(
     agent dir), so it loads on every pi version without ``--approve``; a test that wants a
     project install calls ``world.install("project")`` (and ``world.install("global",
     uninstall=True)`` to have only that one)."""
+    return make_world(tmp_path, pinned_pi, model_server)
+
+
+def make_world(tmp_path: Path, pinned_pi: PinnedPi, model_server: ScriptedModelServer) -> World:
+    """The :func:`world` fixture's world, for one given pi (a test of what only the current
+    pi has, MCP and codemode, builds its world on that one)."""
     project = tmp_path / "project"
     for name in ("build", "dist", "a", "b", "c"):
         (project / name).mkdir(parents=True)
