@@ -43,7 +43,7 @@ def delete_file(path: str) -> str:
 
 
 @server.tool()
-def exec(command: str) -> str:  # noqa: A001 - the tool's name, as a server would call it
+def exec(command: str) -> str:
     """Run a shell command."""
     _logged("exec", command=command)
     done = subprocess.run(["/bin/sh", "-c", command], capture_output=True, text=True, check=False)

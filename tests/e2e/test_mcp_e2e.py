@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,8 @@ def mcp_world(
     current_pi: PinnedPi,
     model_server: ScriptedModelServer,
     sidecar_command: list[str],
-) -> Iterator[World]:
-    yield make_world(tmp_path, current_pi, model_server)
+) -> World:
+    return make_world(tmp_path, current_pi, model_server)
 
 
 def serve(world: World, *, exposure: str = "direct", name: str = "notes") -> Path:
