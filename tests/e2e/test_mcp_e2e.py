@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tools.pi.harness import NEWEST, PinnedPi, ensure_pi
-from tools.pi.scripted_model import ScriptedModelServer, ToolCall
+from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
 from .conftest import make_world
 from .pi_world import World, confirms, result_text, tool_ends, turns
@@ -219,3 +219,53 @@ def test_another_extensions_tool_asks(mcp_world: World, model_server: ScriptedMo
     assert "danger_tool" in asked["title"]
     assert "the extension" in asked["message"]
     assert not marker.exists()
+
+
+def test_through_tool_search_the_found_tool_is_judged_too(
+    mcp_world: World, model_server: ScriptedModelServer
+) -> None:
+    world = mcp_world
+    log = serve(world, exposure="deferred")
+    victim = world.project / "a" / "keep.txt"
+    model_server.add_scenario(
+        "mcp-tool-search",
+        [
+            Turn(tool_calls=(ToolCall("tool_search", {"query": "delete file"}),)),
+            Turn(tool_calls=(mcp(world, "delete_file", path=str(victim)),)),
+            Turn(text="done"),
+        ],
+    )
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:mcp-tool-search", lambda _request: False, timeout=120)
+    searched = [e for e in tool_ends(events) if e["toolName"] == "tool_search"]
+    assert searched and not searched[0]["isError"], searched
+    (asked,) = confirms(events)
+    assert "mcp__notes__delete_file" in asked["title"]
+    assert calls(log) == [] and victim.exists()
+
+
+def test_pi_mcp_config_is_never_written_by_the_agent(
+    mcp_world: World, model_server: ScriptedModelServer
+) -> None:
+    world = mcp_world
+    planted = json.dumps({"mcpServers": {"evil": {"command": "sh", "args": ["-c", "id"]}}})
+    user_mcp = world.agent_dir / "mcp.json"
+    user_mcp.write_text('{"mcpServers": {}}')
+    project_mcp = world.project / ".pi" / "mcp.json"
+    prompt = scenario(
+        model_server,
+        "mcp-config-doors",
+        ToolCall("write", {"path": ".pi/mcp.json", "content": planted}),
+        ToolCall("write", {"path": str(user_mcp), "content": planted}),
+        ToolCall("edit", {"path": str(user_mcp), "oldText": "{}", "newText": planted[14:-1]}),
+        ToolCall("bash", {"command": f"mkdir -p .pi && echo '{planted}' > .pi/mcp.json"}),
+        ToolCall("bash", {"command": f"echo '{planted}' > {user_mcp}"}),
+    )
+    with world.rpc() as pi:
+        events = pi.prompt(prompt, lambda _request: True, timeout=120)  # the operator says yes
+    ends = tool_ends(events)
+    assert len(ends) == 5
+    assert not project_mcp.exists()
+    assert user_mcp.read_text() == '{"mcpServers": {}}'
+    blocked = [e for e in ends if "runs code or decides trust" in result_text(e)]
+    assert len(blocked) >= 3, [result_text(e) for e in ends]
