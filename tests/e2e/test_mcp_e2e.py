@@ -8,6 +8,7 @@ Only the current pi has MCP and codemode: these worlds run on it alone.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from collections.abc import Mapping
@@ -269,3 +270,39 @@ def test_pi_mcp_config_is_never_written_by_the_agent(
     assert user_mcp.read_text() == '{"mcpServers": {}}'
     blocked = [e for e in ends if "runs code or decides trust" in result_text(e)]
     assert len(blocked) >= 3, [result_text(e) for e in ends]
+
+
+def test_a_stdio_server_run_inside_the_guards_sandbox_cannot_read_the_key(
+    mcp_world: World, model_server: ScriptedModelServer
+) -> None:
+    """The documented recipe: the server's ``command`` is ``pi-guard sandbox run``, so pi
+    starts it inside the same sandbox as the agent's commands (the guard home hidden)."""
+    world = mcp_world
+    log = world.tmp / "sandboxed-calls.jsonl"
+    log.touch()
+    pi_guard = str(Path(sys.executable).with_name("pi-guard"))
+    args = ["sandbox", "run", "--cwd", str(world.project), "--", sys.executable, str(SERVER), str(log)]  # fmt: skip
+    config = {"mcpServers": {"boxed": {"command": pi_guard, "args": args, "exposure": "direct"}}}
+    (world.agent_dir / "mcp.json").write_text(json.dumps(config))
+    key = world.home / "signing.key"
+    hidden = base64.b64encode(str(key).encode()).decode()
+    prompt = scenario(
+        model_server,
+        "mcp-sandboxed-server",
+        mcp(world, "get_note", server="boxed", path=str(world.project / "README.md")),
+        # a spelling the analysis cannot resolve, so it asks; the operator says yes
+        mcp(
+            world,
+            "exec",
+            server="boxed",
+            command=f'cat "$(echo {hidden} | base64 -d)"; echo EXIT=$?',
+        ),
+    )
+    with world.rpc() as pi:
+        events = pi.prompt(prompt, lambda _request: True, timeout=120)  # the operator says yes
+    texts = [result_text(end) for end in tool_ends(events)]
+    assert any("e2e project" in t for t in texts), texts  # the server works in the sandbox
+    assert key.exists()
+    secret = key.read_text()
+    assert not any(secret.strip() and secret.strip() in t for t in texts)
+    assert any("EXIT=1" in t for t in texts), texts  # cat failed: the home is not there
