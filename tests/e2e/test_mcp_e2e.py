@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tools.pi.harness import NEWEST, PinnedPi, ensure_pi
+from tools.pi.harness import NEWEST, PinnedPi, Pick, ensure_pi
 from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
 from .conftest import make_world
@@ -306,3 +306,24 @@ def test_a_stdio_server_run_inside_the_guards_sandbox_cannot_read_the_key(
     secret = key.read_text()
     assert not any(secret.strip() and secret.strip() in t for t in texts)
     assert any("EXIT=1" in t for t in texts), texts  # cat failed: the home is not there
+
+
+def test_no_and_stop_also_stops_the_scripts_remaining_calls(
+    mcp_world: World, model_server: ScriptedModelServer
+) -> None:
+    world = mcp_world
+    log = serve(world, exposure="codemode")
+    a, b = world.project / "a" / "keep.txt", world.project / "b" / "keep.txt"
+    script = (
+        f"await tools.mcp__notes__delete_file({{ path: {json.dumps(str(a))} }}).catch(e => text(String(e)));\n"
+        f"await tools.mcp__notes__delete_file({{ path: {json.dumps(str(b))} }}).catch(e => text(String(e)));\n"
+        "await tools.mcp__notes__get_note({ path: 'README.md' }).catch(e => text(String(e)));\n"
+    )  # fmt: skip
+    prompt = scenario(model_server, "mcp-codemode-stop", ToolCall("codemode", {"code": script}))
+    with world.rpc() as pi:
+        events = pi.prompt(prompt, lambda _request: Pick("stop"), timeout=180)
+    assert len(confirms(events)) == 1  # the first asked; the rest were declined unasked
+    assert calls(log) == []
+    assert a.exists() and b.exists()
+    reasons = [r["data"]["reason"] for r in world.audit("confirmation.declined")]
+    assert reasons and set(reasons) == {"stopped"}
