@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tools.pi.harness import NEWEST, PinnedPi, Pick, ensure_pi
+from tools.pi.harness import NEWEST, Pick, PinnedPi, ensure_pi
 from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
 from .conftest import make_world
