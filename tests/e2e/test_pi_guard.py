@@ -10,6 +10,8 @@ import json
 import os
 import signal
 import subprocess
+import time
+from datetime import datetime
 
 import pytest
 
@@ -253,3 +255,15 @@ def test_an_input_too_big_to_fingerprint_is_refused_and_the_guard_keeps_working(
     assert len(confirms(events)) == 1
     assert "declined" in result_text(rm)
     assert (world.project / "build").exists()
+
+
+def test_pi_exits_soon_after_the_session_ends(world: World) -> None:
+    """No fixed wait at shutdown: a pending bound of the shim's stop (a 2 s timer) kept pi
+    alive 2 s after ``session.ended`` on every run. The bound here is generous for a loaded
+    machine; what it catches is a wait of seconds."""
+    done = world.print_mode("scenario:plan-empty")
+    exited = time.time()
+    assert done.returncode == 0, done.stderr
+    (ended,) = world.audit("session.ended")
+    ended_at = datetime.fromisoformat(ended["ts"].replace("Z", "+00:00")).timestamp()
+    assert exited - ended_at < 1.5, f"pi exited {exited - ended_at:.2f} s after session.ended"

@@ -402,8 +402,8 @@ class Sidecar {
 	async stop(): Promise<void> {
 		const child = this.child;
 		if (!child) return;
-		// Let fire-and-forget audits already sent be answered (bounded), then stop.
-		await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 2_000))]);
+		// Let fire-and-forget audits already sent be answered (bounded), then stop; the bound's timer is unref'd (left pending, it kept pi alive 2 s).
+		await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 2_000).unref())]);
 		this.expected.add(child);
 		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
 		child.stdin.end(); // EOF: the sidecar finishes queued requests and exits on its own
@@ -651,12 +651,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: ${what} (${err.message}). Nothing was run. [reason: ${err.reason}]`);
 		}
 		spool({ kind: "declined", reason, ...call });
-		return blocked(
-			ctx,
-			call.toolName,
-			`operator-guard blocked this ${call.toolName} call: the guard sidecar is unavailable (${message(err)}). ` +
-				"Fail closed: nothing was run. [reason: sidecar-unavailable]",
-		);
+		return blocked(ctx, call.toolName, `operator-guard blocked this ${call.toolName} call: the guard sidecar is unavailable (${message(err)}). Fail closed: nothing was run. [reason: sidecar-unavailable]`);
 	};
 
 	const registerTools = (tools: readonly Of<typeof TOOL>[]) => {
