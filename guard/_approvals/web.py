@@ -109,6 +109,11 @@ class Enrolment:
             self._kept, self._failed = kept, failed
             self._done.set()
 
+    @property
+    def done(self) -> bool:
+        """Whether a ceremony ended (kept or refused)."""
+        return self._done.is_set()
+
     def wait(self, timeout: float) -> OperatorCredential | None:
         """The credential kept; ``None`` when no ceremony ended in ``timeout`` seconds.
         Raises the refusal when the ceremony was refused."""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -15,7 +19,37 @@ from guard._errors import BadInputError
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["MAX_JSON_BYTES", "Listing", "emit", "load_json_object", "read_text_arg"]
+__all__ = [
+    "MAX_JSON_BYTES",
+    "Listing",
+    "emit",
+    "load_json_object",
+    "read_text_arg",
+    "stop_signals",
+]
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[threading.Event]:
+    """An event that SIGINT or SIGTERM sets while the block runs, whatever dispositions the
+    process inherited: one started in the background of a non-interactive shell inherits
+    SIGINT ignored, and Python then raises no ``KeyboardInterrupt`` for Ctrl-C or ``kill -INT``.
+    The handlers run on the main thread, so it must wait in short slices (``event.wait(t)``)."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # only the main thread may install handlers: the caller's own loop ends it
+        return
+
+    def on_signal(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
 
 _Item = TypeVar("_Item")
 

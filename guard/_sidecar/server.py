@@ -207,16 +207,18 @@ def answer_stream(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
 
 
 def install_sigterm() -> Callable[[], None]:
-    """Turn SIGTERM into a clean exit of the loop (only possible in the main thread)."""
+    """Turn SIGTERM and SIGINT into a clean exit of the loop (only possible in the main
+    thread), whatever dispositions the process inherited (SIGINT may come in ignored)."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
     def on_term(signum: int, frame: FrameType | None) -> None:
         raise SystemExit(0)
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    previous = {sig: signal.signal(sig, on_term) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
     return restore

@@ -50,7 +50,7 @@ from guard._approvals.local import ask_local
 from guard._approvals.model import AnswerRequest, Decision
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
-from guard._cli.io import Listing, emit
+from guard._cli.io import Listing, emit, stop_signals
 from guard._errors import BadInputError, StateError
 from guard._home import SESSIONS_DIR, resolve_home
 from guard._logging import get_logger
@@ -342,20 +342,18 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
             page.start()
         except OSError as exc:
             raise BadInputError("--port", f"cannot listen ({exc.strerror})", port) from None
-        sys.stderr.write(
-            f"operator-guard approval page: {page.url}\n"
-            f"log in once (this address works one time): {page.login_url}\n"
-        )
-        sys.stderr.flush()
+        # The handlers first, then the address: a signal right after it still ends the page.
+        # Wake up now and then: Python runs a signal's handler only when the main thread runs,
+        # and one blocked without a timeout runs it only if the signal interrupts its own wait.
         try:
-            # Wake up now and then: Python acts on Ctrl-C only when the main thread runs, and
-            # one blocked without a timeout sees it only if the signal interrupts its own wait
-            # (not when another thread takes the signal).
-            never = threading.Event()
-            while not never.wait(_WAKE_SECONDS):
-                pass
-        except KeyboardInterrupt:
-            pass
+            with stop_signals() as stop:
+                sys.stderr.write(
+                    f"operator-guard approval page: {page.url}\n"
+                    f"log in once (this address works one time): {page.login_url}\n"
+                )
+                sys.stderr.flush()
+                while not stop.wait(_WAKE_SECONDS):
+                    pass
         finally:
             page.close()
     return ExitCode.OK

@@ -34,12 +34,13 @@ import re
 import socket
 import sys
 import threading
+import time
 from pathlib import Path
 
 from audit import render_table
 from guard._cli.args import Parser, Subparsers, int_arg
 from guard._cli.exits import ExitCode
-from guard._cli.io import Listing, emit
+from guard._cli.io import Listing, emit, stop_signals
 from guard._errors import BadInputError
 from guard._home import resolve_home
 from guard._operator import OperatorCredential
@@ -50,6 +51,7 @@ DEFAULT_PORT = 8790
 """``enroll``'s port when no passkey is enrolled yet (``localhost:8790``)."""
 DEFAULT_TIMEOUT = 300
 _MAX_LABEL = 100
+_WAKE_SECONDS = 0.2  # the main thread wakes this often to run a signal's handler
 _CREDENTIAL_ID = re.compile(r"[A-Za-z0-9_-]{1,4096}")
 
 OperatorListing = OperatorCredential
@@ -109,13 +111,19 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
         except OSError as exc:
             raise BadInputError("--port", f"cannot listen ({exc.strerror})", port) from None
         try:
-            sys.stderr.write(
-                f"operator-guard passkey enrolment for {page.origin} (label {label!r})\n"
-                f"open once, within {args.timeout} s (this address works one time): "
-                f"{page.login_url}\n"
-            )
-            sys.stderr.flush()
-            kept = enrolment.wait(args.timeout)
+            # SIGINT or SIGTERM (handled before the address is shown): the page closes and
+            # nothing is enrolled.
+            with stop_signals() as stop:
+                sys.stderr.write(
+                    f"operator-guard passkey enrolment for {page.origin} (label {label!r})\n"
+                    f"open once, within {args.timeout} s (this address works one time): "
+                    f"{page.login_url}\n"
+                )
+                sys.stderr.flush()
+                deadline = time.monotonic() + args.timeout
+                while not enrolment.done and not stop.is_set() and time.monotonic() < deadline:
+                    stop.wait(min(_WAKE_SECONDS, max(deadline - time.monotonic(), 0.0)))
+            kept = enrolment.wait(0)
         finally:
             page.close()
     if kept is None:
