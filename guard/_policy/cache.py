@@ -32,7 +32,9 @@ _MCP_FILES = ("mcp.json", Path(".pi") / "mcp.json")  # pi's user and project MCP
 _MAX_FACTS = 4096
 
 _FileStamp = tuple[int, int] | None
-Stamp = tuple[_FileStamp, _FileStamp, _FileStamp, _FileStamp, tuple[tuple[str, ...], ...]]
+Stamp = tuple[
+    _FileStamp, _FileStamp, _FileStamp, _FileStamp, _FileStamp, tuple[tuple[str, ...], ...]
+]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -69,6 +71,7 @@ class PolicyCache:
             _stat(workspace / _PROJECT_CONFIG),
             _stat(pi_agent_dir() / _MCP_FILES[0]),
             _stat(workspace / _MCP_FILES[1]),
+            _stat(workspace / ".git" / "config"),  # core.hooksPath: the work tree's hooks
             runtime_stamp(),
         )
         key = os.fspath(workspace)

@@ -44,6 +44,7 @@ from guard._policy.settings.models import (
 )
 from guard._policy.settings.pi_mcp import MCP_FILE, read_mcp_servers, server_key
 from guard._policy.settings.surroundings import placeholder_lists
+from guard._policy.settings.worktree_hooks import worktree_hook_files
 
 __all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
 
@@ -96,7 +97,8 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         else None
     )
     files = [f for f in (builtin, user, project_layer) if f is not None]
-    lists = placeholder_lists()
+    # The work tree's hook files: what the operator's git runs of this project (githooks(5)).
+    lists = {**placeholder_lists(), "WORKTREE_HOOKS": worktree_hook_files(project_dir)}
     loaded = MergedLayers(placeholders=placeholders, placeholder_lists=lists)
     for layer_file in files:
         loaded.problems.extend(layer_file.problems)

@@ -50,6 +50,7 @@ from guard._policy.settings.surroundings import (
     git_config_values,
     placeholder_lists,
 )
+from guard._policy.settings.worktree_hooks import worktree_hook_files
 from guard._sandbox.argv import is_within
 from guard._sandbox.model import (
     CacheMount,
@@ -501,6 +502,10 @@ def collect_input(
     keep_absent = {os.path.realpath(project_pi)}
     git_files = git_protected(ws.path)
     keep_absent.update(os.path.realpath(p) for p, absent in git_files if absent)
+    # Hooks that live in the work tree (husky, lefthook, pre-commit): read-only where they are.
+    # One still missing is not kept absent (bwrap would leave an empty directory of that name
+    # in the workspace, which breaks the operator's git): the effects review holds it.
+    hook_files = worktree_hook_files(ws.path)
     protected: list[str | os.PathLike[str]] = [
         agent,
         agent / "extensions" / EXTENSION_DIR_NAME,
@@ -512,6 +517,7 @@ def collect_input(
         find_bwrap(bwrap or settings.bwrap),
         shell,
         *(path for path, _ in git_files),
+        *hook_files,
         *extra_read_only,
     ]
     can_write = os.access(ws.path, os.W_OK) and ws_writable
