@@ -18,7 +18,7 @@ from pathlib import Path
 
 from audit import canonical_json, sha256_prefixed
 from guard._effects.apply import apply_effects, recover
-from guard._effects.judge import judge
+from guard._effects.judge import REGENERABLE, judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
@@ -80,11 +80,17 @@ class Reviewer:
         workspace: str,
         *,
         protected: Callable[[str], bool],
+        blocked: Callable[[str], bool] | None = None,
         approved: Sequence[str] = (),
         mount_points: Sequence[str] = (),
         caches: Sequence[str] = (),
     ) -> Review:
         """Read the layer's effects, apply what loses nothing, keep what is held.
+
+        ``blocked``: whether a write of a path is blocked (not only asked); inside a
+        regenerable directory the command itself created (``python3 -m venv .venv``,
+        ``npm install``), only that holds: a CA bundle or a package's test key is not the
+        operator's, and nothing was there to lose (default: ``protected``).
 
         ``caches``: the project's package cache stores, in the order the sandbox mounted
         them; what the command wrote into each goes into its store, unjudged (it is the
@@ -106,12 +112,18 @@ class Reviewer:
         if not effects:
             self.drop(layer_id)
             return Review(decision="empty", summary="no change to the workspace")
-        # A new directory is one effect: it is protected when anything made in it would be.
+        # A new directory is one effect: it is protected when anything made in it would be
+        # (in a new regenerable one, when anything made in it would be blocked).
+        strict = blocked or protected
         inside_new = {
             e.path
             for e in effects
             if e.kind in ("created", "replaced") and e.kind_of == "dir"
-            and _any_protected(upper / e.path, Path(workspace) / e.path, protected)
+            and _any_protected(
+                upper / e.path,
+                Path(workspace) / e.path,
+                strict if _fresh_regenerable(e) else protected,
+            )
         }  # fmt: skip
         held = judge(
             effects,
@@ -218,6 +230,15 @@ def _inert_git_file(source: str, rel: str) -> bool:
     if tail and tail[-1] in ("config", "config.worktree") and not os.path.islink(source):
         return not git_config_names_programs(Path(source))
     return False
+
+
+def _fresh_regenerable(effect: Effect) -> bool:
+    """A directory the command created where nothing was, named as a regenerable place."""
+    return (
+        effect.kind == "created"
+        and effect.was == "none"
+        and bool(REGENERABLE.intersection(effect.path.split("/")))
+    )
 
 
 def _any_protected(made: Path, there: Path, protected: Callable[[str], bool]) -> bool:

@@ -115,12 +115,21 @@ class Policy:
         what pi says of the tool (they decide only whether an unknown tool asks)."""
         return self._classifier.classify(tool_name, tool_input, cwd, facts)
 
-    def protects_write(self, path: str, cwd: Path, *, ignore: frozenset[str] = frozenset()) -> bool:
-        """Whether writing ``path`` (absolute) is asked or blocked by a rule not in ``ignore``."""
+    def protects_write(
+        self,
+        path: str,
+        cwd: Path,
+        *,
+        ignore: frozenset[str] = frozenset(),
+        blocked_only: bool = False,
+    ) -> bool:
+        """Whether writing ``path`` (absolute) is asked or blocked by a rule not in ``ignore``
+        (``blocked_only``: only whether it is blocked)."""
         if not self._classifier.may_protect(path):
             return False
         verdict = self.classify("write", {"path": path, "content": ""}, cwd)
-        return verdict.verdict != "allow" and bool(set(verdict.rule_ids) - ignore)
+        wanted = ("block",) if blocked_only else ("block", "confirm")
+        return verdict.verdict in wanted and bool(set(verdict.rule_ids) - ignore)
 
     def describe(self) -> dict[str, Any]:
         """The effective merged policy with the layer of every rule, for ``policy show``."""

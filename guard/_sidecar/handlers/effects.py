@@ -70,6 +70,9 @@ class EffectsPart(SidecarState):
             p.layer,
             workspace,
             protected=lambda path: policy.protects_write(path, Path(workspace), ignore=ignore),
+            blocked=lambda path: policy.protects_write(
+                path, Path(workspace), ignore=ignore, blocked_only=True
+            ),
             approved=approved,
             mount_points=plan.mount_points,
             caches=plan.cache_stores,

@@ -148,3 +148,56 @@ def test_applying_a_held_layer_skips_what_is_a_conflict(overlay: Overlay) -> Non
     reviewer.resolve(layer, apply=True)
     assert not (ws / "d").exists()
     assert not (ws / "notes.txt").exists()
+
+
+def _policy_review(overlay: Overlay, tmp_path: Path, script: str):  # type: ignore[no-untyped-def]
+    from guard._policy import Policy
+
+    policy = Policy.load(tmp_path / "guard-home", overlay.workspace)
+    ws = overlay.workspace
+    return review(
+        overlay,
+        script,
+        protected=lambda p: policy.protects_write(p, ws),
+        blocked=lambda p: policy.protects_write(p, ws, blocked_only=True),
+    )
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # pip vendors a CA bundle; a package ships test keys: nothing was there to lose
+        "mkdir -p .venv/lib/site-packages/pip/_vendor/certifi && "
+        "echo cert > .venv/lib/site-packages/pip/_vendor/certifi/cacert.pem",
+        "mkdir -p node_modules/tls-fixtures/keys && echo key > node_modules/tls-fixtures/keys/server.key",
+    ],
+    ids=["venv-ca-bundle", "npm-package-keys"],
+)
+def test_a_new_regenerable_folder_with_key_files_is_applied(
+    overlay: Overlay, tmp_path: Path, script: str
+) -> None:
+    make_repo(overlay.workspace)
+    _, _, result = _policy_review(overlay, tmp_path, script)
+    assert result.decision == "applied", result
+    assert any(p.suffix in (".pem", ".key") for p in overlay.workspace.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        # what is blocked stays held inside a new regenerable folder too
+        "mkdir -p node_modules/x/.git/hooks && echo evil > node_modules/x/.git/hooks/pre-commit",
+        # a key file in a new folder that is not regenerable is the project's: held
+        "mkdir -p certs && echo key > certs/server.key",
+        # an existing regenerable folder: a key file added to it is held as before
+        "echo key > node_modules/server.key",
+    ],
+    ids=["blocked-inside", "not-regenerable", "existing-folder"],
+)
+def test_what_a_regenerable_folder_cannot_excuse_is_still_held(
+    overlay: Overlay, tmp_path: Path, script: str
+) -> None:
+    make_repo(overlay.workspace)
+    (overlay.workspace / "node_modules").mkdir(exist_ok=True)
+    _, _, result = _policy_review(overlay, tmp_path, script)
+    assert result.decision == "held", result
