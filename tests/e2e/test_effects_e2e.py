@@ -201,3 +201,20 @@ def test_a_path_the_sandbox_refused_is_named_for_the_model_and_the_operator(
         if e.get("type") == "extension_ui_request" and e.get("method") == "notify"
     ]
     assert any("[sandbox] readable" in h for h in hints), hints
+
+
+def test_what_the_operators_own_rule_allows_is_not_held_again(world: World) -> None:
+    """A user rule relaxing ``rm`` of ``build`` lets ``rm -rf build`` run unasked; the effects
+    review then applies it (before, it held the deletion and a No discarded what the rule
+    allowed). What the command does beyond the rule's targets is still held."""
+    world.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (world.home / "operator-guard.toml").write_text(
+        '[[rule]]\nid = "me.clean-build"\nverdict = "allow"\nprogram = ["rm"]\n'
+        'target_paths = ["build", "dist"]\nrelaxes = ["builtin.rm"]\n'
+    )
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:rm-build", discard)
+    assert effects_dialogs(events) == []
+    (end,) = tool_ends(events)
+    assert end["isError"] is False, result_text(end)
+    assert not (world.project / "build").exists()

@@ -513,6 +513,7 @@ class Classifier:
         active: list[Match] = []
         relaxed: list[str] = []
         relaxers: list[str] = []
+        allowed: list[str] = []  # what the user's rules let through: the effects review's too
         for match in matches:
             by = self._relaxed_by(match, tool_name, units)
             if by is None:
@@ -520,6 +521,7 @@ class Classifier:
             else:
                 relaxers.append(by)
                 relaxed.append(f"{match.rule_id} relaxed by the user's rule {by}")
+                allowed.extend(match.targets)
         notes: list[str] = [*relaxed, *facts_notes]
         if self._problem_count:
             notes.append(
@@ -533,7 +535,7 @@ class Classifier:
                 action_kind="local-safe",
                 rule_ids=unique(relaxers),
                 reasons=unique(notes),
-                targets=targets_file,
+                targets=unique([*targets_file, *allowed]),
                 path=path,
             )
         top = max(m.rank for m in active)

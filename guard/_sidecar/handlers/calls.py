@@ -61,6 +61,11 @@ class CallsPart(SandboxPart):
             guard.audit.check()  # no dialog whose Yes could not be recorded
         reply: EvaluateReply
         if evaluation.verdict == "allow":
+            if evaluation.rule_ids and evaluation.targets and p.tool_call_id is not None:
+                # A rule of the user's let it through unasked: what it names is approved, so the
+                # effects review does not hold it again (only what the command does beyond it).
+                approved = tuple(os.path.realpath(t) for t in evaluation.targets)
+                self._approved[p.tool_call_id] = approved
             reply = EvaluateReply(evaluation=evaluation, action="allow")
         elif evaluation.verdict == "block":
             guard.record(
