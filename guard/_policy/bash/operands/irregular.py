@@ -52,6 +52,9 @@ DELETERS = frozenset(
 _READ = Use(read=True, write=False)
 _CHANGED = Use(read=False, write=True, target=True)
 _GIT_WORKTREE = frozenset(["clean", "reset", "checkout", "restore", "stash", "rm", "switch"])
+_GIT_NAMES_NO_PATHS = frozenset(["stash", "reset", "switch"])
+_STASH_TOUCHES_TREE = frozenset(["push", "save", "pop", "apply", "branch", "-p", "--patch"])
+_RESET_TREE = frozenset(["--hard", "--merge", "--keep"])
 _CURL_VALUE_LETTERS = "odHXuAebcFTwxmKCrEYyzUQP"
 
 
@@ -171,6 +174,13 @@ def git(
     args = command.args
     dashdash = [i for i, w in enumerate(args) if w.value == "--"]
     explicit = list(args[dashdash[0] + 1 :]) if dashdash else list(rest)
+    if not dashdash and sub in _GIT_NAMES_NO_PATHS:
+        # git-stash(1), git-reset(1) --hard, git-switch(1): their words are subcommands,
+        # commits and stashes, never paths; the work tree (or only the stash) is what changes.
+        whole = sub != "stash" or (rest[0].value if rest else "push") in _STASH_TOUCHES_TREE
+        if sub == "reset" and not any(f.value in _RESET_TREE for f in flags):
+            return [(word, _CHANGED) for word in explicit]  # git reset PATHS: the index
+        return [(Word.literal(command.cwd), _CHANGED)] if whole else []
     changed = Use(read=True, write=True, target=True)
     if not explicit:
         return [(Word.literal(command.cwd), _CHANGED)]
