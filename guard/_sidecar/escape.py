@@ -132,7 +132,10 @@ def command_line(command: str, limit: int | None = 240) -> str:
                 # edges' spaces are kept (``a\n  b`` stays two separate lines' worth).
                 lead = text[: len(text) - len(text.lstrip())]
                 trail = text[len(text.rstrip()) :]
-                text = lead + redact_preview(body, limit=len(body) + 1) + trail
+                shown = redact_preview(body, limit=len(body) + 1)
+                # Nothing redacted: the command exactly as typed (the preview collapses runs
+                # of spaces, and two spaces inside quotes are part of what the command does).
+                text = lead + (body if shown == " ".join(body.split()) else shown) + trail
             parts.append(text)
             run.clear()
 

@@ -391,3 +391,19 @@ def test_the_guides_compact_dialog_is_what_the_sidecar_shows(
     page = (Path(__file__).parents[3] / "docs" / "operator.md").read_text()
     example = page.split("## What the operator sees", 1)[1].split("```\n", 2)[1]
     assert shown + "\n" == example.replace("→ No", "  No")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed -i 's/a \\* b/a * b  # product/' calc.c",
+        "printf '%s    %s\\n' a b > table.txt",
+        "echo 'two  spaces' >  out.txt",
+    ],
+)
+def test_the_dialog_shows_the_command_exactly_as_typed(command: str) -> None:
+    """Runs of spaces inside quotes are part of what the command does: never collapsed
+    (unless a secret had to be redacted from that stretch)."""
+    from guard._sidecar.escape import command_line
+
+    assert command_line(command, None) == command
