@@ -13,8 +13,18 @@ from typing import TYPE_CHECKING, NoReturn
 
 from guard._cli.exits import ExitCode
 from guard._cli.io import load_json_object, read_text_arg
+from guard._errors import BadInputError
+from guard._home import resolve_home
 
-__all__ = ["Parser", "Subparsers", "add_call_options", "call_args", "home_arg", "int_arg"]
+__all__ = [
+    "Parser",
+    "Subparsers",
+    "add_call_options",
+    "call_args",
+    "existing_home",
+    "home_arg",
+    "int_arg",
+]
 
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -34,6 +44,18 @@ def home_arg(text: str) -> Path:
     if text == "":
         raise argparse.ArgumentTypeError("--home must not be empty")
     return Path(text)
+
+
+def existing_home(home: Path | None, why: str = "") -> Path:
+    """The guard home a command reads (``--home``, else the default), which must exist.
+
+    Every command that reads a home and finds none says so in the same words, exit 2; the
+    commands that make one (``keygen``, ``evaluate``, ``serve`` …) never call this.
+    """
+    resolved = resolve_home(home)
+    if not resolved.is_dir():
+        raise BadInputError("--home", "no guard home here" + (f" ({why})" if why else ""), resolved)
+    return resolved
 
 
 def int_arg(what: str, low: int, high: int) -> Callable[[str], int]:

@@ -48,11 +48,11 @@ from guard._approvals.home import (
 )
 from guard._approvals.local import ask_local
 from guard._approvals.model import AnswerRequest, Decision
-from guard._cli.args import Parser, Subparsers
+from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit, stop_signals
 from guard._errors import BadInputError, StateError
-from guard._home import SESSIONS_DIR, resolve_home
+from guard._home import SESSIONS_DIR
 from guard._logging import get_logger
 
 __all__ = ["ApprovalListing", "ApprovalListings", "register"]
@@ -95,11 +95,8 @@ class ApprovalListings(Listing[ApprovalListing]):
 
 
 def _home(args: argparse.Namespace) -> Path:
-    """The existing guard home (``approvals`` never creates one)."""
-    home = resolve_home(args.home)
-    if not home.is_dir():
-        raise BadInputError("--home", "no guard home here", home)
-    return home
+    """The existing guard home (these commands never create one)."""
+    return existing_home(args.home)
 
 
 def _find(home: Path, approval_id: str) -> ApprovalListing | None:

@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from guard._cli.args import Parser, Subparsers, add_call_options, call_args, int_arg
+from guard._cli.args import (
+    Parser,
+    Subparsers,
+    add_call_options,
+    call_args,
+    existing_home,
+    int_arg,
+)
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_file_arg
 from guard._evidence.models import DEFAULT_TTL_SECONDS
@@ -50,7 +57,7 @@ def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
 def cmd_keys_list(args: argparse.Namespace) -> ExitCode:
     from guard._guard import Guard
 
-    with Guard.open(args.home) as guard:
+    with Guard.open(existing_home(args.home)) as guard:  # a listing never makes a home
         emit(guard.keyring())
     return ExitCode.OK
 

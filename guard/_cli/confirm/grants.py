@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG, parse_iso, render_table, utc_now
-from guard._cli.args import Parser, Subparsers
+from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit
 from guard._errors import BadInputError, StateError
 from guard._grants.model import Breadth
-from guard._home import resolve_home
 
 if TYPE_CHECKING:
     from guard._grants.desk import GrantDesk
@@ -102,10 +101,7 @@ def _open(args: argparse.Namespace) -> Guard:
     """The guard of an existing home (``grants`` never creates one)."""
     from guard._guard import Guard
 
-    home = resolve_home(args.home)
-    if not home.is_dir():
-        raise BadInputError("--home", "no guard home here", home)
-    return Guard.open(home)
+    return Guard.open(existing_home(args.home))
 
 
 def _verified(desk: GrantDesk) -> None:

@@ -16,7 +16,7 @@ import sys
 from pydantic import BaseModel
 
 from audit import WIRE_CONFIG
-from guard._cli.args import Parser, Subparsers
+from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError, LedgerError
@@ -80,7 +80,7 @@ def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
 def cmd_ledger_status(args: argparse.Namespace) -> ExitCode:
     from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
 
-    home = resolve_home(args.home)
+    home = existing_home(args.home)
     url = ledger_url(home)
     if url is None and not (home / LEDGER_FILE).exists():
         raise LedgerError(home / LEDGER_FILE, "no ledger yet (the guard creates it on first use)")

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 from audit import render_table
-from guard._cli.args import Parser, Subparsers, int_arg
+from guard._cli.args import Parser, Subparsers, existing_home, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit, stop_signals
 from guard._errors import BadInputError
@@ -63,11 +63,8 @@ class OperatorListings(Listing[OperatorListing]):
 
 
 def _home(args: argparse.Namespace) -> Path:
-    """The existing guard home (``list`` and ``remove`` never create one)."""
-    home = resolve_home(args.home)
-    if not home.is_dir():
-        raise BadInputError("--home", "no guard home here", home)
-    return home
+    """The existing guard home (these commands never create one)."""
+    return existing_home(args.home)
 
 
 def _default_label() -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import audit
-from guard._cli.args import Parser, Subparsers
+from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._cli.log.ship import cmd_audit_verify_from, register_ship
@@ -211,9 +211,7 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
 
 def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
     """Move a log that does not verify aside and start a new one that records the move."""
-    home = resolve_home(args.home)
-    if not home.is_dir():
-        raise BadInputError("--home", "no guard home here (recovery signs with its key)", home)
+    home = existing_home(args.home, "recovery signs with its key")
     from guard._evidence.keys import KeyStore
 
     store = KeyStore.open(home)

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 import audit
-from guard._cli.args import Parser, int_arg
+from guard._cli.args import Parser, existing_home, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
-from guard._home import AUDIT_LOG_FILE, resolve_home
+from guard._home import AUDIT_LOG_FILE
 from guard._storage import SHIP_BATCH, is_postgres_url, psycopg_missing, redact_url
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _url(value: str, flag: str) -> str:
 
 
 def cmd_audit_ship(args: argparse.Namespace) -> ExitCode:
-    log = Path(args.log) if args.log is not None else resolve_home(args.home) / AUDIT_LOG_FILE
+    log = Path(args.log) if args.log is not None else existing_home(args.home) / AUDIT_LOG_FILE
     url = _url(args.to, "--to")
     from guard._storage.pg_store import ship_log  # psycopg only when it is used
 

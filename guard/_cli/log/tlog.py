@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 
 import audit
 import audit.tlog
-from guard._cli.args import Parser
+from guard._cli.args import Parser, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
-from guard._home import AUDIT_LOG_FILE, resolve_home
+from guard._home import AUDIT_LOG_FILE
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -98,14 +98,14 @@ def log_path_of(args: argparse.Namespace) -> Path:
     """The LOG argument, or the home's audit log."""
     if args.log is not None:
         return Path(args.log)
-    return resolve_home(args.home) / AUDIT_LOG_FILE
+    return existing_home(args.home) / AUDIT_LOG_FILE
 
 
 def keyring_of(args: argparse.Namespace) -> PublicKeyring:
     """``--keyring`` if given, else the home's public keyring."""
     from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 
-    keyring_path = Path(args.keyring) if args.keyring else resolve_home(args.home) / KEYRING_FILE
+    keyring_path = Path(args.keyring) if args.keyring else existing_home(args.home) / KEYRING_FILE
     return PublicKeyring.load(keyring_path)
 
 
