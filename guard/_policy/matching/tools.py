@@ -242,7 +242,7 @@ def _strings(value: Any, key: str, depth: int) -> Iterator[tuple[str, str]]:
 
 def _as_path(key: str, text: str) -> str | None:
     value = unicodedata.normalize("NFC", text.strip())
-    if value.startswith("file:"):
+    if value[:5].lower() == "file:":  # RFC 3986 3.1: a scheme is case-insensitive
         parts = urlsplit(value)
         return unquote(parts.path) or None
     if "\n" in value.strip() and key not in _PATH_KEYS:

@@ -306,6 +306,14 @@ def test_resource_reads_are_reads(world: World) -> None:
     assert read("read_mcp_resource", {"server": "x", "uri": key}, world.project, facts).verdict == "confirm"  # fmt: skip
     guard = f"file://{world.guard_home}/signing.key"
     assert read("read_mcp_resource", {"server": "x", "uri": guard}, world.project, facts).verdict == "block"  # fmt: skip
+    for spelling in (
+        f"FILE://{world.guard_home}/signing.key",
+        f"File:{world.guard_home}/signing.key",
+        f"file://localhost{world.guard_home}/signing%2Ekey",
+        f"file:///{str(world.guard_home).lstrip('/')}/./signing.key",
+    ):
+        uri = {"server": "x", "uri": spelling}
+        assert read("read_mcp_resource", uri, world.project, facts).verdict == "block", spelling
 
 
 def test_arguments_too_many_to_judge_ask(world: World) -> None:
