@@ -173,6 +173,15 @@ class _MovedContent:
         return any(self._digest(c) == digest for c in candidates)
 
 
+def _counts(effect: Effect) -> dict[str, int]:
+    """What an effect itself counts, files and bytes (a new directory: all it holds)."""
+    if effect.kind == "deleted":
+        return {"files": effect.files or 0, "bytes": effect.before or 0}
+    if effect.kind == "mode-changed":
+        return {"files": 1, "bytes": 0}
+    return {"files": effect.files if effect.files is not None else 1, "bytes": effect.size or 0}
+
+
 def _repository(parts: Sequence[str]) -> bool:
     """The repository itself: ``.git``, or its ``objects`` or ``refs`` as a whole."""
     return parts[-1] == ".git" or (len(parts) > 1 and parts[-2] == ".git" and parts[-1] in
@@ -207,7 +216,7 @@ def judge(
             held.append(Hold(effect=effect, reason="conflict"))
             continue
         if protected(path):
-            held.append(Hold(effect=effect, reason="protected"))
+            held.append(Hold(effect=effect, reason="protected", **_counts(effect)))
             continue
         if effect.kind not in _LOSING or effect.was == "none":
             continue

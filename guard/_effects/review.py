@@ -45,18 +45,30 @@ def _size(n: int) -> str:
 
 
 def summary_line(held: Sequence[Hold]) -> str:
-    """ "3 deletions (12 files, 4.0 KiB), 1 overwrite" for what was held."""
-    deleted = [h for h in held if h.effect.kind == "deleted"]
-    overwritten = [h for h in held if h.effect.kind in ("modified", "replaced")]
-    other = [h for h in held if h not in deleted and h not in overwritten]
+    """ "3 deletions (12 files, 4.0 KiB), 1 overwrite (1 file, 20 B)" for what was held:
+    each kind of change under its own name (a creation is never called a deletion)."""
+    by_label: dict[str, list[Hold]] = {}
+    for hold in held:
+        by_label.setdefault(_LABELS[hold.effect.kind], []).append(hold)
     parts = []
-    for label, items in (("deletion", deleted), ("overwrite", overwritten), ("change", other)):
+    for label in ("deletion", "overwrite", "creation", "mode change"):
+        items = by_label.get(label, [])
         if items:
             files = sum(h.files for h in items)
             size = sum(h.bytes for h in items)
             plural = "s" if len(items) != 1 else ""
-            parts.append(f"{len(items)} {label}{plural} ({files} files, {_size(size)})")
+            noun = "file" if files == 1 else "files"
+            parts.append(f"{len(items)} {label}{plural} ({files} {noun}, {_size(size)})")
     return ", ".join(parts)
+
+
+_LABELS = {
+    "deleted": "deletion",
+    "modified": "overwrite",
+    "replaced": "overwrite",
+    "created": "creation",
+    "mode-changed": "mode change",
+}
 
 
 class Reviewer:

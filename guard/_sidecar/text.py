@@ -459,6 +459,7 @@ def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> Effe
         "repository": "the repository itself",
         "protected": "a protected path",
         "beyond-approval": "beyond what you said yes to",
+        "conflict": "the workspace changed under the command",
     }
     for hold in held[:12]:
         effect = hold.effect
@@ -478,11 +479,21 @@ def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> Effe
         " Enter alone keeps the workspace as it was for these."
     )
     return EffectsDialog(
-        title="operator-guard: the agent's command wants to delete or overwrite work",
+        title=f"operator-guard: the agent's command wants to {_held_wants(held)}",
         message="\n".join(lines),
         discard="Discard these changes",
         apply="Apply them (records signed, report-only evidence)",
     )
+
+
+def _held_wants(held: Sequence[Hold]) -> str:
+    """What the held changes are, for the title: a creation is never called a deletion."""
+    kinds = {h.effect.kind for h in held}
+    if kinds & {"deleted", "modified", "replaced"}:
+        return "delete or overwrite work"
+    if kinds == {"created"}:
+        return "create files in a protected place"
+    return "change protected files"
 
 
 def effects_note(decision: str, held: Sequence[Hold], reason: str | None = None) -> str:

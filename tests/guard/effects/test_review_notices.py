@@ -201,3 +201,34 @@ def test_what_a_regenerable_folder_cannot_excuse_is_still_held(
     (overlay.workspace / "node_modules").mkdir(exist_ok=True)
     _, _, result = _policy_review(overlay, tmp_path, script)
     assert result.decision == "held", result
+
+
+def test_a_held_creation_is_called_one_and_counted_truly(overlay: Overlay, tmp_path: Path) -> None:
+    """A new folder of key files is held as a creation, with every file and byte counted (it
+    was titled "delete or overwrite work" and counted "1 files, 0 B")."""
+    from guard._effects import summary_line
+    from guard._sidecar.text import effects_dialog
+
+    make_repo(overlay.workspace)
+    script = "mkdir certs && for i in $(seq 300); do echo key > certs/k$i.key; done"
+    _, _, result = _policy_review(overlay, tmp_path, script)
+    assert result.decision == "held", result
+    (hold,) = result.held
+    assert (hold.effect.kind, hold.files, hold.bytes) == ("created", 300, 1200)
+    assert summary_line(result.held) == "1 creation (300 files, 1.2 KiB)"
+    dialog = effects_dialog(result.held, script, "")
+    assert "delete or overwrite" not in dialog.title
+    assert dialog.title.startswith("operator-guard: the agent's command ")
+    assert "300 files" in dialog.message
+
+
+def test_a_held_deletion_is_still_titled_a_loss_of_work(overlay: Overlay) -> None:
+    from guard._effects import summary_line
+    from guard._sidecar.text import effects_dialog
+
+    make_repo(overlay.workspace)
+    _, _, result = review(overlay, "rm notes.md")
+    assert summary_line(result.held) == "1 deletion (1 file, 15 B)"
+    assert effects_dialog(result.held, "rm notes.md", "").title.endswith(
+        "wants to delete or overwrite work"
+    )
