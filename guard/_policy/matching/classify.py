@@ -283,10 +283,18 @@ class Classifier:
                 check("too-complex", "the tool's arguments are too many or too deep to judge")
             )
         write = not (read_only or resource)
+        # A server resolves a relative path against its own root, which the guard does not
+        # know: the workspace, or (a server rooted at the home) the home; both are judged,
+        # the home's as a read (what a protected place of the home asks or blocks).
+        relative = [s for s in (*strings, *([raw] if isinstance(raw, str) else [])) if _rel(s)]
         extra = [
             Mention(path, text, True, write, target=True)
             for text in strings
             if text != raw and (path := self._normalize(text, cwd)) is not None
+        ] + [
+            Mention(path, text, True, False)
+            for text in dict.fromkeys(relative)
+            if (path := self._normalize(text, home)) is not None
         ]
         if units and not write:
             units[0].mentions[:] = [
@@ -553,6 +561,11 @@ class Classifier:
             targets=targets,
             path=path,
         )
+
+
+def _rel(text: str) -> bool:
+    """A relative path (not ``~``, not a ``file:`` URI): its meaning depends on a root."""
+    return bool(text) and not text.startswith(("/", "~")) and text[:5].lower() != "file:"
 
 
 def _unknown_reason(

@@ -354,3 +354,14 @@ def test_unknown_tool_cannot_be_silenced_by_a_project_relaxation(world: World) -
     )
     verdict = world.policy().classify("mcp__x__exec", {"q": 1}, project)
     assert verdict.verdict == "confirm"
+
+
+def test_a_relative_path_is_judged_from_the_home_too(world: World) -> None:
+    """A server rooted at the home (``server-filesystem ~``) reads ``.ssh/id_rsa`` there."""
+    trusting(world, "fs")
+    (world.home / ".ssh").mkdir()
+    read = mcp("fs", "read_file", read_only=True)
+    for args in ({"path": ".ssh/id_rsa"}, {"q": ".ssh/id_rsa"}, {"file": ".pi/agent/auth.json"}):
+        verdict = judge(world, read, **args)
+        assert verdict.verdict != "allow", args
+    assert judge(world, read, path="src/main.py").verdict == "allow"
