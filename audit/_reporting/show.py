@@ -8,7 +8,7 @@ from typing import Any
 
 from audit._errors import UsageError
 from audit._records.models import KNOWN_EVENTS, AuditRecord
-from audit._reporting.table import render_table, short_hash
+from audit._reporting.table import render_table, safe_cell, short_hash
 
 __all__ = ["filter_records", "grant_of", "render_records", "render_records_jsonl", "session_of"]
 
@@ -103,7 +103,7 @@ def grant_of(record: AuditRecord) -> str | None:
     return found if isinstance(found, str) else None
 
 
-def _detail(data: dict[str, Any]) -> str:
+def _detail(data: dict[str, Any]) -> list[str]:
     parts = []
     for key in sorted(data):
         if key in _SHOWN_ELSEWHERE:
@@ -126,27 +126,76 @@ def _detail(data: dict[str, Any]) -> str:
         else:
             text = str(value)
         parts.append(f"{key}={text}")
-    return " ".join(parts)
+    return parts
 
 
-def render_records(records: Iterable[AuditRecord]) -> str:
+def render_records(records: Iterable[AuditRecord], *, width: int | None = None) -> str:
     """A table for people: seq, time, event, tool, tool call id and the other fields.
 
     Hashes are shortened and control characters escaped; use
-    :func:`render_records_jsonl` for the exact records.
+    :func:`render_records_jsonl` for the exact records. With ``width`` (``audit show``
+    without ``--wide``) the time is ``MM-DD HH:MM:SS`` UTC and each record's detail goes on
+    as many lines of at most ``width`` characters as it needs, under its column, nothing cut
+    (a field breaks between fields, a field longer than a line inside it); without it, one
+    line a record, however long.
     """
+    shown = list(records)
     rows = [
         [
             str(r.seq),
-            r.ts,
+            r.ts if width is None else _short_time(r.ts),
             r.event,
             str(r.data.get("toolName", "-")),
             str(r.data.get("toolCallId", "-")),
-            _detail(r.data),
+            "" if width is not None else " ".join(_detail(r.data)),
         ]
-        for r in records
+        for r in shown
     ]
-    return render_table(["SEQ", "TIME", "EVENT", "TOOL", "CALL", "DETAIL"], rows)
+    headers = ["SEQ", "TIME", "EVENT", "TOOL", "CALL", "DETAIL"]
+    table = render_table(headers, rows)
+    if width is None:
+        return table
+    lines = table.splitlines()
+    column = lines[0].index("DETAIL")
+    # Under the DETAIL column while that leaves a readable width, else under a short indent.
+    indent = column if width - column >= _MIN_DETAIL else _INDENT
+    out = [lines[0]]
+    for line, record in zip(lines[1:], shown, strict=True):
+        parts = [safe_cell(part) for part in _detail(record.data)]
+        first, *rest = _pack(parts, max(_MIN_FIRST, width - column), width - indent)
+        out.append((line.ljust(column) + first).rstrip())
+        out += [" " * indent + more for more in rest]
+    return "\n".join(out) + "\n"
+
+
+_MIN_DETAIL = 40
+_MIN_FIRST = 12
+_INDENT = 8
+
+
+def _pack(parts: list[str], first: int, room: int) -> list[str]:
+    """``parts`` joined by spaces into lines, the first at most ``first`` characters long,
+    the others ``room``; a part too long for a line of its own is split inside."""
+    lines: list[str] = []
+    line, limit = "", first
+    for part in parts:
+        piece = part
+        while piece:
+            joined = f"{line} {piece}" if line else piece
+            if len(joined) <= limit:
+                line, piece = joined, ""
+            elif line:
+                lines.append(line)
+                line, limit = "", room
+            else:
+                lines.append(piece[:limit])
+                piece, limit = piece[limit:], room
+    return [*lines, line] if line or not lines else lines
+
+
+def _short_time(ts: str) -> str:
+    """``MM-DD HH:MM:SS`` of the record's UTC timestamp (``--wide`` and ``--json``: whole)."""
+    return f"{ts[5:10]} {ts[11:19]}" if len(ts) >= 19 else ts
 
 
 def render_records_jsonl(records: Iterable[AuditRecord]) -> str:

@@ -80,8 +80,8 @@ def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
 def cmd_ledger_status(args: argparse.Namespace) -> ExitCode:
     from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
 
-    home = existing_home(args.home)
-    url = ledger_url(home)
+    url = ledger_url(resolve_home(args.home))
+    home = existing_home(args.home) if url is None else resolve_home(args.home)
     if url is None and not (home / LEDGER_FILE).exists():
         raise LedgerError(home / LEDGER_FILE, "no ledger yet (the guard creates it on first use)")
     ledger = open_ledger(home)

@@ -91,6 +91,9 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
     return ExitCode(result.exit_code)
 
 
+_SHOW_WIDTH = 120  # as the report's compact tables
+
+
 def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
     every = list(audit.read_records(_log_path(args)))
     if args.tool is not None and not any(r.data.get("toolName") == args.tool for r in every):
@@ -126,7 +129,9 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
     )
     # --json prints each record's line exactly as it stands in the log (canonical bytes).
     sys.stdout.write(
-        audit.render_records_jsonl(records) if args.json else audit.render_records(records)
+        audit.render_records_jsonl(records)
+        if args.json
+        else audit.render_records(records, width=None if args.wide else _SHOW_WIDTH)
     )
     return ExitCode.OK
 
@@ -292,6 +297,11 @@ def register(sub: Subparsers) -> None:
         default=None,
         metavar="ID",
         help="a scoped grant's life: its grant.* records and the calls it covered",
+    )
+    show.add_argument(
+        "--wide",
+        action="store_true",
+        help="one line a record, full timestamps; default wraps the detail to fit 120",
     )
     show.set_defaults(func=cmd_audit_show)
     report = audit_sub.add_parser("report", help="auditable vs audit-gap per executed call")

@@ -1,9 +1,11 @@
-"""``pi-guard policy show`` and ``pi-guard policy check FILE``."""
+"""``pi-guard policy show`` and ``pi-guard policy check [FILE]``."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
+from typing import Literal
 
 from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
@@ -26,11 +28,24 @@ def cmd_policy_show(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_policy_check(args: argparse.Namespace) -> ExitCode:
-    """Validate one config file; problems go to stdout as JSON and fail with exit code 2."""
+    """Validate one config file (default: the home's user file); problems go to stdout as
+    JSON and fail with exit code 2. The user file may be absent: the built-in policy applies."""
     from guard._policy import check_config_file
+    from guard._policy.layering import CONFIG_FILE_NAME
 
-    path = Path(args.file)
-    problems = check_config_file(path, layer=args.layer)
+    layer: Literal["user", "project"] | None = args.layer
+    if args.file is None:
+        path = resolve_home(getattr(args, "home", None)) / CONFIG_FILE_NAME
+        if not path.exists():
+            emit({"file": str(path), "valid": True, "problems": []})
+            sys.stderr.write(
+                f"pi-guard: no user policy file ({path}): the built-in policy applies\n"
+            )
+            return ExitCode.OK
+        layer = layer or "user"
+    else:
+        path = Path(args.file)
+    problems = check_config_file(path, layer=layer)
     emit({"file": str(path), "valid": not problems, "problems": [str(p) for p in problems]})
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -52,7 +67,12 @@ def register(subparsers: Subparsers) -> None:
     )
     show.set_defaults(func=cmd_policy_show)
     check = sub.add_parser("check", help="validate a policy file (TOML)")
-    check.add_argument("file", help="the operator-guard.toml to check")
+    check.add_argument(
+        "file",
+        nargs="?",
+        default=None,
+        help="the operator-guard.toml to check (default: the user file in the home)",
+    )
     check.add_argument(
         "--layer",
         choices=("user", "project"),

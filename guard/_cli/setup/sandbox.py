@@ -74,17 +74,18 @@ def cmd_check(args: argparse.Namespace) -> ExitCode:
             f"probe:    {probed.status}: {probed.message}",
             f"mode:     {settings['mode']} (from the {facts['settingsFrom']} layer)",
             f"writable: {session.cwd} (workspace)"
-            + "".join(f", {w}" for w in settings["writable"]),
+            + "".join(f", {w}" for w in settings["writable"])
+            if session.workspace_writable
+            else "writable: " + (", ".join(settings["writable"]) or "nothing")
+            + f" ({session.cwd}, the workspace, is read-only here)",
             f"tmp:      {settings['tmp']}; network: {settings['network']['mode']}"
             + (f" ({', '.join(settings['network']['allow'])})"
                if settings["network"]["mode"] == "allowlist" else ""),
-            f"effects:  {session.effects}"
-            + (" (in pi, every command writes the workspace through a layer the guard reviews)"
-               if session.effects == "review" else ""),
+            f"effects:  {session.effects} ({_effects_why(session, settings)})",
         ]  # fmt: skip
         if settings["hidden"]:
             lines.append("hidden:   " + ", ".join(settings["hidden"]) + " (and the guard home)")
-        if session.state != "sandboxed":
+        if session.state != "sandboxed" or not session.workspace_writable:
             lines.append(f"          {session.message}")
         lines += [f"note:     {n}" for n in session.notes]
         lines += [f"problem:  {p}" for p in facts["problems"]]
@@ -94,6 +95,23 @@ def cmd_check(args: argparse.Namespace) -> ExitCode:
     # The user's policy could not be read: the sandbox runs, stricter than the file may say.
     unparsed = any("until this file can be read" in p for p in facts["problems"])
     return ExitCode.BAD_INPUT if unparsed else ExitCode.OK
+
+
+def _effects_why(session: SandboxPlan, settings: dict[str, Any]) -> str:
+    """Why the effects review is on or off for this folder, in the operator's words."""
+    if session.effects == "review":
+        return "in pi, every command writes the workspace through a layer the guard reviews"
+    if session.state != "sandboxed":
+        return "the review needs the sandbox, and commands here run without it"
+    if settings["effects"] == "off":
+        return 'your policy says [sandbox] effects = "off"'
+    if not session.workspace_writable:
+        return "the workspace is read-only here, so there is nothing to review"
+    return next(
+        (n.removeprefix("the effects review is off: ") for n in session.notes
+         if n.startswith("the effects review is off: ")),
+        "no layer can be mounted here",
+    )  # fmt: skip
 
 
 def _command_text(words: list[str]) -> str:
