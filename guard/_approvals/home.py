@@ -8,6 +8,7 @@ that holds it. Shared by ``pi-guard approvals`` and its page (``approvals serve`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,16 @@ from guard._errors import StateError
 from guard._home import SESSIONS_DIR
 from guard._logging import get_logger
 
-__all__ = ["GONE", "REPLY_TIMEOUT", "Listed", "ask_sidecar", "pending_in", "sidecar_dirs"]
+__all__ = [
+    "GONE",
+    "REPLY_TIMEOUT",
+    "Listed",
+    "ask_sidecar",
+    "pending_in",
+    "port_holder",
+    "sidecar_about",
+    "sidecar_dirs",
+]
 
 _log = get_logger("guard.approvals")
 
@@ -79,3 +89,61 @@ def pending_in(home: Path) -> Iterator[Listed]:
             continue
         for one in pending:
             yield Listed(**one.model_dump(), sidecar=directory.name)
+
+
+def sidecar_about(directory: Path) -> dict[str, Any]:
+    """What a live sidecar says of itself (op ``about``): ``sessionId``, ``cwd`` (its pi
+    session's folder) and ``page``; empty when it does not answer or says nothing."""
+    reply = ask_sidecar(directory, {"op": "about"}, timeout=1.0) or {}
+    about = reply.get("about")
+    return about if isinstance(about, dict) else {}
+
+
+def port_holder(home: Path, port: int) -> str | None:
+    """Which live pi session of the home listens on ``port`` of 127.0.0.1 (its approval
+    page), in words: ``pi session <id> (pid N, in <folder>)``; ``None`` when no sidecar of
+    the home does (another program, or not Linux: ``/proc`` says who listens)."""
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return None
+    for directory in sidecar_dirs(home):
+        pid = directory.name[1:].split("-", 1)[0]
+        if not pid.isdigit() or not _holds(int(pid), inodes):
+            continue
+        about = sidecar_about(directory)
+        session = about.get("sessionId") if isinstance(about.get("sessionId"), str) else None
+        folder = about.get("cwd") if isinstance(about.get("cwd"), str) else None
+        named = f"pi session {session}" if session else "a pi session"
+        return f"{named} (pid {pid}" + (f", in {folder})" if folder else ")")
+    return None
+
+
+def _listening_inodes(port: int) -> set[str]:
+    """The socket inodes listening on ``port`` (IPv4 and IPv6), from ``/proc/net``."""
+    found: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == "0A" and fields[1].endswith(f":{port:04X}"):
+                found.add(fields[9])
+    return found
+
+
+def _holds(pid: int, inodes: set[str]) -> bool:
+    """Process ``pid`` has one of the sockets ``inodes`` open."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            return True
+    return False

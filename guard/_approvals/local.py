@@ -83,11 +83,13 @@ class LocalApprovals:
         directory: Path,
         broker: ApprovalBroker,
         on_refused: Callable[[str, str, Approver], None] = lambda why, detail, who: None,
+        about: Callable[[], dict[str, Any]] = dict,
     ) -> None:
         self.directory = directory
         self.path = directory / SOCKET_NAME
         self._broker = broker
         self._on_refused = on_refused
+        self._about = about  # op ``about``: whose session this is (its id, folder, page)
         self._server: socketserver.ThreadingUnixStreamServer | None = None
 
     def start(self) -> None:
@@ -132,6 +134,8 @@ class LocalApprovals:
             request = None
         if not isinstance(request, dict):
             return {"error": "not-json"}
+        if request.get("op") == "about":
+            return {"about": self._about()}
         if request.get("op") == "list":
             return {"pending": [p.model_dump(mode="json") for p in self._broker.pending()]}
         if request.get("op") == "state" and isinstance(request.get("id"), str):

@@ -277,6 +277,15 @@ class ApprovalPage:
         ]
         return {"rpId": self.rp_id, "credentials": ids} if ids else None
 
+    def enrolled_elsewhere(self) -> list[str]:
+        """``/api/pending``'s ``enrolledElsewhere``: the origins active passkeys are enrolled
+        for when none is for this page's (a passkey signs for its own origin only, so the
+        page says where they are rather than sending the operator to enrol again)."""
+        active = [c for c in self.credentials().values() if c.status == "active"]
+        if any(c.origin == self.origin for c in active):
+            return []
+        return sorted({c.origin for c in active})
+
     def listing(self) -> list[dict[str, Any]]:
         return [p.model_dump(mode="json") for p in pending_in(self.home)]
 
@@ -468,7 +477,9 @@ class _Handler(BaseHTTPRequestHandler):
             session = self._session()
             if session is not None:
                 self._send(HTTPStatus.OK, {"csrf": session[1], "pending": self.owner.listing(),
-                                           "operator": self.owner.operator()})  # fmt: skip
+                                           "operator": self.owner.operator(),
+                                           "enrolledElsewhere": self.owner.enrolled_elsewhere(),
+                                           "port": self.owner.port})  # fmt: skip
         elif url.path == "/api/enrol" and self.owner.enrol is not None:
             session = self._session()
             if session is not None:

@@ -6,6 +6,8 @@
 "use strict";
 let csrf = "";
 let operator = null; // {rpId, credentials} from /api/pending, or null: Yes is not signed
+let elsewhere = []; // the origins passkeys are enrolled for when none is for this page's
+let port = ""; // this page's port
 const shown = new Map(); // approval id -> its <li>
 const KEEP_ANSWERED_MS = 3000; // an answer given here stays on screen this long, with its outcome
 
@@ -137,7 +139,9 @@ function render(pending) {
 	document.getElementById("state").textContent = pending.length ? `${pending.length} pending` : "nothing pending";
 	document.getElementById("operator").textContent = operator
 		? `Yes is signed with your passkey (${operator.credentials.length} enrolled for this page)`
-		: "Yes is not signed with a passkey (none enrolled for this page: pi-guard operator enroll)";
+		: elsewhere.length
+			? `Yes is not signed with a passkey: a passkey is enrolled for ${elsewhere.join(", ")}; this page is on ${port} (a passkey signs for its own address only: open the page there, or pi-guard operator enroll --port ${port})`
+			: "Yes is not signed with a passkey (none enrolled for this page: pi-guard operator enroll)";
 }
 
 async function refresh() {
@@ -150,6 +154,8 @@ async function refresh() {
 		const data = await reply.json();
 		csrf = data.csrf;
 		operator = data.operator || null;
+		elsewhere = data.enrolledElsewhere || [];
+		port = String(data.port || "");
 		render(data.pending);
 	} catch (err) {
 		document.getElementById("state").textContent = `the guard does not answer (${err})`;

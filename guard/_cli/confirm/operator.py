@@ -82,6 +82,15 @@ def _label(text: str | None) -> str:
     return label
 
 
+def _configured_port(home: Path) -> int | None:
+    """The user policy's ``[approvals] port`` (the page a session serves is there, so the
+    passkey must be enrolled for it); ``None`` when it names none."""
+    from guard._policy.cache import PolicyCache
+
+    port = PolicyCache(home).policy_for(Path.cwd()).approvals.port
+    return port or None
+
+
 def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
     """Serve one enrolment; the login address goes to stderr, the credential to stdout."""
     from guard._approvals.web import ApprovalPage, Enrolment, enrolled_port
@@ -89,7 +98,11 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
 
     label = _label(args.label)
     home = resolve_home(args.home)
-    port: int = args.port if args.port is not None else enrolled_port(home) or DEFAULT_PORT
+    port: int = (
+        args.port
+        if args.port is not None
+        else _configured_port(home) or enrolled_port(home) or DEFAULT_PORT
+    )
     lock = threading.Lock()  # the page's threads share one guard
     with Guard.open(home) as guard:
 
@@ -106,7 +119,14 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
         try:
             page.start()
         except OSError as exc:
-            raise BadInputError("--port", f"cannot listen ({exc.strerror})", port) from None
+            from guard._approvals.home import port_holder
+
+            holder = port_holder(home, port)
+            why = f"cannot listen ({exc.strerror})" if holder is None else (
+                f"cannot listen: {holder} holds it (end that session, enrol, then start it "
+                "again: the passkey is for this port's page)"
+            )  # fmt: skip
+            raise BadInputError("--port", why, port) from None
         try:
             # SIGINT or SIGTERM (handled before the address is shown): the page closes and
             # nothing is enrolled.

@@ -5,6 +5,7 @@ a second terminal, the page) and their answers, and the grants of this session
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from audit import utc_now
@@ -37,13 +38,25 @@ class DeskPart(SidecarState):
     def _start_local(self) -> None:
         """Listen for a second terminal's answers (``pi-guard approvals``); never fails a
         start: without it the pi dialog is the one screen."""
-        local = LocalApprovals(self._session_dir, self._broker, self._note_refused)
+        local = LocalApprovals(self._session_dir, self._broker, self._note_refused, self._about)
         try:
             local.start()
         except OSError as exc:
             _log.warning("approvals-local-failed", error=str(exc))
             return
         self._local = local
+
+    def _about(self) -> dict[str, Any]:
+        """Whose questions these are, for a screen outside pi (op ``about``, on the
+        listener's thread: reads only): pi's session id, its folder, this sidecar's page."""
+        guard = self._guard
+        session = guard.session if guard is not None else None
+        return {
+            "pid": os.getpid(),
+            "sessionId": session.get("id") if session is not None else None,
+            "cwd": self._sandbox.cwd if self._sandbox is not None else None,
+            "page": self._page.url if self._page is not None else None,
+        }
 
     def _start_page(self, workspace: str) -> None:
         """Serve the approval page with this session when the user's policy says so

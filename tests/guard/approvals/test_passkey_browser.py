@@ -284,6 +284,11 @@ def test_a_page_on_another_port_is_not_signed(world: World, page: Page) -> None:
     elsewhere = world.approval_page(port=0)
     page.goto(elsewhere.login_url)
     expect(page.locator("#operator")).to_contain_text("not signed with a passkey")
+    # ... and it says where the passkey is, not "none enrolled: enrol" (a second enrolment).
+    expect(page.locator("#operator")).to_contain_text(
+        f"a passkey is enrolled for http://localhost:{world.port}; this page is on {elsewhere.port}"
+    )
+    expect(page.locator("#operator")).not_to_contain_text("none enrolled")
     item = question(page, approval)
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")

@@ -296,3 +296,43 @@ def test_approvals_serve_follows_the_enrolled_port(home: Path) -> None:
     finally:
         serve.kill()
         serve.wait()
+
+
+def test_enroll_takes_the_configured_approvals_port(home: Path, enrolling: list[Enroll]) -> None:
+    """With ``[approvals] port`` set, the session's page is there: the passkey is enrolled for
+    that page, not for the default port (whose passkey the page would never use)."""
+    port = free_port()
+    (home / "operator-guard.toml").write_text(f"[approvals]\npage = true\nport = {port}\n")
+    enrolled(home, "old laptop", free_port())  # a passkey elsewhere does not win over it
+    enroll = Enroll(home, "--timeout", "1")
+    enrolling.append(enroll)
+    assert enroll.login.port == port
+    assert enroll.head[0].startswith(
+        f"operator-guard passkey enrolment for http://localhost:{port}"
+    )
+    assert enroll.finish()[0] == 3
+
+
+def test_a_port_a_pi_session_holds_names_the_session(home: Path, tmp_path: Path) -> None:
+    """The configured port is taken by a live session's page: enroll says which session."""
+    from guard._sidecar.handlers.methods import Sidecar
+    from tests.guard.sidecar.test_sidecar_methods import result
+
+    port = free_port()
+    (home / "operator-guard.toml").write_text(f"[approvals]\npage = true\nport = {port}\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    sidecar = Sidecar(home)
+    try:
+        plan = {"cwd": str(project), "sessionId": "sess-1234", "mode": "tui"}
+        result(sidecar, "sandbox.plan", plan)
+        proc = run(home, "operator", "enroll")
+    finally:
+        sidecar.close()
+    line = one_line_error(proc)
+    assert proc.returncode == 2
+    assert line.startswith(
+        f"pi-guard: error: --port: cannot listen: pi session sess-1234 (pid {os.getpid()}, "
+        f"in {project}) holds it"
+    )
+    assert f"(got {port})" in line
