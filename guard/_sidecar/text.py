@@ -184,7 +184,7 @@ def dialog_for(
     details += [
         f"Expiry:   evidence valid {ttl_seconds} s after you confirm, single use",
         f"Timeout:  no answer within {_seconds(confirm_timeout_ms)} counts as No",
-        "No is preselected: Enter alone declines. Yes records signed, report-only evidence"
+        "No is preselected in the question. Yes records signed, report-only evidence"
         " and lets this one call run; it authorizes nothing else. A grant lets later calls"
         " inside it run without asking, each with its own evidence naming the grant.",
     ]
@@ -384,10 +384,12 @@ def status_home_unusable(path: str, problem: str) -> str:
 
 def status_audit_damaged(kind: str) -> str:
     """The footer (and the session-start notice) while the audit log does not verify: the
-    guard signs nothing over the damage, so every call it would audit is blocked."""
+    guard signs nothing over the damage, so every tool call is blocked (it said "off", which
+    reads as "calls run unguarded")."""
     return (
-        f"operator-guard off: the audit log does not verify ({one_line(kind, _TOOL_LIMIT)});"
-        " run pi-guard audit verify, then pi-guard audit recover --reason TEXT, and restart pi"
+        "operator-guard blocks every tool call: the audit log does not verify"
+        f" ({one_line(kind, _TOOL_LIMIT)}); run pi-guard audit verify, then pi-guard audit"
+        " recover --reason TEXT, and restart pi"
     )
 
 

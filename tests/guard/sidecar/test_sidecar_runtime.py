@@ -76,8 +76,9 @@ def test_the_dialog_offers_no_first_then_no_with_a_reason_then_yes(
     assert choices["stop"] == "No, and stop the agent"
     assert choices["yes"] == "Yes, this call once"
     assert choices["details"] == "Details…"
-    assert "Enter alone declines" in dialog["details"]
-    assert "Enter alone declines" not in dialog["message"]  # said once, one key away
+    assert "No is preselected" in dialog["details"]
+    # The Details screen's one choice is Back: Enter there does not decline.
+    assert "Enter alone declines" not in dialog["details"]
     assert dialog["reasonTitle"]
     assert dialog["reasonPlaceholder"]
 

@@ -1,0 +1,46 @@
+"""Notices that are true: the tamper notice says what the guard does (every tool call is
+blocked, the harmless ones too), and the Details screen, whose one choice is Back, does not
+tell the operator that Enter declines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.guard.sidecar.test_sidecar import call, rpc, run
+
+
+def test_the_tamper_notice_says_every_tool_call_is_blocked_and_it_is(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    for n in range(4):
+        run(home, rpc("record", {**call(project), "confirmed": True, "toolCallId": f"c{n}"}))
+    log = home / "audit.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[3] = lines[3].replace(b"rm -rf build", b"rm -rf BUILD")
+    log.write_bytes(b"".join(lines))
+
+    harmless = [
+        call(project, "ls", hasUi=True, toolCallId="h1"),
+        {"toolName": "read", "input": {"path": "README"}, "cwd": str(project), "hasUi": True,
+         "toolCallId": "h2"},
+    ]  # fmt: skip
+    health, *answers = run(
+        home, rpc("health", None, 1), *(rpc("evaluate", p, i + 2) for i, p in enumerate(harmless))
+    )
+    text = health["result"]["statusText"]
+    assert text.startswith("operator-guard blocks every tool call: the audit log does not verify")
+    assert "off" not in text.split(":")[0]  # it said "operator-guard off", read as unguarded
+    for answer in answers:  # and so it does: harmless calls are refused too
+        assert answer["error"]["data"]["reason"] == "audit-integrity", answer
+
+
+def test_the_details_screen_does_not_say_enter_declines(tmp_path: Path) -> None:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    (answer,) = run(home, rpc("evaluate", {**call(project), "hasUi": True, "toolCallId": "c1"}))
+    dialog = answer["result"]["dialog"]
+    # pi shows the details with one choice, Back (index.ts: ask(dialog.details, ["Back"])):
+    # Enter there goes back to the question, it declines nothing.
+    assert "Enter" not in dialog["details"]
+    assert "No is preselected" in dialog["details"]
+    assert dialog["choices"]["no"] == "No"  # the question's first choice: Enter declines there
