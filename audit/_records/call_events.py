@@ -233,7 +233,8 @@ EffectCounts = Annotated[dict[str, Annotated[int, Field(ge=0)]], Field(max_lengt
 class HeldEffectData(WireModel):
     """One effect held for the operator: a path relative to the scope, what happened to it
     and why it waits (``untracked``, ``uncommitted``, ``not-in-git``, ``repository``,
-    ``protected``, ``beyond-approval``)."""
+    ``protected``, ``beyond-approval``, ``conflict``, ``unexamined``: more files than the
+    review looks at one by one)."""
 
     path: PathText
     kind: Literal["created", "modified", "deleted", "replaced", "mode-changed"]
@@ -245,6 +246,7 @@ class HeldEffectData(WireModel):
         "protected",
         "beyond-approval",
         "conflict",
+        "unexamined",
     ]
     files: int = Field(ge=0)
     bytes: int = Field(ge=0)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from guard._effects.layer import link_above, tree_size
 from guard._effects.model import Effect, Hold, HoldReason
+from guard._effects.repository import git_loss
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._policy.matching.writable import within
 
@@ -100,7 +101,12 @@ class GitState:
         return digest(b"blob %d\0" % len(data) + data).hexdigest()
 
 
+class _TooMany(Exception):
+    """More files than the review examines one by one: it never judges a sample."""
+
+
 def _files_under(path: str) -> list[str]:
+    """Every file (and link) under ``path``; :class:`_TooMany` past ``_MAX_FILES``."""
     if not os.path.isdir(path) or os.path.islink(path):
         return [path]
     out: list[str] = []
@@ -108,7 +114,7 @@ def _files_under(path: str) -> list[str]:
         out += [os.path.join(root, n) for n in names]
         out += [os.path.join(root, d) for d in dirs if os.path.islink(os.path.join(root, d))]
         if len(out) > _MAX_FILES:
-            break
+            raise _TooMany(path)
     return out
 
 
@@ -140,21 +146,44 @@ def _lost(state: GitState, lower: list[str]) -> tuple[HoldReason | None, int, in
 class _MovedContent:
     """The content of files the command created, by size then digest (built lazily)."""
 
-    def __init__(self, effects: Sequence[Effect], upper: str) -> None:
+    def __init__(
+        self, effects: Sequence[Effect], upper: str, git: Callable[[], GitState], workspace: str
+    ) -> None:
+        self._upper = upper
         self._created = [
             os.path.join(upper, e.path) for e in effects if e.kind in ("created", "replaced")
         ]
+        self._git = git
+        self._workspace = workspace
         self._by_size: dict[int, list[str]] | None = None
         self._digests: dict[str, bytes] = {}
 
     def _index(self) -> dict[int, list[str]]:
         if self._by_size is None:
             self._by_size = {}
+            files = []
             for path in self._created:
-                for file in _files_under(path):
-                    if os.path.isfile(file) and not os.path.islink(file):
-                        self._by_size.setdefault(os.path.getsize(file), []).append(file)
+                try:
+                    under = _files_under(path)
+                except _TooMany:
+                    continue  # not indexed: nothing counts as moved there (fail closed)
+                files += [f for f in under if os.path.isfile(f) and not os.path.islink(f)]
+            for file in self._as_work(files):
+                self._by_size.setdefault(os.path.getsize(file), []).append(file)
         return self._by_size
+
+    def _as_work(self, files: list[str]) -> list[str]:
+        """The files whose place is judged as work: content moved anywhere else (into a
+        regenerable folder, a ``.pyc`` name, an ignored place, ``.git``) is not kept by the
+        move, as a later command may delete it there unasked."""
+        rel = {f: os.path.relpath(f, self._upper) for f in files}
+        kept = [f for f in files if not _never_work(rel[f].split("/"))]
+        state = self._git()
+        if state.top is None or not kept:
+            return kept
+        top = {f: os.path.relpath(os.path.join(self._workspace, rel[f]), state.top) for f in kept}
+        ignored = state.ignored([t for t in top.values() if not t.startswith("..")])
+        return [f for f in kept if not top[f].startswith("..") and not _inside(top[f], ignored)]
 
     def _digest(self, path: str) -> bytes:
         if path not in self._digests:
@@ -171,6 +200,19 @@ class _MovedContent:
             return False
         digest = self._digest(lower)
         return any(self._digest(c) == digest for c in candidates)
+
+
+def _never_work(parts: Sequence[str]) -> bool:
+    """A place whose content the judge never counts as work (made again, or git's own)."""
+    return (
+        ".git" in parts
+        or bool(REGENERABLE.intersection(parts))
+        or parts[-1].endswith((".pyc", ".pyo"))
+    )
+
+
+def _inside(name: str, ignored: set[str]) -> bool:
+    return name in ignored or any(name.startswith(i.rstrip("/") + "/") for i in ignored)
 
 
 def _counts(effect: Effect) -> dict[str, int]:
@@ -195,6 +237,7 @@ def judge(
     protected: Protected,
     approved: Sequence[str] = (),
     upper: str | None = None,
+    answered: bool = False,
 ) -> list[Hold]:
     """The effects to hold, each with its reason (see the module docstring).
 
@@ -202,12 +245,21 @@ def judge(
     ``b`` created with the same bytes) does not count as lost.
 
     ``approved``: the targets the operator said yes to for this call, as they resolved when
-    the operator answered (none: there was no dialog).
+    the operator answered (none: there was no dialog). ``answered``: the operator (or a
+    grant, or the operator's own allow rule) said yes to this call: what it did to git's
+    history is what they said yes to (``git branch -D`` asks before it runs).
     """
     held: list[Hold] = []
     state: GitState | None = None
     targets = list(approved)
-    moved = _MovedContent(effects, upper) if upper is not None else None
+
+    def git() -> GitState:
+        nonlocal state
+        if state is None:
+            state = GitState.of(workspace)
+        return state
+
+    moved = _MovedContent(effects, upper, git, workspace) if upper is not None else None
     for effect in effects:
         path = os.path.join(workspace, effect.path)
         if effect.conflict or link_above(workspace, effect.path):
@@ -230,18 +282,56 @@ def judge(
             files, size = tree_size(path)
             held.append(Hold(effect=effect, reason="repository", files=files, bytes=size))
             continue
+        if (
+            ".git" in parts
+            and not answered
+            and (upper is None or git_loss(effect, workspace, upper))
+        ):
+            files, size = tree_size(path)
+            held.append(Hold(effect=effect, reason="repository", files=files, bytes=size))
+            continue  # history lost: refs, reflog entries, stashes or objects
         if ".git" in parts:
             continue  # git's own bookkeeping (index, objects, refs) as a git command writes it
         if REGENERABLE.intersection(parts) or parts[-1].endswith((".pyc", ".pyo")):
             continue  # made again by the tool that made it
-        if state is None:
-            state = GitState.of(workspace)
+        state = git()
         if state.top is not None and within(path, state.top):
             state.load_head([os.path.relpath(path, state.top)])
-        lower = _files_under(path)
+        try:
+            lower = _files_under(path)
+        except _TooMany:
+            files, size = tree_size(path)
+            held.append(Hold(effect=effect, reason="unexamined", files=files, bytes=size))
+            continue
         if moved is not None:
             lower = [f for f in lower if not moved.has(f)]
         reason, files, size = _lost(state, lower)
         if reason is not None:
             held.append(Hold(effect=effect, reason=reason, files=files, bytes=size))
+    return _whole_repositories(effects, held)
+
+
+def _whole_repositories(effects: Sequence[Effect], held: list[Hold]) -> list[Hold]:
+    """A repository that lost history keeps all of the command's changes to it together:
+    applying the rest (a ref moved, its reflog held) would leave it inconsistent."""
+    lost = {_git_root(h.effect.path) for h in held if h.reason == "repository"} - {None}
+    if not lost:
+        return held
+    done = {h.effect.path for h in held}
+    for effect in effects:
+        root = _git_root(effect.path)
+        if (
+            root in lost
+            and effect.path not in done
+            and not any(effect.path.startswith(p + "/") for p in done)
+        ):
+            held.append(Hold(effect=effect, reason="repository", **_counts(effect)))
     return held
+
+
+def _git_root(path: str) -> str | None:
+    """The ``.git`` directory a path is (or is in), relative; None outside any."""
+    parts = path.split("/")
+    if ".git" not in parts:
+        return None
+    return "/".join(parts[: len(parts) - parts[::-1].index(".git")])

@@ -39,6 +39,7 @@ HoldReason = Literal[
     "beyond-approval",  # after a yes: lost or overwritten beyond the targets the dialog named
     "conflict",  # the workspace changed under the command (a link appeared above the path)
     "protected",  # any change to a protected path (.env*, .pi/, the user's protected globs)
+    "unexamined",  # too many files to look at each: the review never judges a sample
 ]
 
 ReviewDecision = Literal["empty", "applied", "held", "discarded", "partial"]

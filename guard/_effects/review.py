@@ -94,6 +94,7 @@ class Reviewer:
         protected: Callable[[str], bool],
         blocked: Callable[[str], bool] | None = None,
         approved: Sequence[str] = (),
+        answered: bool = False,
         mount_points: Sequence[str] = (),
         caches: Sequence[str] = (),
     ) -> Review:
@@ -143,6 +144,7 @@ class Reviewer:
             protected=lambda p: protected(p) or os.path.relpath(p, workspace) in inside_new,
             approved=approved,
             upper=str(upper),
+            answered=answered,
         )
         held_paths = {h.effect.path for h in held}
         now = [e for e in effects if e.path not in held_paths and not _under(e.path, held_paths)]

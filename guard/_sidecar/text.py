@@ -462,6 +462,7 @@ def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> Effe
         "protected": "a protected path",
         "beyond-approval": "beyond what you said yes to",
         "conflict": "the workspace changed under the command",
+        "unexamined": "too many files to examine each",
     }
     for hold in held[:12]:
         effect = hold.effect

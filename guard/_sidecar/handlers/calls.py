@@ -119,6 +119,7 @@ class CallsPart(SandboxPart):
         chosen = answer.grant if p.approval_id is not None and answer is not None else p.grant
         if p.confirmed and p.tool_call_id is not None:
             self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
+            self._answered.add(p.tool_call_id)
         shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         result = guard.record(
             p.tool_name,

@@ -65,6 +65,10 @@ class EffectsPart(SidecarState):
         workspace = plan.cwd
         policy = guard.classifier.policy_for(workspace)
         ignore = frozenset({"builtin.git-internals", "builtin.outside-workspace"})
+        # The operator's yes to this call in its dialog: the history it rewrites in .git is
+        # what they said yes to (never a grant's or an allow rule's: they name files).
+        answered = p.tool_call_id is not None and p.tool_call_id in self._answered
+        self._answered.discard(p.tool_call_id or "")
         approved = self._approved.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         review = self._reviewer.review(
             p.layer,
@@ -74,6 +78,7 @@ class EffectsPart(SidecarState):
                 path, Path(workspace), ignore=ignore, blocked_only=True
             ),
             approved=approved,
+            answered=answered,
             mount_points=plan.mount_points,
             caches=plan.cache_stores,
         )

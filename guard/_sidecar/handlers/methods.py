@@ -114,6 +114,9 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         self._layers = self._session_dir / LAYERS_DIR
         self._reviewer = Reviewer(self._layers)
         self._approved: dict[str, tuple[str, ...]] = {}
+        # The calls the operator said yes to in a dialog: the history their command rewrites
+        # in .git is what they said yes to (a grant or an allow rule never covers it).
+        self._answered: set[str] = set()
         # The grants each asked call's dialog offered (by tool call id): a grant chosen is
         # derived again and kept only if it is still the one shown.
         self._offered: dict[str, tuple[GrantOffer, ...]] = {}

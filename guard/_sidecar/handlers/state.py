@@ -100,6 +100,7 @@ class SidecarState(RpcServer):
     _layers: Path
     _reviewer: Reviewer
     _approved: dict[str, tuple[str, ...]]
+    _answered: set[str]
     _offered: dict[str, tuple[GrantOffer, ...]]
     _sandbox_params: SandboxPlanParams | None
     _sandbox_stamp: tuple[tuple[str, bool, bool], ...]
