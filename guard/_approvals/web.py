@@ -50,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from audit import EvidenceId, Sha256, b64url_encode, utc_now
-from guard._approvals.home import ask_sidecar, pending_in
+from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
 from guard._approvals.local import POLL_SECONDS
 from guard._approvals.model import AnswerRequest, ApprovalId
 from guard._errors import GuardError
@@ -287,7 +287,16 @@ class ApprovalPage:
         return sorted({c.origin for c in active})
 
     def listing(self) -> list[dict[str, Any]]:
-        return [p.model_dump(mode="json") for p in pending_in(self.home)]
+        """Every pending question, each with whose it is: its pi session's folder (``cwd``,
+        asked of its sidecar once a listing; ``None`` when it does not say)."""
+        folders: dict[str, str | None] = {}
+        listed = []
+        for item in pending_in(self.home):
+            if item.sidecar not in folders:
+                cwd = sidecar_about(self.home / SESSIONS_DIR / item.sidecar).get("cwd")
+                folders[item.sidecar] = cwd if isinstance(cwd, str) else None
+            listed.append({**item.model_dump(mode="json"), "cwd": folders[item.sidecar]})
+        return listed
 
     def _holder(self, sidecar: object, approval_id: str | None) -> Path | None:
         """The live-or-not sidecar directory named ``sidecar``; ``None`` (refused) otherwise."""
@@ -422,6 +431,16 @@ def enrolled_port(home: Path) -> int | None:
     return 80 if port is None else port
 
 
+_BAD_LOGIN_PAGE = (
+    b'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+    b"<title>operator-guard: login link used or expired</title></head><body>"
+    b"<h1>This login link was used already, or is no longer valid</h1>"
+    b"<p>Each login link works once. Run <code>/guard</code> in pi for a new login link (or"
+    b" look at what <code>pi-guard approvals serve</code> printed to its terminal).</p>"
+    b"</body></html>"
+)
+
+
 class _Handler(BaseHTTPRequestHandler):
     owner: ApprovalPage
     server_version = "pi-operator-guard"
@@ -492,7 +511,8 @@ class _Handler(BaseHTTPRequestHandler):
         token = (parse_qs(query).get("token") or [""])[0]
         cookie = self.owner.login(token)
         if cookie is None:
-            self._send(HTTPStatus.FORBIDDEN, {"error": "bad-login"})
+            # A person opened it: a page in words, not {"error": "bad-login"}.
+            self._send_bytes(HTTPStatus.FORBIDDEN, _BAD_LOGIN_PAGE, "text/html")
             return
         self.send_response(HTTPStatus.SEE_OTHER)
         self.send_header("Location", "/")

@@ -219,15 +219,21 @@ def grant_choice(offer: GrantOffer, *, until: datetime, max_uses: int) -> str:
 
 
 def wait_notice(
-    tool_name: str, approval_id: str, confirm_timeout_ms: int, login: str | None = None
+    tool_name: str,
+    approval_id: str,
+    confirm_timeout_ms: int,
+    login: str | None = None,
+    page_url: str | None = None,
 ) -> str:
     """The stderr line of a session without a UI whose call waits for another screen (the
-    operator's terminal: it never reaches the model); ``login``: the page's one-time login."""
-    page = (
-        f"on the page {one_line(login, 200)}"
-        if login
-        else "on the page of pi-guard approvals serve"
-    )
+    operator's terminal: it never reaches the model); ``login``: this session's page's
+    one-time login; ``page_url``: the address of a page another session of the home runs."""
+    if login:
+        page = f"on the page {one_line(login, 200)}"
+    elif page_url:
+        page = f"on the page at {one_line(page_url, 200)} (/guard in its session gives a login)"
+    else:
+        page = "on the page of pi-guard approvals serve"
     return (
         f"operator-guard: this {_tool(tool_name)} call waits up to"
         f" {_seconds(confirm_timeout_ms)} for the operator:"

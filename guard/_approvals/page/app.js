@@ -107,6 +107,15 @@ function keep(node) {
 	return at === 0 || Date.now() - at < KEEP_ANSWERED_MS;
 }
 
+// Seconds left to answer, and until when in the browser's local time (as the grant buttons).
+function left(node) {
+	const deadline = Number(node.dataset.deadline || 0);
+	if (!deadline || node.dataset.answering === "yes") return;
+	const seconds = Math.max(0, Math.round((deadline - Date.now()) / 1000));
+	const until = new Date(deadline).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+	node.querySelector(".left").textContent = seconds ? `${seconds} s left (until ${until}); no answer counts as No` : "time is up: no answer counts as No";
+}
+
 function render(pending) {
 	const list = document.getElementById("pending");
 	const now = new Set(pending.map((p) => p.id));
@@ -122,7 +131,9 @@ function render(pending) {
 		node.dataset.id = item.id;
 		node.querySelector(".text").textContent = `${item.title}\n${item.message}`;
 		node.querySelector(".details").textContent = item.details;
-		node.querySelector(".digest").textContent = `${item.id} · ${item.digest} · until ${item.deadlineIso}`;
+		node.querySelector(".whose").textContent = `pi session ${item.sessionId || "(not known yet)"} · folder ${item.cwd || "(not known)"}`;
+		node.querySelector(".digest").textContent = `${item.id} · ${item.digest}`;
+		node.dataset.deadline = String(Date.parse(item.deadlineIso));
 		node.querySelector(".yes").addEventListener("click", () => answer(item, "yes", node));
 		node.querySelector(".no").addEventListener("click", () => answer(item, "no", node));
 		(item.grants || []).forEach((line, index) => {
@@ -136,6 +147,7 @@ function render(pending) {
 		list.append(node);
 		shown.set(item.id, node);
 	}
+	for (const node of shown.values()) left(node);
 	document.getElementById("state").textContent = pending.length ? `${pending.length} pending` : "nothing pending";
 	document.getElementById("operator").textContent = operator
 		? `Yes is signed with your passkey (${operator.credentials.length} enrolled for this page)`
@@ -148,7 +160,8 @@ async function refresh() {
 	try {
 		const reply = await fetch("/api/pending", { cache: "no-store" });
 		if (reply.status === 401) {
-			document.getElementById("state").textContent = "not logged in: open the login address the guard printed";
+			document.getElementById("state").textContent =
+				"not logged in: open a one-time login link: /guard in pi prints one (or the terminal of pi-guard approvals serve)";
 			return;
 		}
 		const data = await reply.json();

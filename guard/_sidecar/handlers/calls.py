@@ -222,6 +222,7 @@ class CallsPart(SandboxPart):
                 approval.id,
                 p.confirm_timeout_ms,
                 self._page.login_url if self._page is not None else None,
+                self._page_elsewhere() if self._page is None else None,
             ),
         )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from audit import utc_now
 from guard._approvals import AnswerRequest, LocalApprovals, Signable, question_digest
+from guard._approvals.home import sidecar_about, sidecar_dirs
 from guard._errors import RpcFault
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.models import Evaluation
@@ -57,6 +58,17 @@ class DeskPart(SidecarState):
             "cwd": self._sandbox.cwd if self._sandbox is not None else None,
             "page": self._page.url if self._page is not None else None,
         }
+
+    def _page_elsewhere(self) -> str | None:
+        """The address of the approval page another live session of this home runs (this
+        one has none: the port was taken), for the stderr line of a waiting headless call."""
+        for directory in sidecar_dirs(self.home):
+            if directory == self._session_dir:
+                continue
+            page = sidecar_about(directory).get("page")
+            if isinstance(page, str):
+                return page
+        return None
 
     def _start_page(self, workspace: str) -> None:
         """Serve the approval page with this session when the user's policy says so

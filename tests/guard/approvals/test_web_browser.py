@@ -4,6 +4,7 @@ the pi dialog when it answers first."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,37 @@ def test_a_grant_chosen_on_the_page(world: World, page: Page) -> None:
     buttons.nth(1).click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
     assert world.poll(approval)["answer"]["grant"] == 1
+
+
+def test_each_card_says_whose_question_it_is_and_the_time_left(world: World, page: Page) -> None:
+    result(world.sidecar, "sandbox.plan", {"cwd": str(world.project), "sessionId": "sess-abc",
+                                           "mode": "tui"})  # fmt: skip
+    approval = world.ask()
+    page.goto(world.page.login_url)
+    item = question(page, approval)
+    expect(item.locator(".whose")).to_have_text(f"pi session sess-abc · folder {world.project}")
+    # Seconds left and the local time of the deadline, not a UTC stamp.
+    expect(item.locator(".left")).to_contain_text(" s left (until ")
+    left = item.locator(".left").inner_text()
+    assert re.fullmatch(
+        r"\d+ s left \(until \d\d:\d\d:\d\d( [AP]M)?\); no answer counts as No", left
+    )
+    assert approval["id"] in item.locator(".digest").inner_text()
+    assert "Z" not in item.locator(".digest").inner_text().split(" · ")[-1]  # no ISO stamp
+
+
+def test_a_used_login_link_gets_a_page_in_words(world: World, page: Page) -> None:
+    login = world.page.login_url
+    page.goto(login)
+    expect(page.locator("#state")).to_have_text("nothing pending")
+    second = page.context.new_page()
+    reply = second.goto(login)  # used: a page that says what to do, not {"error": ...}
+    assert reply is not None and reply.status == 403
+    assert "text/html" in (reply.headers.get("content-type") or "")
+    expect(second.locator("body")).to_contain_text("Run /guard in pi for a new login link")
+    assert "bad-login" not in second.content()
+
+
+def test_not_logged_in_says_where_the_login_link_is(world: World, page: Page) -> None:
+    page.goto(world.page.url)
+    expect(page.locator("#state")).to_contain_text("/guard in pi prints one")

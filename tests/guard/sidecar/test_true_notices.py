@@ -44,3 +44,33 @@ def test_the_details_screen_does_not_say_enter_declines(tmp_path: Path) -> None:
     assert "Enter" not in dialog["details"]
     assert "No is preselected" in dialog["details"]
     assert dialog["choices"]["no"] == "No"  # the question's first choice: Enter declines there
+
+
+def test_a_headless_wait_names_the_page_another_session_runs(tmp_path: Path) -> None:
+    """Two sessions, one port: the second has no page of its own, and its waiting call's
+    stderr line names the first one's page rather than 'the page of approvals serve'."""
+    import socket
+
+    from guard._sidecar.handlers.methods import Sidecar
+    from tests.guard.sidecar.test_sidecar_methods import result
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / "build").mkdir(parents=True)
+    home.mkdir(mode=0o700)
+    (home / "operator-guard.toml").write_text(
+        f'[approvals]\nheadless = "wait"\npage = true\nport = {port}\n'
+    )
+    first, second = Sidecar(home), Sidecar(home)
+    try:
+        result(first, "sandbox.plan", {"cwd": str(project), "sessionId": "s1", "mode": "tui"})
+        result(second, "sandbox.plan", {"cwd": str(project), "sessionId": "s2", "mode": "print"})
+        waiting = result(second, "evaluate", {**call(project), "hasUi": False, "toolCallId": "w"})
+        notice = waiting["waitNotice"]
+        assert f"on the page at http://localhost:{port}/ (/guard in its session" in notice
+        assert "token" not in notice
+    finally:
+        second.close()
+        first.close()
