@@ -9,13 +9,14 @@ protected path, ``apply`` puts the rest into the workspace through a roll-forwar
 from __future__ import annotations
 
 from guard._effects.apply import apply_effects, recover
-from guard._effects.judge import judge
+from guard._effects.judge import Baseline, judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, EffectKind, Hold, HoldReason, Review, ReviewDecision
 from guard._effects.review import LAYER_ID, Reviewer, effects_digest, summary_line
 
 __all__ = [
     "LAYER_ID",
+    "Baseline",
     "Effect",
     "EffectKind",
     "Hold",

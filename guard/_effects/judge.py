@@ -26,7 +26,7 @@ from guard._effects.repository import git_loss
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._policy.matching.writable import within
 
-__all__ = ["REGENERABLE", "GitState", "judge"]
+__all__ = ["REGENERABLE", "Baseline", "GitState", "judge"]
 
 _LOSING = frozenset({"deleted", "modified", "replaced"})
 REGENERABLE = frozenset(
@@ -105,6 +105,42 @@ class _TooMany(Exception):
     """More files than the review examines one by one: it never judges a sample."""
 
 
+_MAX_BASELINE = 200_000
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What the operator had when the session started: the untracked files git did not
+    ignore (relative to the repository's top). A file in it is the operator's work however
+    an agent command re-wrote the ignore rules afterwards (``printf '*\\n' > notes/.gitignore``
+    then ``rm -rf notes``). ``complete`` False: it could not be taken whole, so nothing counts
+    as ignored (the review fails closed)."""
+
+    top: str | None
+    work: frozenset[str] = frozenset()
+    complete: bool = True
+
+    @classmethod
+    def of(cls, workspace: str) -> Baseline:
+        state = GitState.of(workspace)
+        if state.top is None:
+            return cls(None)
+        done = run(
+            [*state._git, "-C", state.top, "ls-files", "--others", "--exclude-standard", "-z"],
+            env=git_env(),
+        )
+        names = [n.decode(errors="surrogateescape") for n in done.stdout.split(b"\0") if n]
+        if done.returncode != 0 or len(names) > _MAX_BASELINE:
+            return cls(state.top, complete=False)
+        return cls(state.top, frozenset(names))
+
+    def union(self, other: Baseline) -> Baseline:
+        """Both baselines' work (a later one never forgets what an earlier one had)."""
+        if other.top != self.top:
+            return other
+        return Baseline(self.top, self.work | other.work, self.complete and other.complete)
+
+
 def _files_under(path: str) -> list[str]:
     """Every file (and link) under ``path``; :class:`_TooMany` past ``_MAX_FILES``."""
     if not os.path.isdir(path) or os.path.islink(path):
@@ -118,8 +154,12 @@ def _files_under(path: str) -> list[str]:
     return out
 
 
-def _lost(state: GitState, lower: list[str]) -> tuple[HoldReason | None, int, int]:
-    """Whether replacing or deleting these lower files loses work: reason, files, bytes."""
+def _lost(
+    state: GitState, lower: list[str], baseline: Baseline | None = None
+) -> tuple[HoldReason | None, int, int]:
+    """Whether replacing or deleting these lower files loses work: reason, files, bytes.
+
+    Ignored means ignored now and not the operator's untracked work in ``baseline``."""
     if state.top is None:
         files, size = 0, 0
         for path in lower:
@@ -129,6 +169,8 @@ def _lost(state: GitState, lower: list[str]) -> tuple[HoldReason | None, int, in
     top = state.top
     rel = [os.path.relpath(p, top) for p in lower]
     ignored = state.ignored([r for r in rel if r not in state.head])
+    if baseline is not None and baseline.top == top:
+        ignored = ignored - baseline.work if baseline.complete else set()
     lost_files = lost_bytes = 0
     reason: HoldReason | None = None
     for path, name in zip(lower, rel, strict=True):
@@ -238,6 +280,7 @@ def judge(
     approved: Sequence[str] = (),
     upper: str | None = None,
     answered: bool = False,
+    baseline: Baseline | None = None,
 ) -> list[Hold]:
     """The effects to hold, each with its reason (see the module docstring).
 
@@ -248,6 +291,9 @@ def judge(
     the operator answered (none: there was no dialog). ``answered``: the operator (or a
     grant, or the operator's own allow rule) said yes to this call: what it did to git's
     history is what they said yes to (``git branch -D`` asks before it runs).
+
+    ``baseline``: the untracked work the operator had when the session started, never
+    judged ignored, whatever ignore file a command wrote since.
     """
     held: list[Hold] = []
     state: GitState | None = None
@@ -305,7 +351,7 @@ def judge(
             continue
         if moved is not None:
             lower = [f for f in lower if not moved.has(f)]
-        reason, files, size = _lost(state, lower)
+        reason, files, size = _lost(state, lower, baseline)
         if reason is not None:
             held.append(Hold(effect=effect, reason=reason, files=files, bytes=size))
     return _whole_repositories(effects, held)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from audit import canonical_json, sha256_prefixed
 from guard._effects.apply import apply_effects, recover
-from guard._effects.judge import REGENERABLE, judge
+from guard._effects.judge import REGENERABLE, Baseline, judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
@@ -95,6 +95,7 @@ class Reviewer:
         blocked: Callable[[str], bool] | None = None,
         approved: Sequence[str] = (),
         answered: bool = False,
+        baseline: Baseline | None = None,
         mount_points: Sequence[str] = (),
         caches: Sequence[str] = (),
     ) -> Review:
@@ -145,6 +146,7 @@ class Reviewer:
             approved=approved,
             upper=str(upper),
             answered=answered,
+            baseline=baseline,
         )
         held_paths = {h.effect.path for h in held}
         now = [e for e in effects if e.path not in held_paths and not _under(e.path, held_paths)]

@@ -79,6 +79,7 @@ class EffectsPart(SidecarState):
             ),
             approved=approved,
             answered=answered,
+            baseline=self._baseline,
             mount_points=plan.mount_points,
             caches=plan.cache_stores,
         )

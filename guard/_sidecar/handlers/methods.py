@@ -25,7 +25,7 @@ import structlog
 
 from audit import AuditError, LogIntegrityError
 from guard._approvals import ApprovalBroker, Approver, LocalApprovals
-from guard._effects import Reviewer
+from guard._effects import Baseline, Reviewer
 from guard._errors import GuardError, RpcFault
 from guard._facade import REPLAY_SKEW
 from guard._grants import GrantOffer
@@ -117,6 +117,9 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         # The calls the operator said yes to in a dialog: the history their command rewrites
         # in .git is what they said yes to (a grant or an allow rule never covers it).
         self._answered: set[str] = set()
+        # What the operator had when the session started (the effects review judges
+        # "ignored" against it, never against ignore files an agent command wrote).
+        self._baseline: Baseline | None = None
         # The grants each asked call's dialog offered (by tool call id): a grant chosen is
         # derived again and kept only if it is still the one shown.
         self._offered: dict[str, tuple[GrantOffer, ...]] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from guard._effects import Baseline
 from guard._home import SESSION_TMP_DIR
 from guard._logging import get_logger
 from guard._policy import ToolFacts
@@ -34,6 +35,10 @@ class SandboxPart(DeskPart):
         the plan comes back without a notice (the home's problem is the one to tell).
         """
         session = self._plan_sandbox(p)
+        if session.effects == "review":
+            # The operator's baseline, taken as the session starts (before any agent command).
+            now = Baseline.of(session.cwd)
+            self._baseline = now if self._baseline is None else self._baseline.union(now)
         self._start_page(session.cwd)
         if self._guard is not None and self._damage is None:
             attributed = self._guard.session

@@ -140,3 +140,52 @@ def test_work_buried_under_more_files_than_the_walk_examines_is_held(
     (hold,) = result.held
     assert (hold.reason, hold.files) == ("unexamined", 61)
     assert (ws / "stuff" / "deep" / "notes.md").read_text() == "buried work\n"
+
+
+IGNORE_OVER_WORK = {
+    "folder-ignore": ("printf '*\\n' > drafts/.gitignore", "rm -rf drafts"),
+    "root-ignore": ("echo 'drafts/' >> .gitignore && echo '*.md' >> .gitignore", "rm -rf drafts"),
+    "info-exclude": ("echo notes.md >> .git/info/exclude", "rm notes.md"),
+    "same-command": ("true", "printf '*\\n' > drafts/.gitignore && rm -rf drafts"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IGNORE_OVER_WORK))
+def test_an_ignore_file_written_over_the_work_does_not_make_it_build_output(
+    overlay: Overlay, name: str
+) -> None:
+    """Judged against the operator's baseline (taken when the session started), the work is
+    still work however an earlier command re-wrote the ignore rules."""
+    from guard._effects import Baseline
+
+    ws = overlay.workspace
+    make_repo(ws)
+    (ws / "drafts").mkdir()
+    (ws / "drafts" / "idea.md").write_text("an idea\n")
+    baseline = Baseline.of(str(ws))
+    first, second = IGNORE_OVER_WORK[name]
+    _, _, ignoring = review(overlay, first, baseline=baseline)
+    assert ignoring.decision in ("applied", "empty"), ignoring
+    _, _, deleting = review(overlay, second, baseline=baseline)
+    assert deleting.decision == "held", deleting
+    assert (ws / "drafts" / "idea.md").read_text() == "an idea\n"
+    assert (ws / "notes.md").read_text() == "untracked work\n"
+
+
+def test_build_output_ignored_in_the_baseline_is_still_applied(overlay: Overlay) -> None:
+    from guard._effects import Baseline
+
+    make_repo(overlay.workspace)
+    _, _, result = review(overlay, "rm -rf build", baseline=Baseline.of(str(overlay.workspace)))
+    assert result.decision == "applied", result
+
+
+def test_a_baseline_that_could_not_be_taken_whole_counts_nothing_as_ignored(
+    overlay: Overlay,
+) -> None:
+    from guard._effects import Baseline
+
+    make_repo(overlay.workspace)
+    partial = Baseline(str(overlay.workspace.resolve()), complete=False)
+    _, _, result = review(overlay, "rm -rf build", baseline=partial)
+    assert result.decision == "held", result
