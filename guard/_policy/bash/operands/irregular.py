@@ -169,6 +169,10 @@ def git(
     """A work-tree subcommand changes the paths it names (or the whole tree); others read."""
     sub = positionals[0].value if positionals else None
     rest = positionals[1:]
+    written = _git_writes(sub, rest)
+    if written is not None:  # what else it names is read, as for any other subcommand
+        named = {id(word) for word, _ in written}
+        return [*written, *((w, _READ) for w in (*rest, *values) if id(w) not in named)]
     if sub not in _GIT_WORKTREE:
         return [(word, _READ) for word in (*rest, *values)]
     args = command.args
@@ -185,6 +189,37 @@ def git(
     if not explicit:
         return [(Word.literal(command.cwd), _CHANGED)]
     return [(word, changed) for word in explicit]
+
+
+def _git_writes(sub: str | None, rest: Sequence[Word]) -> Touches | None:
+    """The paths ``git clone``, ``git mv`` and ``git worktree add`` write (git-clone(1): the
+    directory, by default the repository's name; git-mv(1): sources and destination;
+    git-worktree(1) ``add <path>``), or ``None`` for another subcommand."""
+    changed = Use(read=True, write=True, target=True, recursive=True)
+    if sub == "clone" and rest:
+        if len(rest) >= 2:
+            return [(rest[1], changed)]
+        url = rest[0].value
+        if url is None:
+            return [(rest[0], changed)]  # unknown until it runs: asks
+        name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+        name = name[: -len(".git")] if name.endswith(".git") else name
+        return [(Word(name or ".", rest[0].raw), changed)]
+    if sub == "mv":
+        return [(word, changed) for word in rest]
+    if sub == "worktree" and rest and rest[0].value == "add" and len(rest) > 1:
+        return [(rest[1], changed)]
+    return None
+
+
+def package_prefix(
+    command: Command, flags: Sequence[Word], values: Sequence[Word], _: Sequence[Word]
+) -> Touches:
+    """Where a package manager installs: ``npm --prefix DIR``, ``pnpm --dir``/``-C DIR``,
+    ``yarn --cwd DIR``/``--modules-folder DIR`` are written (recursively)."""
+    names = ("--prefix", "--dir", "-C", "--cwd", "--modules-folder", "--global-folder")
+    written = Use(read=True, write=True, target=True, recursive=True)
+    return [(word, written) for word in option_value(command.args, *names)]
 
 
 def container_volumes(

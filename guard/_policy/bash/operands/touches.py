@@ -27,6 +27,7 @@ from guard._policy.bash.operands.irregular import (
     download,
     find,
     git,
+    package_prefix,
 )
 
 __all__ = ["SHAPES", "Shape", "Use", "touched"]
@@ -193,6 +194,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
     ),
     (_set("rg ag ack"), Shape(operands=_READ, first_unless=_PATTERNS, always_recursive=True)),
     (_set("git"), Shape(reader=git)),
+    (_set("npm pnpm yarn"), replace(_READER, reader=package_prefix)),
     (_set("docker"), replace(_READER, reader=container_volumes)),
     (_set("podman nerdctl"), replace(_UNKNOWN, reader=container_volumes)),
     (
