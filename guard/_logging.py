@@ -6,6 +6,7 @@ On a TTY they are rendered for people; otherwise one JSON object per line.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 
@@ -46,6 +47,14 @@ class _StderrLogger(structlog.PrintLogger):
     def __init__(self, name: str) -> None:
         super().__init__(sys.stderr)
         self.name = name
+
+    def msg(self, message: str) -> None:
+        # A closed stderr (pi died) must not end what the sidecar still owes the audit log.
+        with contextlib.suppress(OSError):
+            super().msg(message)
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
 
 
 def _stderr_logger(*args: object) -> structlog.PrintLogger:

@@ -16,9 +16,9 @@ descriptor (``/proc/self/fd/N/…``): a Unix socket path is limited to 107 bytes
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
+import selectors
 import socket
 import socketserver
 import struct
@@ -35,13 +35,55 @@ from guard._approvals.model import AnswerRequest, Approver
 if TYPE_CHECKING:
     from guard._approvals.broker import ApprovalBroker
 
-__all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local"]
+__all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local", "serve_in_thread"]
 
 SOCKET_NAME = "approvals.sock"
 MAX_REQUEST_BYTES = 64 * 1024
 
-POLL_SECONDS = 0.05
-"""How often a server thread looks for a shutdown (``close`` waits at most that long)."""
+
+def serve_in_thread(server: socketserver.TCPServer, name: str) -> Callable[[], None]:
+    """Serve ``server`` on a daemon thread until the function returned is called; that
+    function wakes the thread at once (a pipe watched beside the socket), waits for it and
+    closes the server. ``serve_forever`` would instead poll for a shutdown: idle wake-ups all
+    session long, and every sidecar's exit (every pi session's end) waiting for the next one."""
+    wake, woken = os.pipe()
+    done = threading.Event()
+
+    def loop() -> None:
+        try:
+            with selectors.DefaultSelector() as selector:
+                selector.register(server.fileno(), selectors.EVENT_READ)
+                selector.register(wake, selectors.EVENT_READ)
+                while not any(key.fd == wake for key, _ in selector.select()):
+                    _take_one(server)
+        finally:
+            done.set()
+
+    def stop() -> None:
+        os.write(woken, b"\0")
+        done.wait()
+        os.close(wake)
+        os.close(woken)
+        server.server_close()
+
+    threading.Thread(target=loop, name=name, daemon=True).start()
+    return stop
+
+
+def _take_one(server: socketserver.BaseServer) -> None:
+    """One connection, as ``serve_forever`` takes it (public methods only)."""
+    try:
+        request, address = server.get_request()
+    except OSError:
+        return
+    if not server.verify_request(request, address):
+        server.shutdown_request(request)
+        return
+    try:
+        server.process_request(request, address)
+    except Exception:
+        server.handle_error(request, address)
+        server.shutdown_request(request)
 
 
 @contextlib.contextmanager
@@ -90,7 +132,7 @@ class LocalApprovals:
         self._broker = broker
         self._on_refused = on_refused
         self._about = about  # op ``about``: whose session this is (its id, folder, page)
-        self._server: socketserver.ThreadingUnixStreamServer | None = None
+        self._stop: Callable[[], None] | None = None
 
     def start(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -110,11 +152,7 @@ class LocalApprovals:
             finally:
                 os.umask(old)
         server.daemon_threads = True
-        self._server = server
-        # shutdown() waits for the loop's next poll: at the default 0.5 s every sidecar's exit
-        # (every pi session's end) waited half a second for it.
-        serve = functools.partial(server.serve_forever, poll_interval=POLL_SECONDS)
-        threading.Thread(target=serve, name="approvals-local", daemon=True).start()
+        self._stop = serve_in_thread(server, "approvals-local")
 
     def _serve(self, conn: socket.socket, line: bytes) -> dict[str, Any]:
         pid, uid = _peer(conn)
@@ -166,10 +204,9 @@ class LocalApprovals:
         return {"error": "unknown-op"}
 
     def close(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._stop is not None:
+            self._stop()
+            self._stop = None
         with contextlib.suppress(OSError):
             self.path.unlink()
 

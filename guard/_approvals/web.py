@@ -31,7 +31,6 @@ Every refusal is passed to ``on_refused`` (the CLI audits it as ``approval.refus
 
 from __future__ import annotations
 
-import functools
 import hmac
 import json
 import secrets
@@ -51,7 +50,7 @@ from pydantic.alias_generators import to_camel
 
 from audit import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
-from guard._approvals.local import POLL_SECONDS
+from guard._approvals.local import serve_in_thread
 from guard._approvals.model import AnswerRequest, ApprovalId
 from guard._errors import GuardError
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
@@ -182,6 +181,7 @@ class ApprovalPage:
         self._ceremonies: set[str] = set()  # cookies whose one ceremony ended
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
+        self._stop: Callable[[], None] = lambda: None
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -194,15 +194,11 @@ class ApprovalPage:
         server = ThreadingHTTPServer((self.host, self._port), Handler)
         server.daemon_threads = True
         self._server = server
-        # shutdown() waits for the loop's next poll: at the default 0.5 s every sidecar's exit
-        # (every pi session's end) waited half a second for it.
-        serve = functools.partial(server.serve_forever, poll_interval=POLL_SECONDS)
-        threading.Thread(target=serve, name="approvals-page", daemon=True).start()
+        self._stop = serve_in_thread(server, "approvals-page")
 
     def close(self) -> None:
         if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
+            self._stop()
             self._server = None
 
     @property

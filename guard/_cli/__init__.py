@@ -90,4 +90,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run() -> NoReturn:
     """The console script's entry point."""
-    sys.exit(main())
+    from guard._cli.io import exit_process
+
+    exit_process(main())

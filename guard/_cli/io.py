@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 
 from pydantic import ConfigDict, RootModel
 
@@ -23,6 +25,8 @@ __all__ = [
     "MAX_JSON_BYTES",
     "Listing",
     "emit",
+    "end_at_once",
+    "exit_process",
     "load_json_object",
     "read_text_arg",
     "stop_signals",
@@ -49,6 +53,28 @@ def stop_signals() -> Iterator[threading.Event]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+_at_once = threading.Event()
+
+
+def end_at_once() -> None:
+    """Let the process end without the interpreter's teardown once the command returns (a
+    command whose every record is written and synced, and whose end someone waits for: the
+    sidecar, whose exit pi waits for at the end of every session; tearing down a session's
+    heap took 0.1 to 0.2 s). Exit handlers still run; the output streams are flushed."""
+    _at_once.set()
+
+
+def exit_process(code: int) -> NoReturn:
+    """End the process with ``code`` (the console script's last step); see :func:`end_at_once`."""
+    if not _at_once.is_set():
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
 
 
 _Item = TypeVar("_Item")

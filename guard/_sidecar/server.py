@@ -192,33 +192,68 @@ class RpcServer:
 # -- the loop ----------------------------------------------------------------------------------
 
 
+class _Loop:
+    """What the stop signals need to know of the loop: whether it waits for a request (a
+    signal then ends the wait) and whether it is already ending (more signals are ignored)."""
+
+    waiting = False
+    stopping = False
+
+
+_loop = _Loop()
+
+
 def answer_stream(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Answer every record of ``stdin`` on ``stdout`` until EOF or until stdout closes."""
-    try:
-        for frame in iter_frames(stdin):
-            if not frame.oversize and not frame.data.strip():
-                continue  # blank lines are keep-alives, not requests
-            reply = server.handle_frame(frame)
-            if reply is not None:
+    """Answer every record of ``stdin`` on ``stdout`` until EOF or a stop signal.
+
+    A stop signal (:func:`install_sigterm`) that arrives while a request is being answered
+    lets it finish first (its records are written whole). When stdout closes (pi died), the
+    requests pi had already sent are still handled, unanswered: their records are not lost.
+    """
+    replying = True
+    frames = iter_frames(stdin)
+    while not _loop.stopping:
+        _loop.waiting = True
+        try:
+            frame = next(frames, None)
+        finally:
+            _loop.waiting = False
+        if frame is None:
+            return
+        if not frame.oversize and not frame.data.strip():
+            continue  # blank lines are keep-alives, not requests
+        reply = server.handle_frame(frame)
+        if reply is not None and replying:
+            try:
                 stdout.write(reply)
                 stdout.flush()
-    except BrokenPipeError:
-        _log.info("sidecar-stdout-closed")
+            except BrokenPipeError:
+                replying = False
+                _log.info("sidecar-stdout-closed")
 
 
 def install_sigterm() -> Callable[[], None]:
-    """Turn SIGTERM and SIGINT into a clean exit of the loop (only possible in the main
-    thread), whatever dispositions the process inherited (SIGINT may come in ignored)."""
+    """Turn SIGTERM and SIGINT into a clean end of the loop (only possible in the main
+    thread), whatever dispositions the process inherited (SIGINT may come in ignored): one
+    that arrives while the loop waits for a request ends the wait (``SystemExit(0)``); one
+    that arrives while a request is answered ends the loop after it; once the loop ends, more
+    signals are ignored, so what the sidecar owes the log at its close is written whole."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
+    _loop.stopping = False
 
     def on_term(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(0)
+        if _loop.stopping:
+            return
+        _loop.stopping = True
+        if _loop.waiting:
+            raise SystemExit(0)
 
     previous = {sig: signal.signal(sig, on_term) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def restore() -> None:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        _loop.stopping = False
 
     return restore

@@ -64,15 +64,19 @@ def test_a_call_blocked_while_the_sidecar_is_down_reaches_the_log_after_a_pi_res
     world: World,
 ) -> None:
     extension = world.extensions_dir() / "operator-guard"
+    config = extension / "guard.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "requestTimeoutMs": 3000}))
     away = world.home.with_name(f"{world.home.name}.away")
     with world.rpc() as pi:
         pi.prompt("scenario:rm-a", lambda _request: False)
+        # Down for good: the sidecar hangs (a crash would be replaced at once), so the shim
+        # kills it at the timeout, and no new one can use the home.
         (pid,) = sidecar_pids(pi.proc.pid)
-        os.kill(pid, signal.SIGKILL)
-        wait_gone(pid)
+        os.kill(pid, signal.SIGSTOP)
         world.home.rename(away)
         world.home.write_text("not a directory\n")
         events = pi.prompt("scenario:rm-b", lambda _request: True)
+        wait_gone(pid)
     (end,) = tool_ends(events)
     assert "[reason: sidecar-unavailable]" in result_text(end)
     world.home.unlink()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from guard._cli.args import Subparsers, int_arg
 from guard._cli.exits import ExitCode
-from guard._cli.io import emit
+from guard._cli.io import emit, end_at_once
 
 if TYPE_CHECKING:
     from guard._pi.install import Target
@@ -21,6 +21,7 @@ def cmd_serve(args: argparse.Namespace) -> ExitCode:
     from guard._sidecar.handlers.methods import serve
 
     code = serve(sys.stdin.buffer, sys.stdout.buffer, home=args.home, verify_only=args.verify_only)
+    end_at_once()  # what it owes is written and synced; pi waits for this process to end
     return ExitCode(code)
 
 

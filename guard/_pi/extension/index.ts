@@ -294,14 +294,13 @@ function expect<const S extends Shape>(method: string, reply: unknown, shape: S)
  * `onChange` hears when a sidecar goes down (why) and when a replacement starts (no text). */
 class Sidecar {
 	private child: ChildProcessWithoutNullStreams | undefined;
-	private starts = 0;
+	starts = 0; // which sidecar runs: one more each start
 	private buffer = "";
 	private nextId = 1;
 	private ready = false;
 	private crashed: string | undefined;
 	private stderrTail: string[] = [];
 	private readonly expected = new WeakSet<object>();
-	private readonly inflight = new Set<Promise<unknown>>();
 	private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
 
 	constructor(
@@ -342,6 +341,8 @@ class Sidecar {
 			p.reject(new Error(`sidecar ${why}${tail}`));
 		}
 		this.pending.clear();
+		// A crash costs no call: the replacement starts now (one that never answered waits for the next call: no restart loop).
+		if (!this.expected.has(child) && this.ready) this.start();
 	}
 
 	private onData(chunk: string): void {
@@ -367,19 +368,14 @@ class Sidecar {
 		}
 	}
 
-	/** Call a method. A sidecar that died since the last call fails this call and restarts. */
-	call(method: string, params: object, opts: { restart?: boolean } = {}): Promise<unknown> {
-		if (!this.child) {
-			if (opts.restart === false) return Promise.reject(new Error(this.crashed ?? "sidecar not running"));
-			if (this.crashed) {
-				const why = this.crashed;
-				this.crashed = undefined;
-				this.start(); // back for the next call; this one fails closed
-				return Promise.reject(new Error(`${why}; restarted for the next call`));
-			}
-			this.start();
-		}
-		const child = this.child!;
+	/** Why the sidecar is down (crashed, or not started), or undefined while one runs. */
+	down = () => (this.child ? undefined : (this.crashed ?? "not running"));
+	/** Call a method; a dead sidecar is replaced for it (`restart: false`: not) and the new one judges it afresh. `to`: only
+	 * the sidecar of that `starts` (the one that asked a question; a replacement approves nothing it did not ask). */
+	call(method: string, params: object, opts: { restart?: boolean; to?: number } = {}): Promise<unknown> {
+		if (!this.child && opts.restart !== false && opts.to === undefined) this.start();
+		const child = this.child;
+		if (!child || (opts.to !== undefined && opts.to !== this.starts)) return Promise.reject(new Error(child ? "the sidecar that asked was replaced" : (this.crashed ?? "sidecar not running")));
 		const id = this.nextId++;
 		const timeoutMs = this.ready ? this.cfg.requestTimeoutMs : this.cfg.startTimeoutMs;
 		const answered = new Promise<unknown>((resolve, reject) => {
@@ -393,20 +389,16 @@ class Sidecar {
 			this.pending.set(id, { resolve, reject, timer });
 			child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
 		});
-		this.inflight.add(answered);
-		const done = () => this.inflight.delete(answered);
-		answered.then(done, done);
 		return answered;
 	}
 
 	async stop(): Promise<void> {
 		const child = this.child;
 		if (!child) return;
-		// Let fire-and-forget audits already sent be answered (bounded), then stop; the bound's timer is unref'd (left pending, it kept pi alive 2 s).
-		await Promise.race([Promise.allSettled([...this.inflight]), new Promise((r) => setTimeout(r, 2_000).unref())]);
 		this.expected.add(child);
 		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-		child.stdin.end(); // EOF: the sidecar finishes queued requests and exits on its own
+		// EOF after every request already sent (fire-and-forget audits too): the sidecar answers them, writes what it owes, and exits at once.
+		child.stdin.end();
 		const term = setTimeout(() => child.kill("SIGTERM"), 1_000);
 		const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
 		await gone;
@@ -726,7 +718,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
 		if (!sidecar || !cfg) return blocked(ctx, call.toolName, configError);
 		if (stopped) return declineStopped(ctx, call);
-		let reply: Of<typeof EVALUATE>;
+		let reply: Of<typeof EVALUATE>, asker: number; // asker: the sidecar that judged it (only it hears the answer)
 		try {
 			const tool = toolFacts(allTools(), event.toolName);
 			const code = get(event.input, "code");
@@ -734,7 +726,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const parentId = get(event, "parentToolCallId");
 			const parent = typeof parentId === "string" ? { toolCallId: parentId.slice(0, 256), toolName: "unknown", ...reaching.get(parentId) } : undefined;
 			const params = { ...call, hasUi: ctx.hasUI, confirmTimeoutMs: cfg.confirmTimeoutMs, ttlSeconds: cfg.ttlSeconds, tool, parent };
-			reply = expect("evaluate", await sidecar.call("evaluate", params), EVALUATE);
+			[reply, asker] = [expect("evaluate", await sidecar.call("evaluate", params), EVALUATE), sidecar.starts];
 		} catch (err) {
 			return failClosed(ctx, call, err);
 		}
@@ -765,7 +757,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			if (has(reply.covered, GRANT)) ctx.ui.notify(`operator-guard: covered by grant ${reply.covered.grantId} (${reply.covered.label})`, "info");
 		}
 		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
-		if (reply.action === "wait") return waitElsewhere(ctx, call, expect("evaluate", reply.approval, APPROVAL), reply.waitNotice);
+		if (reply.action === "wait") return waitElsewhere(ctx, call, expect("evaluate", reply.approval, APPROVAL), reply.waitNotice, asker);
 
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
 		// Enter declines, and so do Esc and the timeout. "Details…" shows the rest, then asks again.
@@ -788,7 +780,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				await new Promise((r) => setTimeout(r, POLL_MS));
 				if (!open) return;
 				try {
-					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }, { restart: false }), { open: "boolean", answer: "object?" });
+					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }, { to: asker }), { open: "boolean", answer: "object?" });
 					if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
 					if (!polled.open) return;
 				} catch {
@@ -816,7 +808,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const chosen = grants.includes(choice) ? { grant: grants.indexOf(choice) } : {};
 			try {
 				// Never to a replacement sidecar: a restart approves nothing (it has no such question).
-				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }, { restart: false }), { outcome: "string", answer: "object?" });
+				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }, { to: asker }), { outcome: "string", answer: "object?" });
 				if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
 			} catch (err) {
 				// The sidecar went away with the question: a Yes is blocked and kept for the next one.
@@ -834,12 +826,12 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : elsewhere?.reason ?? undefined;
 			return settle(ctx, call, { yes: false, reason, said, answered });
 		}
-		return settle(ctx, call, { yes: true, answered, ...(grant >= 0 ? { grant } : {}) });
+		return settle(ctx, call, { yes: true, answered, to: asker, ...(grant >= 0 ? { grant } : {}) });
 	});
 
 	/** The operator's answer, whichever screen gave it: a No is audited and blocks; a Yes is recorded
 	 * as evidence (kept in the session) and lets the call run. */
-	type Settled = { yes: boolean; reason?: "declined" | "timeout"; said?: string; answered: { approvalId?: string }; grant?: number };
+	type Settled = { yes: boolean; reason?: "declined" | "timeout"; said?: string; answered: { approvalId?: string }; grant?: number; to?: number };
 	const settle = async (ctx: ExtensionContext, call: Call, how: Settled): Promise<ToolCallEventResult | undefined> => {
 		if (!how.yes) {
 			const reason = how.reason ?? "declined";
@@ -855,7 +847,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		let record: Of<typeof RECORD>;
 		try {
 			const chosen = how.grant !== undefined ? { grant: how.grant } : {};
-			record = expect("record", await sidecar!.call("record", { ...call, confirmed: true, ttlSeconds: cfg!.ttlSeconds, ...chosen, ...how.answered }), RECORD);
+			record = expect("record", await sidecar!.call("record", { ...call, confirmed: true, ttlSeconds: cfg!.ttlSeconds, ...chosen, ...how.answered }, { to: how.to }), RECORD);
 		} catch (err) {
 			return failClosed(ctx, call, err, "confirmed-unrecorded"); // a Yes without evidence: blocked, and kept
 		}
@@ -871,14 +863,14 @@ export default function operatorGuard(pi: ExtensionAPI) {
 
 	/** No UI here, but the user's policy waits for another screen (a second terminal, the page): the
 	 * notice goes to stderr (the operator's, never the model's); no answer in time is No. */
-	const waitElsewhere = async (ctx: ExtensionContext, call: Call, approval: Of<typeof APPROVAL>, notice: string | null | undefined): Promise<ToolCallEventResult | undefined> => {
+	const waitElsewhere = async (ctx: ExtensionContext, call: Call, approval: Of<typeof APPROVAL>, notice: string | null | undefined, to: number): Promise<ToolCallEventResult | undefined> => {
 		process.stderr.write(`${(notice ?? "operator-guard: this call waits for the operator (pi-guard approvals)").replaceAll("\n", " ")}\n`);
 		const deadline = Date.now() + cfg!.confirmTimeoutMs;
 		let answer: Of<typeof ANSWER> | undefined;
 		while (answer === undefined && Date.now() < deadline) {
 			await new Promise((r) => setTimeout(r, POLL_MS));
 			try {
-				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }, { restart: false }), { open: "boolean", answer: "object?" });
+				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }, { to }), { open: "boolean", answer: "object?" });
 				if (has(polled.answer, ANSWER)) answer = polled.answer;
 				else if (!polled.open) break;
 			} catch (err) {
@@ -886,7 +878,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			}
 		}
 		const answered = { approvalId: approval.id };
-		if (answer?.decision === "yes") return settle(ctx, call, { yes: true, answered });
+		if (answer?.decision === "yes") return settle(ctx, call, { yes: true, answered, to });
 		return settle(ctx, call, { yes: false, reason: answer ? "declined" : "timeout", said: answer?.reason ?? undefined, answered });
 	};
 
@@ -944,8 +936,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				}
 			}
 			try {
+				const down = sidecar.down(); // a dead sidecar is started again for this status, and /guard says so
 				const status = expect("status", await sidecar.call("status", { tools: everyTool() }), { text: "string", auditIntact: "boolean" });
-				ctx.ui.notify(status.text, status.auditIntact ? "info" : "error");
+				ctx.ui.notify(`${down ? `operator-guard: the sidecar was down (${down}); a new one started.\n` : ""}${status.text}`, status.auditIntact ? "info" : "error");
 			} catch (err) {
 				ctx.ui.notify(`operator-guard: sidecar unavailable (${message(err)})`, "error");
 			}

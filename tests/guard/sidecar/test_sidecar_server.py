@@ -388,28 +388,82 @@ class ClosedStdout(io.BytesIO):
         raise BrokenPipeError
 
 
-def test_a_closed_stdout_ends_the_loop_quietly_and_says_so(
+def test_a_closed_stdout_says_so_once_and_the_requests_already_sent_are_still_handled(
     logs: list[MutableMapping[str, Any]],
 ) -> None:
-    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "write"}).encode() + b"\n"
-    answer_stream(RpcServer(table()), io.BytesIO(request * 3), ClosedStdout())
+    """pi died with requests in the pipe (a tool's ``audit.toolExecuted`` after the one being
+    answered): each is still handled, so its records are written; only the replies go."""
+    handled: list[int] = []
+    methods = {**table(), "echo": Method(Strict, lambda p: handled.append(p.n), True)}
+    requests = b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": n, "method": "echo", "params": {"n": n}}).encode()
+        + b"\n"
+        for n in range(3)
+    )
+    answer_stream(RpcServer(methods), io.BytesIO(requests), ClosedStdout())
+    assert handled == [0, 1, 2]
     assert [e["event"] for e in logs if e["event"].startswith("sidecar")] == [
         "sidecar-stdout-closed"
     ]
 
 
-def test_sigterm_in_the_main_thread_exits_the_loop_with_status_0_and_can_be_undone() -> None:
+class SignalOnRead(io.BytesIO):
+    """A stdin on which SIGTERM arrives while the loop waits for the next request."""
+
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if not line:
+            signal.raise_signal(signal.SIGTERM)
+        return line
+
+
+def test_a_stop_signal_ends_the_wait_for_a_request_with_status_0_and_can_be_undone() -> None:
     assert threading.current_thread() is threading.main_thread()
     before = signal.getsignal(signal.SIGTERM)
     restore = install_sigterm()
     try:
         assert signal.getsignal(signal.SIGTERM) is not before
+        out = io.BytesIO()
+        request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"n": 1}})
         with pytest.raises(SystemExit) as exited:
-            signal.raise_signal(signal.SIGTERM)
+            answer_stream(RpcServer(table()), SignalOnRead(request.encode() + b"\n"), out)
         assert exited.value.code == 0
+        assert json.loads(out.getvalue())["result"] == {"n": 1}
+        signal.raise_signal(signal.SIGTERM)  # the loop has ended: ignored from now on
     finally:
         restore()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_during_a_request_lets_it_finish_then_ends_the_loop(
+    sig: signal.Signals,
+) -> None:
+    """A request is never cut in half (its records are written whole); the loop ends after
+    it, without reading the next one, and no more signals interrupt the close that follows."""
+    handled: list[int] = []
+
+    def slow(p: Strict) -> dict[str, int]:
+        signal.raise_signal(sig)
+        signal.raise_signal(sig)
+        handled.append(p.n)
+        return {"n": p.n}
+
+    methods = {**table(), "echo": Method(Strict, slow, True)}
+    requests = b"".join(
+        json.dumps({"jsonrpc": "2.0", "id": n, "method": "echo", "params": {"n": n}}).encode()
+        + b"\n"
+        for n in range(2)
+    )
+    out = io.BytesIO()
+    restore = install_sigterm()
+    try:
+        answer_stream(RpcServer(methods), io.BytesIO(requests), out)
+        signal.raise_signal(sig)
+    finally:
+        restore()
+    assert handled == [0]
+    assert [json.loads(line)["id"] for line in out.getvalue().splitlines()] == [0]
 
 
 def test_sigterm_is_left_alone_outside_the_main_thread() -> None:

@@ -176,14 +176,36 @@ test("a sidecar that exits as it starts: blocked, and the session start says so 
 	assertBlocked(await g.call("write", WRITE), UNAVAILABLE);
 });
 
-test("a sidecar that dies during evaluate: that call and the next are blocked, then a new one answers", async (t) => {
-	const g = await guard(t, { spec: { methods: { evaluate: { exit: 3, stderr: "killed" } } } });
-	assertBlocked(await g.call("write", WRITE), /exited \(code 3\).*\[reason: sidecar-unavailable\]$/);
+test("a sidecar that dies during evaluate: that call is blocked, a new one starts at once and judges the next", async (t) => {
+	const ctx = fakeCtx({ hasUI: true });
+	const g = await guard(t, { spec: { methods: { evaluate: { exit: 3, stderr: "killed" } } }, ctx });
+	assertBlocked(await g.call("write", WRITE, ctx), /exited \(code 3\).*\[reason: sidecar-unavailable\]$/);
 	g.setSpec({});
-	assertBlocked(await g.call("write", WRITE), /restarted for the next call\)\. Fail closed/);
+	for (let i = 0; i < 250 && g.requests("health").length < 2; i++) await sleep(20);
+	const [first, second] = [...new Set(g.requests("sandbox.plan").map((r) => r.pid))];
+	assert.ok(second !== undefined && second !== first, "no replacement started when the sidecar died");
+	assert.equal(g.requests("sandbox.plan").at(-1).params.sidecarRestarted, true);
+	assert.equal(await g.call("write", WRITE), undefined); // judged, not blocked
+	assert.equal(g.requests("evaluate").at(-1).pid, second);
+	assert.deepEqual(ctx.seen.status.slice(-3, -1), ["operator-guard down (sidecar exited (code 3): killed)", "operator-guard restarting"]);
+});
+
+test("a sidecar that never answered is not restarted in a loop: the next call starts one", async (t) => {
+	const { value: g } = await stderrOf(() => guard(t, { spec: { start: { exit: 1 } } }));
+	await sleep(300);
+	assert.equal(g.requests().length, 0);
+	g.setSpec({});
 	assert.equal(await g.call("write", WRITE), undefined);
-	const pids = new Set(g.requests("evaluate").map((r) => r.pid));
-	assert.equal(pids.size, 2);
+});
+
+test("/guard starts a dead sidecar again and says so", async (t) => {
+	const { value: g } = await stderrOf(() => guard(t, { spec: { start: { exit: 1, stderr: "No module named guard" } } }));
+	g.setSpec({});
+	const ctx = fakeCtx({ hasUI: true });
+	await g.pi.commands.get("guard").handler("", ctx);
+	assert.equal(ctx.seen.notify.length, 1);
+	assert.match(ctx.seen.notify[0].text, /^operator-guard: the sidecar was down \(sidecar exited \(code 1\): No module named guard\); a new one started\.\nfake status$/);
+	assert.equal(ctx.seen.notify[0].level, "info");
 });
 
 test("a sidecar that never answers evaluate: blocked at the timeout, killed, and replaced on the next call", async (t) => {
@@ -306,7 +328,7 @@ for (const [what, plan, pattern] of [
 
 test("bash whose plan failed at the session start asks again, and runs sandboxed once planned", async (t) => {
 	const g = await guard(t, { spec: { methods: { "sandbox.plan": { exit: 4 } } } });
-	assertBlocked(await g.call("bash", BASH), /sidecar unavailable|sandbox-unavailable|restarted/);
+	assertBlocked(await g.call("bash", BASH), /sidecar is unavailable|sandbox-unavailable/);
 	g.setSpec({});
 	assert.equal(await g.call("bash", BASH), undefined);
 	const hook = g.pi.tools.get("bash").spawnHook;
@@ -327,6 +349,32 @@ const DIALOG = {
 };
 const confirm = (methods = {}) => ({ methods: { evaluate: { result: { action: "confirm", dialog: DIALOG } }, ...methods } });
 const YES = (options) => options.find((o) => o === "Yes");
+
+test("a Yes given after the sidecar that asked died goes to no replacement: blocked and kept", async (t) => {
+	const approval = { id: "ap_1", digest: "d".repeat(8) };
+	const spec = { methods: { evaluate: { result: { action: "confirm", dialog: DIALOG, approval } } } };
+	const g = await guard(t, { spec });
+	const ctx = fakeCtx({
+		hasUI: true,
+		select: async (options) => {
+			const asker = g.requests("evaluate").at(-1).pid;
+			process.kill(asker, "SIGKILL");
+			for (let i = 0; i < 250 && !g.requests("health").some((r) => r.pid !== asker); i++) await sleep(20);
+			return YES(options);
+		},
+	});
+	assertBlocked(await g.call("write", WRITE, ctx), /\[reason: sidecar-unavailable\]$/);
+	const asker = g.requests("evaluate").at(-1).pid;
+	assert.deepEqual(
+		g.requests().filter((r) => r.pid !== asker && ["approvals.answer", "approvals.poll", "record"].includes(r.method)),
+		[],
+	);
+	assert.deepEqual(
+		g.spool().map((e) => [e.kind, e.reason, e.toolCallId]),
+		[["declined", "confirmed-unrecorded", "call_1"]],
+	);
+	assert.deepEqual(g.pi.entries, []);
+});
 
 for (const [what, dialog] of [
 	["no dialog", undefined],

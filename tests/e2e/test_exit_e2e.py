@@ -1,0 +1,76 @@
+"""pi's exit with the guard: nothing is lost when pi is killed at any point of it.
+
+pi writes its answer, then ends the session: the shim closes the sidecar's stdin, and the
+sidecar answers what was already sent, writes ``session.ended`` and exits. Each run here kills
+pi at a random moment of that exit, the way pi can end: ``SIGKILL`` or ``SIGTERM`` to pi alone,
+or ``SIGINT`` / ``SIGTERM`` to its whole process group (a terminal's Ctrl-C reaches the
+sidecar too). Whatever the moment, the log verifies and every session's records are there:
+``session.started``, its call's ``tool.executed`` and ``session.ended``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
+
+from .pi_world import World, bash, sidecar_pids, turns, wait_gone
+
+pytestmark = pytest.mark.e2e
+
+KILLS: tuple[tuple[str, signal.Signals], ...] = (
+    ("pi", signal.SIGKILL),
+    ("group", signal.SIGINT),
+    ("pi", signal.SIGTERM),
+    ("group", signal.SIGTERM),
+)
+
+
+def test_pi_killed_at_random_points_of_its_exit_leaves_the_log_intact_and_whole(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    model_server.add_scenario("exit-echo", turns(bash("echo exit-e2e")))
+    seed = int(os.environ.get("PI_GUARD_TEST_SEED", time.time_ns() % 10**6))
+    rng = random.Random(seed)
+    runs = 6
+    for n in range(runs):
+        where, sig = KILLS[n % len(KILLS)]
+        command = ("-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session")
+        pi = subprocess.Popen(
+            world.pi.command(*command, "scenario:exit-echo"),
+            cwd=world.project,
+            env=world.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,  # its own group: a signal to the group reaches no test
+            # SIGINT at its default in pi and the sidecar, whatever this process inherited
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+        assert pi.stdout is not None
+        assert "done" in pi.stdout.readline()  # the answer is out: pi is ending the session
+        sidecars = sidecar_pids(pi.pid)
+        time.sleep(rng.uniform(0.0, 0.2))
+        try:
+            if where == "pi":
+                os.kill(pi.pid, sig)
+            else:
+                os.killpg(pi.pid, sig)
+        except ProcessLookupError:
+            pass  # pi had already exited: that end counts too
+        pi.wait(timeout=30)
+        for pid in sidecars:
+            wait_gone(pid, timeout=30)
+    note = f"(seed {seed}: PI_GUARD_TEST_SEED={seed} repeats it)"
+    verify = world.cli("audit", "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr + note
+    executed = [r for r in world.audit("tool.executed") if r["data"]["toolName"] == "bash"]
+    assert len(world.audit("session.started")) == runs, note
+    assert len(executed) == runs, note
+    assert len(world.audit("session.ended")) == runs, note
