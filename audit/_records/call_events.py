@@ -234,7 +234,8 @@ class HeldEffectData(WireModel):
     """One effect held for the operator: a path relative to the scope, what happened to it
     and why it waits (``untracked``, ``uncommitted``, ``not-in-git``, ``repository``,
     ``protected``, ``beyond-approval``, ``conflict``, ``unexamined``: more files than the
-    review looks at one by one)."""
+    review looks at one by one, ``mode``: setuid/setgid or world-write added, or the owner's
+    access taken away)."""
 
     path: PathText
     kind: Literal["created", "modified", "deleted", "replaced", "mode-changed"]
@@ -247,6 +248,7 @@ class HeldEffectData(WireModel):
         "beyond-approval",
         "conflict",
         "unexamined",
+        "mode",
     ]
     files: int = Field(ge=0)
     bytes: int = Field(ge=0)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -244,6 +245,29 @@ class _MovedContent:
         return any(self._digest(c) == digest for c in candidates)
 
 
+_SPECIAL = stat.S_ISUID | stat.S_ISGID
+
+
+def _risky_mode(effect: Effect, path: str) -> bool:
+    """A mode that arms or locks out: setuid/setgid or world-write added to what was there,
+    the owner's read or write (a directory's search too) taken away; a new file or
+    directory made setuid or setgid."""
+    if effect.mode is None or effect.kind_of == "link":
+        return False
+    new = effect.mode
+    if effect.kind == "created":
+        return bool(new & _SPECIAL)
+    if effect.kind not in ("mode-changed", "modified"):
+        return False
+    try:
+        old = stat.S_IMODE(os.lstat(path).st_mode)
+    except OSError:
+        return True  # it cannot say what it was: hold
+    owner = stat.S_IRWXU if effect.kind_of == "dir" else stat.S_IRUSR | stat.S_IWUSR
+    added = new & ~old
+    return bool(added & (_SPECIAL | stat.S_IWOTH) or old & owner & ~new)
+
+
 def _never_work(parts: Sequence[str]) -> bool:
     """A place whose content the judge never counts as work (made again, or git's own)."""
     return (
@@ -315,6 +339,9 @@ def judge(
             continue
         if protected(path):
             held.append(Hold(effect=effect, reason="protected", **_counts(effect)))
+            continue
+        if _risky_mode(effect, path):
+            held.append(Hold(effect=effect, reason="mode", **_counts(effect)))
             continue
         if effect.kind not in _LOSING or effect.was == "none":
             continue

@@ -40,6 +40,7 @@ HoldReason = Literal[
     "conflict",  # the workspace changed under the command (a link appeared above the path)
     "protected",  # any change to a protected path (.env*, .pi/, the user's protected globs)
     "unexamined",  # too many files to look at each: the review never judges a sample
+    "mode",  # setuid/setgid or world-write added, or the owner's access taken away
 ]
 
 ReviewDecision = Literal["empty", "applied", "held", "discarded", "partial"]

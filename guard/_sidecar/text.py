@@ -469,6 +469,7 @@ def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> Effe
         "beyond-approval": "beyond what you said yes to",
         "conflict": "the workspace changed under the command",
         "unexamined": "too many files to examine each",
+        "mode": "setuid, world-writable, or the owner's access taken away",
     }
     for hold in held[:12]:
         effect = hold.effect

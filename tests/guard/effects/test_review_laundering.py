@@ -189,3 +189,34 @@ def test_a_baseline_that_could_not_be_taken_whole_counts_nothing_as_ignored(
     partial = Baseline(str(overlay.workspace.resolve()), complete=False)
     _, _, result = review(overlay, "rm -rf build", baseline=partial)
     assert result.decision == "held", result
+
+
+RISKY_MODES = {
+    "setuid-world-writable": "chmod 4777 src/main.c",
+    "setgid": "chmod g+s src/main.c",
+    "world-writable-dir": "chmod o+w src",
+    "owner-locked-out": "chmod 000 .git/objects",
+    "owner-loses-write": "chmod u-w README.md",
+    "edited-and-setuid": "echo more >> README.md && chmod u+s README.md",
+    "new-setuid-file": "echo run > tool.sh && chmod 4755 tool.sh",
+}
+
+
+@pytest.mark.parametrize("name", sorted(RISKY_MODES))
+def test_a_mode_that_arms_or_locks_out_is_held(overlay: Overlay, name: str) -> None:
+    """Mode-only changes were applied: setuid plus world-write on a tracked file, a
+    repository's objects locked away from their owner."""
+    make_repo(overlay.workspace)
+    before = snapshot(overlay.workspace)
+    _, _, result = review(overlay, RISKY_MODES[name])
+    assert result.decision == "held", result
+    assert "mode" in {h.reason for h in result.held}
+    after = snapshot(overlay.workspace)
+    assert {k: v for k, v in after.items() if k in before} == before
+
+
+@pytest.mark.parametrize("script", ["chmod +x src/main.c", "chmod 600 README.md", "chmod 700 src"])
+def test_a_routine_mode_change_is_applied(overlay: Overlay, script: str) -> None:
+    make_repo(overlay.workspace)
+    _, _, result = review(overlay, script)
+    assert result.decision == "applied", result
