@@ -18,7 +18,19 @@ __all__ = ["Check", "CheckName", "CheckStatus"]
 
 CheckStatus = Literal["ok", "warn", "fail", "n/a"]
 CheckName = Literal[
-    "pi", "node", "installs", "trust", "config", "python", "home", "key", "audit", "sandbox", "mcp"
+    "pi",
+    "node",
+    "installs",
+    "trust",
+    "config",
+    "python",
+    "home",
+    "key",
+    "audit",
+    "sandbox",
+    "mcp",
+    "policy",
+    "packages",
 ]
 
 

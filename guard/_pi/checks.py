@@ -8,6 +8,7 @@ installed for the project alone), and per install ``config`` (``guard.json``) an
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,14 @@ from guard._errors import PiFileError
 from guard._hermetic import minimal_env
 from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation
-from guard._pi.probe import NEWEST_TESTED, NodeFound, PiFound, newer_than_tested, node_satisfies
+from guard._pi.probe import (
+    NEWEST_TESTED,
+    NEWEST_TESTED_NODE,
+    NodeFound,
+    PiFound,
+    newer_than_tested,
+    node_satisfies,
+)
 from guard._pi.trust import TrustDecision, project_trust
 
 __all__ = [
@@ -28,7 +36,9 @@ __all__ = [
     "check_installs",
     "check_mcp",
     "check_node",
+    "check_packages",
     "check_pi",
+    "check_policy",
     "check_python",
     "check_trust",
     "loads",
@@ -84,6 +94,17 @@ def check_node(node: NodeFound, pis: Sequence[PiFound]) -> Check:
             fix="install Node.js (pi's package.json says which version)",
         )
     have = f"node {node.version} at {node.path}"
+    if not pis and node_satisfies(node.version, NEWEST_TESTED_NODE) is False:
+        # No pi found: the checks assume the current one, and Node must be fine for it too.
+        tested = ".".join(map(str, NEWEST_TESTED))
+        return Check(
+            name="node",
+            status="warn",
+            reason="node-too-old-for-current-pi",
+            detail=f"no pi found; the current pi ({tested}) needs node {NEWEST_TESTED_NODE};"
+            f" {have}",
+            fix=f"install Node.js {NEWEST_TESTED_NODE} and put it first on PATH",
+        )
     unknown = []
     for pi in pis:
         if pi.node_requirement is None:
@@ -362,3 +383,64 @@ def check_mcp(folder: Path, home: Path, agent_dir: Path) -> Check:
             ".pi/mcp.json before you trust this folder",
         )
     return Check(name="mcp", status="ok", reason="mcp-servers", detail=detail)
+
+
+# -- the user policy and pi's package list ---------------------------------------------------
+
+
+def check_policy(home: Path) -> Check:
+    """The user's policy file (``<home>/operator-guard.toml``), as ``pi-guard policy check``
+    reads it: its problems named (the guard runs stricter than the file may say meanwhile)."""
+    from guard._policy import check_config_file
+
+    path = home / "operator-guard.toml"
+    if not path.exists():
+        return Check(
+            name="policy",
+            subject=str(path),
+            status="ok",
+            reason="no-user-policy",
+            detail="no user policy file: the built-in policy applies",
+        )
+    problems = check_config_file(path, layer="user")
+    if not problems:
+        return Check(
+            name="policy", subject=str(path), status="ok", reason="policy-ok", detail="valid"
+        )
+    shown = "; ".join(str(p) for p in problems[:3])
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return Check(
+        name="policy",
+        subject=str(path),
+        status="warn",
+        reason="policy-problems",
+        detail=f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: {shown}{more}",
+        fix=f"pi-guard policy check {path}",
+    )
+
+
+def check_packages(folder: Path | None, agent_dir: Path) -> Check:
+    """Package entries of pi's ``settings.json`` whose local folder is gone (uninstalled
+    while pi still lists it: pi cannot load it)."""
+    from guard._pi.layout import listed_packages
+
+    gone = [
+        (settings, source)
+        for settings, source, path in listed_packages(agent_dir, folder)
+        if path is not None and not path.exists()
+    ]
+    if not gone:
+        return Check(
+            name="packages",
+            status="ok",
+            reason="packages-present",
+            detail="every local package pi's settings list is there",
+        )
+    named = "; ".join(f"{source} (in {settings})" for settings, source in gone)
+    return Check(
+        name="packages",
+        status="warn",
+        reason="package-folder-missing",
+        detail=f"pi's settings list a package whose folder is gone: {named}",
+        fix="pi remove " + " ".join(shlex.quote(source) for _, source in gone),
+    )

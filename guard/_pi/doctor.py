@@ -40,7 +40,9 @@ from guard._pi.checks import (
     check_installs,
     check_mcp,
     check_node,
+    check_packages,
     check_pi,
+    check_policy,
     check_python,
     check_trust,
     loads,
@@ -124,6 +126,7 @@ def diagnose(
     trust_check, trust = check_trust(folder, agent_dir, installs, pis)
     loading = tuple(i for i in installs if loads(i, trust, pis))
     checks = [check_pi(pis), check_node(node, pis), check_installs(installs, loading), trust_check]
+    checks.append(check_packages(folder if folder.is_dir() else None, agent_dir))
     homes: list[Path] = []
     for location in installs:
         if location.directory is None:
@@ -140,6 +143,8 @@ def diagnose(
     for chosen in homes:
         home_check = check_home(chosen)
         checks.append(home_check)
+        if home_check.status != "fail":
+            checks.append(check_policy(chosen))
         if home_check.status != "fail" and home_check.reason != "created-on-first-use":
             key_check, keyring = check_key(chosen)
             checks.append(key_check)

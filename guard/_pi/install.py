@@ -45,6 +45,7 @@ from guard._pi.layout import (
     SHIM_FILE,
     InstallLocation,
     find_installs,
+    listed_packages,
 )
 from guard._pi.trust import project_trust
 
@@ -404,6 +405,19 @@ def _uninstall(directory: Path, target: Target, force: bool) -> InstallResult:
         files=tuple(removed),
         left_in_place=left,
         removed_dirs=removed_dirs,
+        warnings=_still_listed(directory) if target == "package" else (),
+    )
+
+
+def _still_listed(directory: Path) -> tuple[str, ...]:
+    """pi's ``settings.json`` entries (personal, and the current folder's project) that still
+    name the package folder just removed: pi would try to load it at every start."""
+    folder = Path(os.path.normpath(directory.absolute()))
+    return tuple(
+        f"{settings} still lists {source}, whose folder this removed: pi cannot load it;"
+        f" run pi remove {shlex.quote(source)}" + (" -l" if settings.parent.name == ".pi" else "")
+        for settings, source, path in listed_packages(pi_agent_dir(), Path.cwd())
+        if path == folder
     )
 
 

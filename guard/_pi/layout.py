@@ -38,6 +38,7 @@ __all__ = [
     "InstallLocation",
     "find_installs",
     "is_ours",
+    "listed_packages",
 ]
 
 PACKAGE_NAME = "pi-operator-guard"
@@ -176,3 +177,26 @@ def find_installs(project_dir: Path | None, agent_dir: Path) -> tuple[InstallLoc
         key = (item.directory or item.source or "", item.settings)
         unique.setdefault(key, item)
     return tuple(unique.values())
+
+
+def _settings_files(agent_dir: Path, project_dir: Path | None) -> list[Path]:
+    files = [agent_dir / _SETTINGS_FILE]
+    if project_dir is not None:
+        files.append(project_dir / ".pi" / _SETTINGS_FILE)
+    return files
+
+
+def listed_packages(
+    agent_dir: Path, project_dir: Path | None = None
+) -> list[tuple[Path, str, Path | None]]:
+    """Every package entry of pi's ``settings.json`` files (personal, and the project's):
+    the file, the entry as written, and the local folder it names (``None``: npm or git)."""
+    found: list[tuple[Path, str, Path | None]] = []
+    for settings in _settings_files(agent_dir, project_dir):
+        for source in _package_sources(settings):
+            if source.startswith(_REMOTE_PREFIXES):
+                found.append((settings, source, None))
+                continue
+            path = _resolve_local(source, settings)
+            found.append((settings, source, Path(os.path.normpath(path))))
+    return found

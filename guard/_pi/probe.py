@@ -28,6 +28,11 @@ NEWEST_TESTED = (1, 6, 0)
 them equal). A newer pi may bring tools the guard does not know: those ask by default."""
 
 
+NEWEST_TESTED_NODE = ">=22.19.0"
+"""What :data:`NEWEST_TESTED` asks of Node.js (its ``engines.node``): the pi ``doctor`` assumes
+when it finds none (a test keeps it equal to the pinned package's)."""
+
+
 def newer_than_tested(version: str | None) -> bool:
     """Whether ``version`` is a pi newer than :data:`NEWEST_TESTED` (unknown: not said)."""
     parsed = parse_version(version)
@@ -36,6 +41,7 @@ def newer_than_tested(version: str | None) -> bool:
 
 __all__ = [
     "NEWEST_TESTED",
+    "NEWEST_TESTED_NODE",
     "PI_PACKAGES",
     "NodeFound",
     "PiFound",

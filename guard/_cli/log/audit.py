@@ -23,7 +23,7 @@ from guard._cli.log.tlog import (
     render_verify,
 )
 from guard._errors import BadInputError
-from guard._home import pi_agent_dir, resolve_home
+from guard._home import AUDIT_LOG_FILE, pi_agent_dir, resolve_home
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -180,7 +180,12 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     files a ``log.recovered`` record set aside count too, as rows naming the file; such a
     file missing or changed is exit 4.
     """
-    log = _log_path(args)
+    # With --sessions the guard may never have run: no home, no log, is what it shows.
+    log = (
+        resolve_home(args.home) / AUDIT_LOG_FILE
+        if args.sessions is not None and args.log is None
+        else _log_path(args)
+    )
     if args.sessions is not None and not log.exists():
         # The guard may never have run at all: that is what --sessions is there to show.
         sys.stderr.write(
