@@ -218,3 +218,36 @@ def test_what_the_operators_own_rule_allows_is_not_held_again(world: World) -> N
     (end,) = tool_ends(events)
     assert end["isError"] is False, result_text(end)
     assert not (world.project / "build").exists()
+
+
+LAUNDERING = {
+    # an ignore file written over the work, then a script the analysis cannot see deletes it
+    "ignore-file": (
+        "printf '*\\n' > drafts/.gitignore",
+        "node --eval=\"require('fs').rmSync('drafts', {recursive: true})\"",
+    ),
+    # the work renamed into a never-work name, then deleted there as regenerable
+    "pyc-rename": (
+        "node --eval=\"require('fs').renameSync('drafts/idea.md', 'drafts/idea.pyc')\"",
+        "node --eval=\"require('fs').rmSync('drafts/idea.pyc')\"",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAUNDERING))
+def test_work_is_not_laundered_through_an_earlier_command(
+    world: World, model_server: ScriptedModelServer, name: str
+) -> None:
+    """Judged against what the operator had when the session started, never against what an
+    earlier agent command arranged: the untracked draft survives (Discard)."""
+    git(world.project, "init", "-q")
+    git(world.project, "add", "-A")
+    git(world.project, "commit", "-qm", "start")
+    (world.project / "drafts").mkdir()
+    (world.project / "drafts" / "idea.md").write_text("an idea\n")
+    first, second = LAUNDERING[name]
+    model_server.add_scenario(f"launder-{name}", turns(bash(first), bash(second)))
+    with world.rpc() as pi:
+        events = pi.prompt(f"scenario:launder-{name}", discard)
+    assert len(effects_dialogs(events)) == 1
+    assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
