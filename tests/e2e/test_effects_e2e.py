@@ -251,3 +251,30 @@ def test_work_is_not_laundered_through_an_earlier_command(
         events = pi.prompt(f"scenario:launder-{name}", discard)
     assert len(effects_dialogs(events)) == 1
     assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "dialogs"),
+    [
+        # a yes to git doing it, seen in the dialog: applied, no second dialog
+        ("git stash clear", 0),
+        # a yes to a script that hid it: the stash lost inside .git is held
+        ("node --eval=\"require('child_process').execSync('git stash clear')\"", 1),
+    ],
+    ids=["git-typed", "hidden-in-a-script"],
+)
+def test_a_stash_lost_inside_git_is_held_unless_the_yes_was_to_git(
+    world: World, model_server: ScriptedModelServer, command: str, dialogs: int
+) -> None:
+    git(world.project, "init", "-q")
+    git(world.project, "add", "-A")
+    git(world.project, "commit", "-qm", "start")
+    (world.project / "README.md").write_text("stashed work\n")
+    git(world.project, "stash", "-q")
+    name = f"stash-{dialogs}"
+    model_server.add_scenario(name, turns(bash(command)))
+    with world.rpc() as pi:
+        events = pi.prompt(f"scenario:{name}", discard)
+    assert len(effects_dialogs(events)) == dialogs
+    stash = (world.project / ".git" / "refs" / "stash").exists()
+    assert stash is (dialogs == 1)  # discarded: the stash is still there

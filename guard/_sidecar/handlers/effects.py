@@ -13,6 +13,7 @@ from guard._approvals import Approver, question_digest
 from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault
 from guard._home import LAYERS_DIR, SESSIONS_DIR
+from guard._policy.bash.walker import analyze
 from guard._sandbox.explain import explain_network, explain_output
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.handlers.state import SidecarState, alive
@@ -66,8 +67,13 @@ class EffectsPart(SidecarState):
         policy = guard.classifier.policy_for(workspace)
         ignore = frozenset({"builtin.git-internals", "builtin.outside-workspace"})
         # The operator's yes to this call in its dialog: the history it rewrites in .git is
-        # what they said yes to (never a grant's or an allow rule's: they name files).
-        answered = p.tool_call_id is not None and p.tool_call_id in self._answered
+        # what they said yes to (never a grant's or an allow rule's: they name files), when
+        # the dialog showed git doing it (not a yes to a script that hid it).
+        answered = (
+            p.tool_call_id is not None
+            and p.tool_call_id in self._answered
+            and _runs_git_plainly(p.command, workspace)
+        )
         self._answered.discard(p.tool_call_id or "")
         approved = self._approved.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         review = self._reviewer.review(
@@ -165,3 +171,13 @@ class EffectsPart(SidecarState):
             evidence_id=record.evidence_id,
             envelope=record.envelope.model_dump(mode="json") if record.envelope else None,
         )
+
+
+def _runs_git_plainly(command: str, cwd: str) -> bool:
+    """Whether the analysis sees git run in ``command`` with nothing it cannot read (no
+    inline code, no string built at runtime): then a yes to it was a yes to git's doing."""
+    try:
+        script = analyze(command, cwd=cwd)
+    except Exception:  # an analysis that fails covers nothing
+        return False
+    return not script.findings and any(c.program == "git" for c in script.commands)
