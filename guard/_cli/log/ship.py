@@ -42,9 +42,10 @@ def _url(value: str, flag: str) -> str:
 
 
 def cmd_audit_ship(args: argparse.Namespace) -> ExitCode:
-    log = Path(args.log) if args.log is not None else existing_home(args.home) / AUDIT_LOG_FILE
     url = _url(args.to, "--to")
-    from guard._storage.pg_store import ship_log  # psycopg only when it is used
+    from guard._storage.pg_store import ship_log  # psycopg only when it is used (said first)
+
+    log = Path(args.log) if args.log is not None else existing_home(args.home) / AUDIT_LOG_FILE
 
     result = ship_log(log, url, batch=args.batch)
     if args.json:
