@@ -12,14 +12,19 @@ import signal
 import subprocess
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
-from tools.pi.scripted_model import MODEL_ID, PROVIDER
+from tools.pi.harness import NEWEST, ensure_pi
+from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
 
+from .conftest import make_world
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends, wait_gone
 
 pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def assert_audit_intact(world: World) -> None:
@@ -255,10 +260,19 @@ def test_an_input_too_big_to_fingerprint_is_refused_and_the_guard_keeps_working(
     assert (world.project / "build").exists()
 
 
-def test_pi_exits_soon_after_the_session_ends(world: World) -> None:
+@pytest.fixture
+def current_world(
+    tmp_path: Path, model_server: ScriptedModelServer, sidecar_command: list[str]
+) -> World:
+    """A world on the current pi alone (the exit goal is the current pi's)."""
+    return make_world(tmp_path, ensure_pi(REPO, NEWEST), model_server)
+
+
+def test_pi_exits_soon_after_the_session_ends(current_world: World) -> None:
     """No fixed wait at shutdown: a pending bound of the shim's stop (a 2 s timer) kept pi
     alive 2 s after ``session.ended`` on every run. The bound here is generous for a loaded
     machine; what it catches is a wait of seconds."""
+    world = current_world
     done = world.print_mode("scenario:plan-empty")
     exited = time.time()
     assert done.returncode == 0, done.stderr
