@@ -273,6 +273,19 @@ const say = (ctx: ExtensionContext, text: string, level: "warning" | "error"): v
 	if (ctx.hasUI) ctx.ui.notify(text, level);
 };
 
+/** While a question is open, typed text is the operator's, never an answer (pi's select moves on j/k and takes
+ * Enter: "jjj" + Enter said Yes). Text and pastes are held, then put back in the editor. */
+function holdTyping(ui: ExtensionContext["ui"] | undefined): () => void {
+	const held: string[] = [];
+	const take = (d: string) => /^\x1b\[200~([\s\S]*?)(?:\x1b\[201~)?$/.exec(d)?.[1] ?? (/^[^\x00-\x1f\x7f]+$/.test(d) ? d : undefined);
+	const off = ui?.onTerminalInput((d) => (take(d) === undefined ? undefined : (held.push(take(d)!), { consume: true })));
+	return () => {
+		off?.();
+		if (held.length && ui) ui.setEditorText(ui.getEditorText() + held.join(""));
+		if (held.length) ui?.notify("operator-guard: what you typed while the question was open was not taken as an answer; it is back in the editor", "info");
+	};
+}
+
 /** The sidecar answered with a JSON-RPC error: it is alive but refused this request. */
 class RpcError extends Error {
 	constructor(
@@ -511,6 +524,20 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		};
 		return { ...tool, execute } as T;
 	};
+	/** Every POLL_MS until `closed()`: did another screen answer question `id`? The first answer wins. */
+	const watchElsewhere = async (id: string, opts: { restart?: boolean; to?: number }, closed: () => boolean, answered: (a: Of<typeof ANSWER>) => void) => {
+		while (!closed()) {
+			await new Promise((r) => setTimeout(r, POLL_MS));
+			if (closed()) return;
+			try {
+				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id }, opts), { open: "boolean", answer: "object?" });
+				if (has(polled.answer, ANSWER)) return answered(polled.answer);
+				if (!polled.open) return;
+			} catch {
+				return; // the pi dialog stays the one screen
+			}
+		}
+	};
 	let hasUi = false; // the latest tool call's context: can the operator be asked?
 	/** After a command: the sidecar applies what it did, or holds what loses work and the operator decides.
 	 * Returns the line the command's output gets (the model reads it); never throws. */
@@ -528,22 +555,10 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const closer = new AbortController();
 			let elsewhere: Of<typeof ANSWER> | undefined;
 			let open = approval !== undefined;
-			const watch = async () => {
-				while (open) {
-					await new Promise((r) => setTimeout(r, POLL_MS));
-					if (!open) return;
-					try {
-						const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.id }, { restart: false }), { open: "boolean", answer: "object?" });
-						if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
-						if (!polled.open) return;
-					} catch {
-						return;
-					}
-				}
-			};
 			const asked = Date.now();
-			const watching = watch();
+			const watching = watchElsewhere(approval?.id ?? "", { restart: false }, () => !open, (a) => ((elsewhere = a), closer.abort()));
 			let choice: string | undefined;
+			const typed = holdTyping(hasUi ? ui : undefined);
 			try {
 				if (ui && hasUi) choice = await ui.select(`${dialog.title}\n${dialog.message}`, [dialog.discard, dialog.apply], { timeout, signal: closer.signal });
 				else if (approval) {
@@ -552,6 +567,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				}
 			} finally {
 				open = false;
+				typed();
 			}
 			if (approval && !elsewhere && choice !== undefined) {
 				const decision = choice === dialog.apply ? "yes" : "no";
@@ -775,21 +791,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const closer = new AbortController();
 		let elsewhere: Of<typeof ANSWER> | undefined;
 		let open = approval !== undefined;
-		const watch = async () => {
-			while (open) {
-				await new Promise((r) => setTimeout(r, POLL_MS));
-				if (!open) return;
-				try {
-					const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval!.approvalId }, { to: asker }), { open: "boolean", answer: "object?" });
-					if (has(polled.answer, ANSWER)) return void ((elsewhere = polled.answer), closer.abort());
-					if (!polled.open) return;
-				} catch {
-					return; // the pi dialog stays the one screen
-				}
-			}
-		};
-		void watch();
+		void watchElsewhere(approval?.approvalId ?? "", { to: asker }, () => !open, (a) => ((elsewhere = a), closer.abort()));
 		let choice: string | undefined;
+		const typed = holdTyping(ctx.ui);
 		try {
 			const options = [choices.no, choices.noWithReason, choices.stop, choices.yes, ...grants, choices.details];
 			const ask = (text: string, items: string[]) => ctx.ui.select(`${dialog.title}\n${text}`, items, { timeout: left(), signal: closer.signal });
@@ -801,6 +805,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		} finally {
 			open = false;
 			if (draft && ctx.ui.getEditorText?.() !== draft) ctx.ui.setEditorText?.(draft);
+			typed();
 		}
 		if (approval && !elsewhere && choice !== undefined) {
 			// This dialog's answer goes to the broker; if another screen answered first, that one wins.
