@@ -202,7 +202,7 @@ def check_audit(home: Path, keyring: PublicKeyring | None) -> Check:
             status="fail",
             reason=f"audit-{result.decision}",
             detail=f"{result.fault or result.decision} at {where}: {result.detail}",
-            fix=f"pi-guard audit verify {log}  (keep the log as evidence; see the guide)",
+            fix=f"pi-guard audit verify {log}  (keep the log as evidence; see docs/auditor.md)",
         )
     if anchors is None:
         anchoring = (

@@ -18,8 +18,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 PAGES = sorted(p for p in DOCS.rglob("*.md") if DOCS / "schemas" not in p.parents)
-AUDIENCE = ("operator.md", "auditor.md", "monitor.md", "contributing.md")
-MAX_AUDIENCE_LINES = 600
+AUDIENCE = (
+    "operator.md",
+    "policy.md",
+    "threat-model.md",
+    "auditor.md",
+    "monitor.md",
+    "contributing.md",
+)
+# The old reference guide is dissolved into these pages; each is still read in one sitting.
+MAX_AUDIENCE_LINES = 800
 
 LINK = re.compile(r"(?<!!)\[(?:[^\]]|\][^(])*?\]\(([^)\s]+)\)")
 HEADING = re.compile(r"(#{1,6}) +(.*?) *#*$")

@@ -1,4 +1,4 @@
-"""Proof files an auditor checks with nothing but a public key (the guide, "Proofs").
+"""Proof files an auditor checks with nothing but a public key (docs/auditor.md, "Proofs").
 
 An inclusion proof file holds a signed checkpoint and, per record, the record's exact
 line and its audit path (RFC 9162 section 2.1.3). A consistency proof file holds two

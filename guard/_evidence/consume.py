@@ -1,4 +1,4 @@
-"""The monitor consumer's check (the guide, "The consumer's checks and reason codes").
+"""The monitor consumer's check (docs/monitor.md, "The consumer's checks and reason codes").
 
 Seven checks, in order; the first that fails decides. The pending call's
 fingerprint is recomputed by the caller from the call itself; nothing in the

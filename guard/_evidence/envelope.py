@@ -1,4 +1,4 @@
-"""Minting and parsing v1 evidence envelopes (the guide, "The envelope (v1)").
+"""Minting and parsing v1 evidence envelopes (docs/monitor.md, "The envelope (v1)").
 
 Signature: Ed25519 over ``b"pi-operator-guard/evidence/v1\\n" + JCS(details
 without "signature")``. The prefix separates this use of the key from the audit

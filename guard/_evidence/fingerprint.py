@@ -1,4 +1,4 @@
-"""The action fingerprint: what a confirmation is bound to (the guide, "The envelope (v1)").
+"""The action fingerprint: what a confirmation is bound to (docs/monitor.md, "The envelope (v1)").
 
 Record and consume call the same functions, so a confirmation and the pending
 call it is checked against can only match if they describe the very same action.

@@ -109,8 +109,8 @@ class ReportOnly(BaseModel):
 class CoveredBy(BaseModel):
     """Which scoped grant covered a call that ran without a dialog of its own (signed).
 
-    Present exactly when ``origin`` is ``runtime-grant``. See the guide,
-    docs/operator-confirmation.md, "The envelope (v1)".
+    Present exactly when ``origin`` is ``runtime-grant``. See
+    docs/monitor.md, "The envelope (v1)".
     """
 
     model_config = WIRE_CONFIG
@@ -125,7 +125,7 @@ class CoveredBy(BaseModel):
 class EvidenceDetails(ReportOnly):
     """The signed part of an envelope.
 
-    See the guide, docs/operator-confirmation.md, "The envelope (v1)".
+    See docs/monitor.md, "The envelope (v1)".
     """
 
     schema_: Literal["pi-operator-guard/evidence/v1"] = Field(alias="schema")
@@ -151,8 +151,9 @@ class EvidenceDetails(ReportOnly):
     operator_signature: OperatorSignature | SkipJsonSchema[None] = Field(
         default=None, json_schema_extra=_without_default
     )
-    """The operator's own WebAuthn assertion over this envelope's approval statement (the
-    guide, "The operator's signature"); absent when the yes came without one, never ``null``.
+    """The operator's own WebAuthn assertion over this envelope's approval statement
+    (docs/monitor.md, "The operator's signature"); absent when the yes came without one, never
+    ``null``.
     """
     created_at_iso: IsoMillis
     expires_at_iso: IsoMillis
@@ -243,7 +244,7 @@ class MatchResult(BaseModel):
 class ConsumeResult(ReportOnly):
     """Outcome of the monitor consumer's check.
 
-    See the guide, docs/operator-confirmation.md, "The consumer's checks and reason codes".
+    See docs/monitor.md, "The consumer's checks and reason codes".
     """
 
     decision: Literal["consumed", "rejected"]

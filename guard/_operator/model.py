@@ -5,7 +5,7 @@ beside them: ``{"schema": STATEMENT_SCHEMA}`` plus the details' ``evidenceId``, 
 ``toolName``, ``path``, ``scope``, ``payloadHash``, ``toolCallId``, ``createdAtIso``,
 ``expiresAtIso`` and ``keyId`` (absent optional fields stay absent). The WebAuthn challenge the
 operator's authenticator signs is SHA-256 of its RFC 8785 (JCS) form, so an assertion is bound
-to exactly one envelope. See docs/operator-confirmation.md, "The operator's signature".
+to exactly one envelope. See docs/monitor.md, "The operator's signature".
 """
 
 from __future__ import annotations

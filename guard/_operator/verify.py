@@ -1,4 +1,4 @@
-"""Checking an operator's signature on an envelope (the guide, "The operator's signature").
+"""Checking an operator's signature on an envelope (docs/monitor.md, "The operator's signature").
 
 Contract: :func:`check_operator_signature` takes an envelope's *raw* signed details (what the
 guard's Ed25519 signature was checked over) and the enrolled credentials, and answers with a

@@ -1,4 +1,4 @@
-"""The policy engine: which tool calls are destructive or protected (see the guide, "Policy").
+"""The policy engine: which tool calls are destructive or protected (see docs/policy.md).
 
 Layers: built-in defaults < ``<home>/operator-guard.toml`` < ``<project>/.pi/operator-guard.toml``;
 strictest wins. Bash commands are analyzed on a real parser (tree-sitter) and fail closed.

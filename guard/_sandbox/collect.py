@@ -288,7 +288,7 @@ def git_protected(workspace: str) -> list[tuple[str, bool]]:
     ``modules``; and a ``core.hooksPath`` that lies in the work tree (githooks(5): relative
     to the work tree). A missing ``hooks`` directory is kept absent (the agent cannot create
     one), a missing file is not (git then reads nothing). Repositories deeper down are the
-    effects review's (docs/operator-confirmation.md, "What runs outside the sandbox").
+    effects review's (docs/threat-model.md, "What runs outside the sandbox").
     """
     out: list[tuple[str, bool]] = []
     for worktree in [workspace, *_nested_worktrees(workspace)]:

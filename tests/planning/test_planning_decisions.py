@@ -1,6 +1,6 @@
 """Every planner decision, checked against tables written out by hand in this file.
 
-The tables below are the expected behaviour (the guide, docs/operator-confirmation.md, "Planner",
+The tables below are the expected behaviour (docs/monitor.md, "Planner",
 shows the same rules); they are literal rows, not computed by the planning code. Each boolean input is
 enumerated as false, true and absent, so the documented defaults are checked too.
 """

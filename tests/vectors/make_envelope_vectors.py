@@ -5,7 +5,7 @@
 Evidence envelopes signed by the guard's own code (``guard._evidence``: ``signing_message``
 and ``Signer``) with fixed Ed25519 seeds, checked at fixed instants: one valid envelope and one
 vector per way to break it, each with the decision and reason code of checks 1 to 5 of the
-consumer's check (the guide, "The consumer's checks and reason codes") that both the Python
+consumer's check (docs/monitor.md, "The consumer's checks and reason codes") that both the Python
 consumer and the TypeScript verifier in ``verifier/`` must reach.
 """
 

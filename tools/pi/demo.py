@@ -226,7 +226,7 @@ def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> st
         call = ("bash", {"command": "rm -rf build"}, project)
         lines.append("  a monitor consumes the first against bash {command: rm -rf build}:")
         # A monitor that wants the operator's own passkey behind every yes refuses the dialog's
-        # evidence (and consumes nothing); see the guide, "The operator's signature".
+        # evidence (and consumes nothing); see docs/monitor.md, "The operator's signature".
         passkey = guard.consume(dialog[0], *call, require_operator_signature=True)
         lines.append(
             f"    requiring the operator's passkey: {passkey.decision} (match: "

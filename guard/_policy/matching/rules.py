@@ -166,7 +166,7 @@ class CompiledRule:
         Against block rules always; against the others when the glob names a hidden path
         (``.e*v``, ``.git/hook?``) or is spelled at a protected name (``*.pem``,
         ``id_rsa*``). Other globs are checked on what they expand to (bash), or not at
-        all (pi's search tools): see the guide, "Bash analysis".
+        all (pi's search tools): see docs/policy.md, "Bash analysis".
         """
         if self.paths is None:
             return False

@@ -7,7 +7,7 @@ tools: each nested call passes the guard on its own), the MCP resource tools, an
 other extensions register. The shim tells the sidecar what pi says of each tool
 (:class:`ToolFacts`: ``pi.getAllTools()``'s ``sourceInfo``, ``namespace``, ``annotations``).
 
-The rule (docs/operator-confirmation.md, "Tools the guard does not know"):
+The rule (docs/threat-model.md, "Tools the guard does not know"):
 
 - a tool the guard knows is judged by its rules (pi's built-in tools, the guard's own
   planner, the tools that only reach other tools, the MCP resource tools, which read);

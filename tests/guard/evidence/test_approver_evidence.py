@@ -1,8 +1,8 @@
 """Evidence that says which screen answered: the signed ``approver`` of the details.
 
 ``pi-dialog`` (pi's own dialog), ``cli`` (``pi-guard approvals`` in a second terminal) or
-``web`` (the local page); absent when the minter names none, never ``null``. See the guide,
-docs/operator-confirmation.md, "The envelope (v1)".
+``web`` (the local page); absent when the minter names none, never ``null``. See
+docs/monitor.md, "The envelope (v1)".
 """
 
 from __future__ import annotations

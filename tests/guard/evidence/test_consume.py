@@ -1,6 +1,6 @@
 """The consumer's seven checks, each failing in isolation.
 
-See the guide, docs/operator-confirmation.md, "The consumer's checks and reason codes".
+See docs/monitor.md, "The consumer's checks and reason codes".
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Path normalization and the payload hash (see the guide, "The envelope (v1)")."""
+"""Path normalization and the payload hash (see docs/monitor.md, "The envelope (v1)")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Evidence a scoped grant covered (``origin: runtime-grant`` with ``coveredBy``), and the
 consumer's ``require_dialog``.
 
-See the guide, docs/operator-confirmation.md, "The envelope (v1)" and "The consumer's checks
+See docs/monitor.md, "The envelope (v1)" and "The consumer's checks
 and reason codes".
 """
 

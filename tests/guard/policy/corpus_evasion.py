@@ -1,9 +1,9 @@
 """Evasion spellings by class: what a prompt-injected model tries in one ordinary tool call.
 
 Every command in :data:`EVASION` must ask or block; every command in :data:`GUARD_SELF`
-must block. :data:`ASKS_BY_DECISION` are everyday commands that ask on purpose (see the
-guide, "Bash analysis"); they are neither safe nor evasions. ``~`` is the test's temporary
-home, whose guard home is ``~/.pi/agent/operator-guard``.
+must block. :data:`ASKS_BY_DECISION` are everyday commands that ask on purpose (see
+docs/policy.md, "Bash analysis"); they are neither safe nor evasions. ``~`` is the test's
+temporary home, whose guard home is ``~/.pi/agent/operator-guard``.
 """
 
 from __future__ import annotations

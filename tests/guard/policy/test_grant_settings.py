@@ -185,8 +185,8 @@ def test_the_cached_policy_of_a_workspace_carries_its_grants(world: World) -> No
 
 
 def test_the_guides_grants_table_states_the_defaults() -> None:
-    """The ``[grants]`` example in docs/operator-confirmation.md parses and says the defaults."""
-    guide = (Path(__file__).resolve().parents[3] / "docs" / "operator-confirmation.md").read_text()
+    """The ``[grants]`` example in docs/policy.md parses and says the defaults."""
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "policy.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)
     (example,) = [b for b in blocks if b.startswith("[grants]\n")]
     layer = parse_layer(example, "<guide>", "user")

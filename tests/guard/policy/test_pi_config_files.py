@@ -1,5 +1,5 @@
 """Every file pi reads at its next start that names code it runs, or text that steers the model,
-is judged through every tool and spelling (docs/operator-confirmation.md, "What runs outside
+is judged through every tool and spelling (docs/threat-model.md, "What runs outside
 the sandbox": the set, each with its verdict and the pi doc it comes from).
 
 Blocked (pi runs it with the user's rights, outside the sandbox, at its next start in a trusted

@@ -272,12 +272,12 @@ def test_home_mode_is_untouched_by_planning(layout: Layout) -> None:
 
 
 def test_the_guides_sandbox_table_is_a_valid_user_setting() -> None:
-    """The ``[sandbox]`` example in docs/operator-confirmation.md parses, key by key."""
+    """The ``[sandbox]`` example in docs/policy.md parses, key by key."""
     import re
 
     from guard._policy.settings.config import parse_layer
 
-    guide = (Path(__file__).resolve().parents[3] / "docs" / "operator-confirmation.md").read_text()
+    guide = (Path(__file__).resolve().parents[3] / "docs" / "policy.md").read_text()
     blocks = re.findall(r"```toml\n(.*?)```", guide, flags=re.S)
     (example,) = [b for b in blocks if b.startswith("[sandbox]\n")]
     layer = parse_layer(example, "<guide>", "user")
