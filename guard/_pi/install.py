@@ -16,7 +16,9 @@ written and the directories the install created, so a copy someone edited is nev
 overwritten (or removed) without ``force``, and uninstall removes those directories again
 once they are empty. Installing twice changes nothing. A ``guard.json`` that is not a valid
 configuration is rewritten by a plain reinstall (the broken copy is kept as
-``guard.json.corrupt``). The result warns when another copy already exists: pi would load both.
+``guard.json.corrupt``). ``tools.json`` holds the guard's own tool definitions (the planner),
+which the shim registers as soon as pi loads it. The result warns when another copy already
+exists: pi would load both.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from guard._pi.layout import (
     PACKAGE_FILE,
     PACKAGE_NAME,
     SHIM_FILE,
+    TOOLS_FILE,
     InstallLocation,
     find_installs,
     listed_packages,
@@ -54,6 +57,7 @@ __all__ = [
     "CORRUPT_SUFFIX",
     "EXTENSION_DIR_NAME",
     "MANIFEST_FILE",
+    "TOOLS_FILE",
     "ExtensionConfig",
     "InstallResult",
     "Target",
@@ -62,6 +66,7 @@ __all__ = [
     "install_command",
     "package_json",
     "shim_source",
+    "tools_json",
 ]
 
 CORRUPT_SUFFIX = ".corrupt"
@@ -176,6 +181,16 @@ def _version() -> str:
         return "0.0.0"
 
 
+def tools_json() -> bytes:
+    """``tools.json``: the guard's own tools as the sidecar's ``describe`` lists them, so the
+    shim registers them when pi loads it (the model's first request lists them) without
+    waiting for the sidecar to start."""
+    from guard._sidecar.text import planner_tools
+
+    tools = [tool.model_dump(mode="json") for tool in planner_tools()]
+    return (json.dumps(tools, indent=2) + "\n").encode()
+
+
 def package_json(shim: bytes) -> dict[str, Any]:
     """The pi package manifest: the ``pi-package`` keyword, ``pi.extensions`` naming the
     shim, and every pi package the shim imports as a ``"*"`` peer dependency."""
@@ -281,7 +296,9 @@ def _our_files(manifest: _Manifest | None, wanted: dict[str, bytes]) -> tuple[st
     """The files of ours in an install directory: what we write now and what we wrote."""
     listed = set(wanted) | (set(manifest.files) if manifest is not None else set())
     return tuple(
-        n for n in (SHIM_FILE, CONFIG_FILE, PACKAGE_FILE) if n in listed or n != PACKAGE_FILE
+        n
+        for n in (SHIM_FILE, CONFIG_FILE, TOOLS_FILE, PACKAGE_FILE)
+        if n in listed or n != PACKAGE_FILE
     )
 
 
@@ -506,7 +523,11 @@ def _install(
     previous_manifest = _read_manifest(directory)
     config = _config_for(_load_config(directory / CONFIG_FILE), home, confirm_timeout_ms, python)
     shim = shim_source()
-    wanted = {SHIM_FILE: shim, CONFIG_FILE: _dump(config.model_dump(mode="json"))}
+    wanted = {
+        SHIM_FILE: shim,
+        CONFIG_FILE: _dump(config.model_dump(mode="json")),
+        TOOLS_FILE: tools_json(),
+    }
     if target == "package":
         wanted[PACKAGE_FILE] = _dump(package_json(shim))
     created = _missing_parents(directory)

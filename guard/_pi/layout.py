@@ -34,6 +34,7 @@ __all__ = [
     "PACKAGE_FILE",
     "PACKAGE_NAME",
     "SHIM_FILE",
+    "TOOLS_FILE",
     "InstallKind",
     "InstallLocation",
     "find_installs",
@@ -45,6 +46,9 @@ PACKAGE_NAME = "pi-operator-guard"
 SHIM_FILE = "index.ts"
 MANIFEST_FILE = "install-manifest.json"
 PACKAGE_FILE = "package.json"
+# The guard's own tools (the planner), as the sidecar's `describe` lists them: the shim
+# registers them when pi loads it, before the sidecar has started.
+TOOLS_FILE = "tools.json"
 SHIM_MARKER = b"pi-operator-guard: the pi extension shim"
 _SETTINGS_FILE = "settings.json"
 _REMOTE_PREFIXES = ("npm:", "git:", "github:", "http:", "https:", "ssh:")

@@ -311,6 +311,7 @@ class Sidecar {
 	private buffer = "";
 	private nextId = 1;
 	private ready = false;
+	private closed = false; // after stop(): no call starts another one (start() opens it again)
 	private crashed: string | undefined;
 	private stderrTail: string[] = [];
 	private readonly expected = new WeakSet<object>();
@@ -327,7 +328,7 @@ class Sidecar {
 		if (this.cfg.home) env.PI_OPERATOR_GUARD_HOME = this.cfg.home;
 		const child = spawn(this.cfg.python, this.cfg.args, { stdio: ["pipe", "pipe", "pipe"], env });
 		this.child = child;
-		this.ready = false;
+		this.ready = this.closed = false;
 		this.buffer = "";
 		child.stdout.setEncoding("utf8");
 		child.stdout.on("data", (chunk: string) => this.onData(chunk));
@@ -386,12 +387,12 @@ class Sidecar {
 	/** Call a method; a dead sidecar is replaced for it (`restart: false`: not) and the new one judges it afresh. `to`: only
 	 * the sidecar of that `starts` (the one that asked a question; a replacement approves nothing it did not ask). */
 	call(method: string, params: object, opts: { restart?: boolean; to?: number } = {}): Promise<unknown> {
-		if (!this.child && opts.restart !== false && opts.to === undefined) this.start();
-		const child = this.child;
+		if (!this.child && !this.closed && opts.restart !== false && opts.to === undefined) this.start();
+		const child = this.closed ? undefined : this.child;
 		if (!child || (opts.to !== undefined && opts.to !== this.starts)) return Promise.reject(new Error(child ? "the sidecar that asked was replaced" : (this.crashed ?? "sidecar not running")));
 		const id = this.nextId++;
 		const timeoutMs = this.ready ? this.cfg.requestTimeoutMs : this.cfg.startTimeoutMs;
-		const answered = new Promise<unknown>((resolve, reject) => {
+		return new Promise<unknown>((resolve, reject) => {
 			const timer = setTimeout(() => {
 				this.pending.delete(id);
 				reject(new Error(`sidecar gave no answer to ${method} within ${timeoutMs} ms`));
@@ -402,11 +403,11 @@ class Sidecar {
 			this.pending.set(id, { resolve, reject, timer });
 			child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
 		});
-		return answered;
 	}
 
 	async stop(): Promise<void> {
 		const child = this.child;
+		this.closed = true;
 		if (!child) return;
 		this.expected.add(child);
 		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -415,8 +416,7 @@ class Sidecar {
 		const term = setTimeout(() => child.kill("SIGTERM"), 1_000);
 		const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
 		await gone;
-		clearTimeout(term);
-		clearTimeout(kill);
+		clearTimeout(term), clearTimeout(kill);
 	}
 }
 
@@ -460,6 +460,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 				if (down === undefined) up().catch((err) => status(`operator-guard down (${message(err)})`));
 			})
 		: undefined;
+	sidecar?.start(); // now: its Python start overlaps pi's own, and session_start does not wait for it
 
 	// The session's sandbox, planned by the sidecar; the spawn hook (synchronous) applies it.
 	let sandbox: Of<typeof SANDBOX> | undefined;
@@ -640,6 +641,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		})().finally(() => (replaying = undefined)));
 	const replayLater = () => void replaySpool().catch(() => undefined); // kept for the next start
 	const registered = new Set<string>();
+	let starting: Promise<unknown> = Promise.resolve(); // session_start's work with the sidecar; never rejects
 
 	/** Block the call; without a UI nobody would see the tool result, so say it on stderr too. */
 	const blocked = (ctx: ExtensionContext, toolName: string, reason: string): ToolCallEventResult => {
@@ -683,6 +685,9 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		}
 	};
 
+	try {
+		registerTools(JSON.parse(readFileSync(join(HERE, "tools.json"), "utf8")).filter(isTool)); // listed in the model's first request
+	} catch {} // an install without tools.json (older): session_start waits for describe
 	const loadTools = async () => {
 		const tools = expect("describe", await sidecar!.call("describe", {}), { tools: "list?" }).tools ?? [];
 		if (!tools.every(isTool)) throw malformed("describe");
@@ -711,16 +716,17 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			say(ctx, `operator-guard: ${why}; risky tool calls will be blocked`, "error");
 		};
 		if (!sidecar) return broken(configError);
-		try {
-			await loadTools();
+		sidecar.start(); // again after a session_shutdown (pi switched sessions)
+		const described = registered.size ? undefined : loadTools(); // an install without tools.json: pi waits for describe
+		starting = (pi as object as Record<symbol, unknown>)[Symbol.for("pi-operator-guard.starting")] = (async () => {
+			await described; // pi goes on without waiting for the rest; every tool call waits for it all (tool_call)
 			await replaySpool().catch(() => undefined); // what earlier sessions could not deliver
 			const plan = await planSandbox().catch(() => undefined); // bash then asks again and says why
 			const health = await probe();
 			if (health && !health.ok) say(ctx, `${health.statusText}; risky tool calls will be blocked`, "error");
 			else if (plan?.notice) say(ctx, plan.notice, plan.noticeLevel === "error" ? "error" : "warning");
-		} catch (err) {
-			broken(`sidecar unavailable: ${message(err)}`);
-		}
+		})().catch((err) => broken(`sidecar unavailable: ${message(err)}`));
+		await described?.catch(() => undefined);
 	});
 
 	pi.on("session_shutdown", async () => {
@@ -734,6 +740,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const call: Call = { toolName: event.toolName, input: event.input, cwd: ctx.cwd, toolCallId: event.toolCallId };
 		if (!sidecar || !cfg) return blocked(ctx, call.toolName, configError);
 		if (stopped) return declineStopped(ctx, call);
+		await starting; // the session's start in the sidecar (sandbox.plan) comes before any call's judgement
 		let reply: Of<typeof EVALUATE>, asker: number; // asker: the sidecar that judged it (only it hears the answer)
 		try {
 			const tool = toolFacts(allTools(), event.toolName);

@@ -17,10 +17,12 @@ from guard._pi.install import (
     CONFIG_FILE,
     CORRUPT_SUFFIX,
     MANIFEST_FILE,
+    TOOLS_FILE,
     extension_dir,
     install,
     shim_source,
 )
+from guard._policy import PLANNER_TOOL_NAME
 
 
 @pytest.fixture
@@ -32,6 +34,27 @@ def project(tmp_path: Path) -> Path:
 
 def shim_dir(project: Path) -> Path:
     return project / ".pi" / "extensions" / "operator-guard"
+
+
+def test_installed_tools_are_what_the_sidecar_describes(project: Path, tmp_path: Path) -> None:
+    """The shim registers ``tools.json`` without asking the sidecar: it must be what a
+    sidecar of this package lists (a real one, over its stdio), under the name the shim reads."""
+    install("project", project, force=False, uninstall=False)
+    installed = json.loads((shim_dir(project) / TOOLS_FILE).read_text())
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "describe", "params": {}})
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "guard", "serve"],
+        input=request + "\n",
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PI_OPERATOR_GUARD_HOME": str(tmp_path / "home")},
+        timeout=120,
+        check=False,
+    )
+    described = json.loads(done.stdout.splitlines()[0])["result"]["tools"]
+    assert installed == described
+    assert [tool["name"] for tool in installed] == [PLANNER_TOOL_NAME]
+    assert f'readFileSync(join(HERE, "{TOOLS_FILE}")' in shim_source().decode()
 
 
 def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
@@ -46,7 +69,7 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
     assert config["home"] is None
     assert config["confirmTimeoutMs"] == 60_000
     manifest = json.loads((target / MANIFEST_FILE).read_text())
-    assert set(manifest["files"]) == {"index.ts", CONFIG_FILE}
+    assert set(manifest["files"]) == {"index.ts", CONFIG_FILE, TOOLS_FILE}
     text = result.render()
     assert str(target) in text
     assert "/guard" in text
@@ -176,7 +199,7 @@ def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> No
     (shim_dir(project) / "notes.txt").write_text("mine")
     result = install("project", project, force=False, uninstall=True)
     assert result.action == "uninstalled"
-    assert set(result.files) == {"index.ts", CONFIG_FILE, MANIFEST_FILE}
+    assert set(result.files) == {"index.ts", CONFIG_FILE, TOOLS_FILE, MANIFEST_FILE}
     assert result.left_in_place == ("notes.txt",)
     assert sorted(p.name for p in shim_dir(project).iterdir()) == ["notes.txt"]
 

@@ -64,6 +64,7 @@ def test_package_is_a_pi_package_folder(tmp_path: Path) -> None:
     assert set(json.loads((folder / MANIFEST_FILE).read_text())["files"]) == {
         "index.ts",
         "guard.json",
+        "tools.json",
         "package.json",
     }
     text = result.render()
@@ -83,7 +84,13 @@ def test_package_uninstall_removes_the_folder_it_created(tmp_path: Path) -> None
     folder = tmp_path / "deep" / "pkg"
     install("package", folder, force=False, uninstall=False)
     result = install("package", folder, force=False, uninstall=True)
-    assert set(result.files) == {"index.ts", "guard.json", "package.json", MANIFEST_FILE}
+    assert set(result.files) == {
+        "index.ts",
+        "guard.json",
+        "tools.json",
+        "package.json",
+        MANIFEST_FILE,
+    }
     assert result.removed_dirs == (str(tmp_path / "deep"),)
     assert not (tmp_path / "deep").exists()
 

@@ -1,6 +1,7 @@
 // A fake guard sidecar for the shim's node tests (shim.test.mjs): JSON-RPC over stdio, LF framed,
 // told how to behave by a JSON spec file (argv[2]) that it reads again for every request, so a test
-// can change it between calls. Every request is appended to `requests.jsonl` next to the spec.
+// can change it between calls. Every request is appended to `requests.jsonl` next to the spec, and
+// every start to `started.jsonl`.
 //
 // spec: { "start": Behaviour?, "methods": { "<method>": Behaviour } }; a method not listed gets a
 // healthy answer (DEFAULTS). A Behaviour is any of:
@@ -40,6 +41,7 @@ function act(behaviour, id) {
 	else if ("result" in behaviour) write(JSON.stringify({ jsonrpc: "2.0", id, result: behaviour.result }));
 }
 
+appendFileSync(join(dirname(specPath), "started.jsonl"), `${JSON.stringify({ pid: process.pid, at: Date.now() })}\n`);
 const later = (behaviour, fn) => (behaviour.delayMs ? setTimeout(fn, behaviour.delayMs) : fn());
 const start = spec().start;
 if (start) act(start, null);

@@ -15,6 +15,7 @@ const SHIM = process.env.SHIM_SOURCE ?? resolve(HERE, "../../../../guard/_pi/ext
 const FAKE = join(HERE, "fake_sidecar.mjs");
 const ROOT = mkdtempSync(join(process.env.SHIM_TEST_DIR ?? tmpdir(), "shim-"));
 const ACTIVE = Symbol.for("pi-operator-guard.active");
+const STARTING = Symbol.for("pi-operator-guard.starting");
 
 // The shim's one value import from pi, faked: the bash tool definition carries the spawn hook.
 const FAKE_PI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent");
@@ -63,6 +64,7 @@ function fakeCtx({ hasUI = false, select = () => undefined, input = undefined, d
 			return select(options, opts);
 		},
 		input: async (title, placeholder) => (seen.input.push({ title, placeholder }), input),
+		onTerminalInput: () => () => undefined, // pi's raw keys (the shim holds typing while a question is open)
 	};
 	return { seen, hasUI, mode: hasUI ? "tui" : "print", cwd: ROOT, ui, abort: () => seen.aborted++ };
 }
@@ -84,10 +86,11 @@ let serial = 0;
 /** A fresh copy of the shim (its own directory: guard.json, spool) loaded into a fake pi, its
  * session started. `config`: guard.json's fields over the fake sidecar's, a string (written as
  * is) or null (no guard.json). Shut down after the test. */
-async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx() } = {}) {
+async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx(), files = {} } = {}) {
 	const dir = join(ROOT, `guard-${++serial}`);
 	mkdirSync(dir);
 	copyFileSync(SHIM, join(dir, "index.ts"));
+	for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text); // next to the shim, as install writes them
 	const specPath = join(dir, "spec.json");
 	writeFileSync(specPath, JSON.stringify(spec));
 	const timeouts = { requestTimeoutMs: 10_000, startTimeoutMs: 20_000, confirmTimeoutMs: 10_000 };
@@ -110,7 +113,11 @@ async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx() 
 		spool: () => lines(join(dir, "spool.jsonl")),
 		call: (toolName, input, callCtx = fakeCtx()) =>
 			pi.handlers.get("tool_call")({ type: "tool_call", toolName, input, toolCallId: `call_${++calls}` }, callCtx),
-		start: (startCtx = fakeCtx()) => pi.handlers.get("session_start")({ type: "session_start" }, startCtx),
+		// session_start returns before the sidecar answers; the tests wait for that start too.
+		start: async (startCtx = fakeCtx()) => {
+			await pi.handlers.get("session_start")({ type: "session_start" }, startCtx);
+			await pi[STARTING];
+		},
 	};
 	if (start) await g.start(ctx);
 	return g;
@@ -485,6 +492,86 @@ test("a tool result no sidecar takes is spooled, not lost", async (t) => {
 		g.spool().map((e) => [e.kind, e.toolCallId, e.isError]),
 		[["executed", "call_9", true]],
 	);
+});
+
+// -- pi's start does not wait for the sidecar; nothing is judged before the sidecar's start
+
+const PLAN = { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: [], noticeLevel: "info" };
+const PLANNER = { name: "guard_plan", label: "Plan", description: "plans", planner: "channel", parameters: { type: "object" } };
+
+test("session_start returns before the sidecar answers; a call made meanwhile waits for the sidecar's start and is judged after it", async (t) => {
+	const g = await guard(t, { spec: { methods: { "sandbox.plan": { delayMs: 800, result: PLAN } } }, start: false });
+	const began = Date.now();
+	await g.pi.handlers.get("session_start")({ type: "session_start" }, fakeCtx());
+	assert.ok(Date.now() - began < 400, `session_start waited ${Date.now() - began} ms for the sidecar`);
+	assert.equal(await g.call("bash", { command: "rm -rf ~" }), undefined); // the fake allows it: judged
+	assert.ok(Date.now() - began >= 800, "the call went on before the session's sandbox was planned");
+	const order = g.requests().map((r) => r.method);
+	assert.ok(order.indexOf("sandbox.plan") < order.indexOf("health") && order.indexOf("health") < order.indexOf("evaluate"), order.join(" "));
+});
+
+test("a sidecar that never answers its start: the session starts at once, and every call is blocked with the reason", async (t) => {
+	const ctx = fakeCtx({ hasUI: true });
+	const hung = { "sandbox.plan": {}, health: {}, evaluate: {} };
+	const g = await guard(t, { spec: { methods: hung }, config: { startTimeoutMs: 400, requestTimeoutMs: 300 }, start: false });
+	const began = Date.now();
+	await g.pi.handlers.get("session_start")({ type: "session_start" }, ctx);
+	assert.ok(Date.now() - began < 300, `session_start waited ${Date.now() - began} ms`);
+	for (const [tool, input] of [["bash", { command: "rm -rf ~" }], ["write", WRITE], ["read", { path: "README.md" }]]) {
+		const { value, text } = await stderrOf(() => g.call(tool, input));
+		assertBlocked(value, /the guard sidecar is unavailable \((sidecar gave no answer to evaluate within 400 ms|sidecar exited \(SIGKILL\))\)\. Fail closed: nothing was run\. \[reason: sidecar-unavailable\]$/);
+		assert.match(text, new RegExp(`^operator-guard blocked ${tool}: `));
+	}
+	assert.deepEqual(g.spool().map((e) => [e.kind, e.reason, e.toolName]), [["declined", "sidecar-unavailable", "bash"], ["declined", "sidecar-unavailable", "write"], ["declined", "sidecar-unavailable", "read"]]);
+	assert.match(ctx.seen.notify.at(-1).text, /risky tool calls will be blocked$/);
+});
+
+test("the guard's tools in tools.json are registered when pi loads the shim: no describe, nothing awaited", async (t) => {
+	const g = await guard(t, { files: { "tools.json": JSON.stringify([PLANNER, { name: "no planner" }]) }, start: false });
+	assert.deepEqual([...g.pi.tools.keys()], ["guard_plan"]); // before any session: in the model's first request
+	assert.equal(g.pi.tools.get("guard_plan").description, "plans");
+	await g.start();
+	assert.deepEqual(g.requests("describe"), []);
+	assert.ok(g.pi.tools.has("bash"));
+});
+
+for (const [what, text] of [
+	["missing", undefined],
+	["not JSON", "[{"],
+	["not a list", JSON.stringify(PLANNER)],
+]) {
+	test(`tools.json ${what} (an older install): the shim still loads, and session_start waits for describe`, async (t) => {
+		const spec = { methods: { describe: { delayMs: 300, result: { tools: [PLANNER] } } } };
+		const g = await guard(t, { spec, files: text === undefined ? {} : { "tools.json": text }, start: false });
+		assert.ok(!g.pi.tools.has("guard_plan"));
+		await g.pi.handlers.get("session_start")({ type: "session_start" }, fakeCtx());
+		assert.ok(g.pi.tools.has("guard_plan"), "the planner tool was not registered before session_start returned");
+		assert.equal(g.requests("describe").length, 1);
+	});
+}
+
+test("the sidecar starts when pi loads the shim, before session_start, and the session uses that one", async (t) => {
+	const g = await guard(t, { start: false });
+	const started = () => lines(join(g.dir, "started.jsonl"));
+	for (let i = 0; i < 250 && !started().length; i++) await sleep(20);
+	assert.equal(started().length, 1, "no sidecar started when pi loaded the shim");
+	await g.start();
+	assert.equal(await g.call("write", WRITE), undefined);
+	assert.deepEqual([...new Set(g.requests().map((r) => r.pid))], [started()[0].pid]);
+	assert.equal(started().length, 1);
+});
+
+test("after session_shutdown no call starts another sidecar (pi exits); the next session_start opens it again", async (t) => {
+	const g = await guard(t);
+	await g.pi.handlers.get("session_shutdown")({ type: "session_shutdown" }, fakeCtx());
+	const pids = new Set(g.requests().map((r) => r.pid));
+	const { value } = await stderrOf(() => g.call("write", WRITE));
+	assertBlocked(value, UNAVAILABLE);
+	await sleep(100);
+	assert.deepEqual(new Set(g.requests().map((r) => r.pid)), pids, "a sidecar started after pi's shutdown");
+	await g.start();
+	assert.equal(await g.call("write", WRITE), undefined); // a new session: judged by a new sidecar
+	assert.equal(new Set(g.requests().map((r) => r.pid)).size, pids.size + 1);
 });
 
 // -- the session start says when the guard cannot work
