@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEROP := $(VENV)/.interop
 
-.PHONY: test check lint lint-python demo schemas bench soak fuzz mutants lock clean
+.PHONY: test check lint lint-python demo tui schemas bench soak fuzz mutants lock clean
 
 # The developer's environment comes from the hash-pinned lock (the `dev` dependency group and
 # the `postgres` extra, see pyproject.toml); the project itself is installed without resolving.
@@ -61,6 +61,10 @@ check: lint-python $(INTEROP)
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo
+
+# pi's own terminal UI with the guard, offline, against the demo's scripted model: you answer.
+tui: $(STAMP)
+	$(BIN)/python -m tools.pi.tui
 
 # docs/schemas/ is generated from the pydantic models; a test fails when it drifts.
 schemas: $(STAMP)
