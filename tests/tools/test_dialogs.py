@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,4 +84,29 @@ def test_the_enrolment_lines_are_what_enroll_prints(tmp_path: Path) -> None:
         line.replace(str(port), "8790").replace("within 1 s", "within 300 s") for line in printed
     ]
     expected[1] = re.sub(r"token=\S+", "token=…", expected[1])
+    assert shown[0].splitlines() == expected
+
+
+def test_the_page_lines_are_what_approvals_serve_prints(tmp_path: Path) -> None:
+    """The page's login lines, from a real ``approvals serve`` (a server: its own process)."""
+    port = _free_port()
+    assert invoke("keygen", home=tmp_path / "home").returncode == 0
+    argv = [sys.executable, "-m", "guard", "--home", str(tmp_path / "home")]
+    with subprocess.Popen(
+        [*argv, "approvals", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as server:
+        try:
+            assert server.stderr is not None
+            printed = [server.stderr.readline().rstrip("\n") for _ in range(2)]
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    shown = [b for b in code_blocks() if b.startswith("operator-guard approval page:")]
+    assert len(shown) == 1
+    expected = [
+        re.sub(r"token=\S+", "token=…", line.replace(str(port), "8765")) for line in printed
+    ]
     assert shown[0].splitlines() == expected
