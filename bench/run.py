@@ -24,6 +24,10 @@ Sections (all by default), each a module of ``bench/evidence/`` (the first four 
 * ``dialogs``: dialogs per task (``bench_dialogs.py``): the dialogs a scripted task of
   36 tool calls shows with scoped grants accepted against the same task without grants, and
   the near misses mixed into it that a grant covered (none may be);
+* ``session``: pi with the guard against pi alone (``bench_pi_session.py``): paired,
+  interleaved ``pi -p`` runs of the pinned pis with the scripted model on 127.0.0.1 (no tool
+  call, one safe ``bash`` call, ten), the time to ``session.started``, the exit delay, the
+  sidecar's peak memory and what a safe call adds inside a session; goals on the current pi;
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
   (``bench_postgres.py``).
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -66,6 +71,7 @@ SECTIONS = (
     "effects",
     "network",
     "dialogs",
+    "session",
     "postgres",
 )
 
@@ -162,6 +168,66 @@ def _effects_rows(samples: int, many: int) -> tuple[list[Row], dict[str, Any]]:
             files["layered"]["p50"], files["direct"]["p50"], "the same, written directly",
             "lower", note=f"ratio {files['ratioP50']}x; bench/session/bench_effects.py"),
     ]  # fmt: skip
+    return rows, result
+
+
+def _session_rows(part: Path, pairs: int) -> tuple[list[Row], dict[str, Any]]:
+    from bench_pi_session import (
+        GOAL_ADDED_CALL_P50_MS,
+        GOAL_EXIT_DELAY_MS,
+        GOAL_NO_CALL_RATIO,
+        GOAL_ONE_CALL_RATIO,
+        measure,
+    )
+
+    result = measure(part, pairs)
+    section = "session"
+    rows: list[Row] = []
+    for flavor, pi in result.items():
+        goals = flavor == "current"  # the legacy pi is reported, its goals are the current's
+        label = f"pi {pi['pi']}"
+        none, one, ten, call, read = pi["none"], pi["one"], pi["ten"], pi["call"], pi["read"]
+        rows += [
+            Row(section, f"{label}: pi -p, no tool call", "ms", none["guardMs"],
+                none["aloneMs"], "pi alone", "lower",
+                goal=GOAL_NO_CALL_RATIO if goals else None,
+                note=f"median of {pi['pairs']} interleaved pairs; ratio of the medians"),
+            Row(section, f"{label}: pi -p, one safe bash call", "ms", one["guardMs"],
+                one["aloneMs"], "pi alone", "lower",
+                goal=GOAL_ONE_CALL_RATIO if goals else None),
+            Row(section, f"{label}: pi -p, ten safe bash calls", "ms", ten["guardMs"],
+                ten["aloneMs"], "pi alone", "lower"),
+            Row(section, f"{label}: pi's start to the model's first request", "ms",
+                none["firstRequestGuardMs"], none["firstRequestAloneMs"], "pi alone", "lower",
+                note="pi does not wait for the sidecar before its first request"),
+            Row(section, f"{label}: pi's start to session.started (no tool call)", "ms",
+                none["startedMs"], none["aloneMs"], "pi alone's whole run", "lower"),
+            Row(section, f"{label}: exit delay after session.ended (median of all runs)", "ms",
+                statistics.median([none["exitDelayMs"], one["exitDelayMs"], ten["exitDelayMs"]]),
+                GOAL_EXIT_DELAY_MS, "the goal", "lower",
+                goal_abs=GOAL_EXIT_DELAY_MS if goals else None,
+                note=f"slowest run {max(s['exitDelayMaxMs'] for s in (none, one, ten)):.0f} ms"),
+            Row(section, f"{label}: sidecar peak memory (ten calls)", "MiB",
+                ten["sidecarPeakMiB"], ten["sidecarPeakMiB"], "(no floor)", "lower"),
+            Row(section, f"{label}: a safe bash call inside a session, p50", "ms",
+                call["guardP50Ms"], call["aloneP50Ms"], "pi alone", "lower",
+                note=f"adds {call['addedP50Ms']:.1f} ms (goal {GOAL_ADDED_CALL_P50_MS:g});"
+                     f" {call['calls']} calls"),
+            Row(section, f"{label}: added to a safe bash call, p50", "ms",
+                call["addedP50Ms"], GOAL_ADDED_CALL_P50_MS, "the goal", "lower",
+                goal_abs=GOAL_ADDED_CALL_P50_MS if goals else None,
+                note="judged, sandboxed, its layer reviewed"),
+            Row(section, f"{label}: added to a safe bash call, p99", "ms",
+                call["addedP99Ms"], call["aloneP99Ms"], "pi alone's p99", "lower",
+                note="the first call waits for the sidecar's start"),
+            Row(section, f"{label}: added to a safe read call, p50", "ms",
+                read["addedP50Ms"], GOAL_ADDED_CALL_P50_MS, "the goal", "lower",
+                goal_abs=GOAL_ADDED_CALL_P50_MS if goals else None,
+                note=f"judged only; {read['calls']} calls, p50 {read['guardP50Ms']:.1f} ms"
+                     f" against {read['aloneP50Ms']:.1f} ms"),
+            Row(section, f"{label}: added to a safe read call, p99", "ms",
+                read["addedP99Ms"], read["aloneP99Ms"], "pi alone's p99", "lower"),
+        ]  # fmt: skip
     return rows, result
 
 
@@ -276,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _network_rows(sandbox_samples // 3)
             elif section == "dialogs":
                 new, detail = _dialogs_rows(part)
+            elif section == "session":
+                new, detail = _session_rows(part, 2 if quick else 5)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 

@@ -23,6 +23,9 @@ from tools.pi.harness import (
     offline_env,
     read_session_entries,
 )
+from tools.pi.harness import (
+    sidecar_pids as sidecar_pids,  # the e2e tests import it from here
+)
 from tools.pi.scripted_model import MODEL_ID, PROVIDER, ToolCall, Turn
 
 REPO = Path(__file__).resolve().parents[2]
@@ -237,23 +240,6 @@ def notices(events: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def result_text(end: Mapping[str, Any]) -> str:
     return "".join(p.get("text", "") for p in end["result"].get("content", []))
-
-
-def sidecar_pids(parent: int) -> list[int]:
-    """Live child processes of ``parent`` running ``guard serve`` (read from /proc)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[1]) == parent and fields[0] != "Z" and any(b"guard" in a for a in cmdline):
-            found.append(int(entry.name))
-    return found
 
 
 def wait_gone(pid: int, timeout: float = 10.0) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "node_version",
     "offline_env",
     "read_session_entries",
+    "sidecar_pids",
     "write_agent_dir",
 ]
 
@@ -381,6 +382,23 @@ def _environ(name: str, value: str) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = before
+
+
+def sidecar_pids(parent: int) -> list[int]:
+    """Live child processes of ``parent`` (a pi) running ``guard serve`` (read from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == parent and fields[0] != "Z" and any(b"guard" in a for a in cmdline):
+            found.append(int(entry.name))
+    return found
 
 
 def read_session_entries(session_dir: Path) -> list[dict[str, Any]]:

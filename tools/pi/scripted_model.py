@@ -44,6 +44,8 @@ class Turn:
 class _State:
     scenarios: dict[str, tuple[Turn, ...]]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # (received, answered) per request, time.monotonic(): what pi did between two requests
+    times: list[tuple[float, float]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -159,6 +161,7 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
             self._reply(404, b'{"error":"not found"}', "application/json")
 
         def do_POST(self) -> None:
+            received = time.monotonic()
             length = int(self.headers.get("Content-Length") or 0)
             if self.path.rstrip("/") != "/v1/chat/completions" or not 0 < length <= _MAX_BODY:
                 self._reply(404, b'{"error":"not found"}', "application/json")
@@ -175,6 +178,8 @@ def _handler_for(state: _State) -> type[BaseHTTPRequestHandler]:
             turn = _pick_turn(state.scenarios, messages)
             body = b"".join(_stream(turn, f"{serial}x{len(messages)}"))
             self._reply(200, body, "text/event-stream")
+            with state.lock:
+                state.times.append((received, time.monotonic()))
 
     return Handler
 
@@ -199,6 +204,13 @@ class ScriptedModelServer:
         """A copy of every chat-completions request body received so far."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def times(self) -> list[tuple[float, float]]:
+        """When each request arrived and when its answer was sent (``time.monotonic()``), in
+        the order the answers went out."""
+        with self._state.lock:
+            return list(self._state.times)
 
     def add_scenario(self, name: str, turns: Sequence[Turn]) -> None:
         """Add or replace a scenario while serving."""
