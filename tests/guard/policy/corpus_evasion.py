@@ -406,6 +406,8 @@ EVASION: dict[str, tuple[str, ...]] = {
         "echo x >> ~/.pi/agent/operator-guard/operator-guard.toml",
         "cp x ~/.pi/agent/extensions/operator-guard/index.ts",
         "echo '{}' > ~/.pi/agent/extensions/operator-guard/guard.json",
+        "echo '[]' > ~/.pi/agent/extensions/operator-guard/tools.json",
+        "cp evil.json .pi/extensions/operator-guard/tools.json",
         "echo x > .pi/extensions/operator-guard/index.ts",
         "sed -i s/block/allow/ ~/.pi/agent/operator-guard/operator-guard.toml",
         "tee -a ~/.pi/agent/operator-guard/operator-guard.toml < rule.toml",
