@@ -29,7 +29,7 @@ from guard._cli.args import Parser, Subparsers
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError
-from guard._home import resolve_home
+from guard._home import ensure_private_dir, resolve_home
 
 if TYPE_CHECKING:
     from guard._sandbox.model import SandboxPlan
@@ -38,11 +38,16 @@ __all__ = ["register"]
 
 
 def _session(
-    args: argparse.Namespace, *, layers: str | None = None
+    args: argparse.Namespace, *, layers: str | None = None, make_home: bool = False
 ) -> tuple[SandboxPlan, dict[str, Any]]:
     from guard._sandbox import effective_settings, plan
 
     home = resolve_home(getattr(args, "home", None))
+    if make_home:
+        # A path the sandbox hides must exist when it is built: a home that does not exist
+        # yet is not hidden, and a sidecar starting beside this command (pi starts an MCP
+        # server and the guard at once) would create the signing key inside it, readable.
+        ensure_private_dir(home)
     cwd = Path(args.cwd or os.getcwd())
     settings, source, problems = effective_settings(home, cwd.absolute())
     session = plan(
@@ -126,7 +131,7 @@ def _command_text(words: list[str]) -> str:
 def cmd_run(args: argparse.Namespace) -> int:
     from guard._sandbox import SpawnContext, spawn
 
-    session, _ = _session(args)
+    session, _ = _session(args, make_home=True)
     command = _command_text(list(args.words))
     context = spawn(session, SpawnContext(command=command, cwd=session.cwd, env=dict(os.environ)))
     if session.state == "unsandboxed":
@@ -140,7 +145,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_argv(args: argparse.Namespace) -> ExitCode:
     from guard._sandbox import SpawnContext, spawn
 
-    session, facts = _session(args)
+    session, facts = _session(args, make_home=True)
     if session.state == "unavailable" and args.json:
         emit({"plan": session.model_dump(mode="json"), "argv": None, "command": None, **facts})
     # Unavailable: spawn raises SandboxUnavailableError, which exits 7 with the reason.

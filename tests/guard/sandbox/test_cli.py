@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from guard._cli import ExitCode
@@ -117,3 +118,27 @@ def test_console_script(layout: Layout) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["2"]  # pid 2 in its own namespace; the home looks empty
+
+
+@needs_bwrap
+def test_run_hides_a_home_that_does_not_exist_yet(layout: Layout) -> None:
+    """pi starts an MCP server through ``sandbox run`` and the guard's sidecar at once: the home
+    the sidecar is about to create (and its signing key) must be hidden all the same. Here the
+    key appears, from outside, while the sandboxed command runs."""
+    home = layout.workspace / "guard-home"  # inside the writable, visible workspace
+    script = Path(sys.executable).with_name("pi-guard")
+    reader = f"sleep 1; cat {home}/signing.key; echo EXIT=$?"
+    running = subprocess.Popen(
+        [str(script), "--home", str(home), "sandbox", "run", "--cwd", str(layout.workspace),
+         "--", reader],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    for _ in range(200):
+        if home.is_dir():
+            break
+        time.sleep(0.01)
+    assert oct(home.stat().st_mode & 0o777) == "0o700"
+    (home / "signing.key").write_text(SECRET)
+    out, err = running.communicate(timeout=60)
+    assert SECRET not in out
+    assert "EXIT=1" in out, out + err
