@@ -182,6 +182,20 @@ class EvidenceRejectedData(WireModel):
     session: SessionRef | None = None
 
 
+class UnaskedTargetData(WireModel):
+    """One target of a destructive call that ran without a dialog, and why it could: the
+    operator's baseline can restore or rebuild it."""
+
+    path: PathText
+    reason: Literal["missing", "regenerable", "ignored", "clean"] = Field(
+        description=(
+            "missing: not there; regenerable: a place tools make again (caches, dependency "
+            "folders); ignored: git ignored it by the operator's rules; clean: tracked with "
+            "the content of the operator's HEAD"
+        )
+    )
+
+
 class ToolExecutedData(WireModel):
     """A tool call ran; ``payload_hash`` is of the input as executed."""
 
@@ -199,6 +213,15 @@ class ToolExecutedData(WireModel):
         description=(
             "the policy rules that decided, when any matched: for a local-safe call, the "
             "user's rule that let it run without asking (one that relaxed a built-in rule)"
+        ),
+    )
+    ran_unasked: list[UnaskedTargetData] | None = Field(
+        default=None,
+        max_length=64,
+        description=(
+            "a destructive call that ran without a dialog because every target could be "
+            "restored or rebuilt against the operator's baseline (the effects review checked "
+            "what it did): each target and why; never a gap, never a confirmation"
         ),
     )
     delivered_late: Literal[True] | None = Field(

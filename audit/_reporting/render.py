@@ -231,6 +231,12 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
         lines.append(f"  delivered late (after a sidecar restart): {s.delivered_late}")
     lines.append(f"  ran without asking because a user rule allowed it: {s.allowed_by_rule}")
     lines.extend(f"    {rule}: {count}" for rule, count in s.allowed_by_rule_id.items())
+    if s.ran_unasked:
+        lines.append(
+            f"  ran without asking, every target restorable from the operator's baseline: "
+            f"{s.ran_unasked}"
+        )
+        lines.extend(f"    {why}: {count}" for why, count in s.ran_unasked_by_reason.items())
     if len(s.by_session) > 1 or (s.by_session and NO_SESSION not in s.by_session):
         covered = _count_by(
             (g.session or NO_SESSION, g.covered) for g in report.grants if g.covered
@@ -240,6 +246,7 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
             f"    {safe_cell(session)[:48]}: {c['executions']} risky ran ({c['gaps']} gaps),"
             f" {c['confirmed']} yes, {c['declined']} no, {c['blocked']} blocked,"
             f" {c['allowedByRule']} by a user rule"
+            + (f", {c['ranUnasked']} restorable unasked" if c.get("ranUnasked") else "")
             + (f", {covered[session]} by a grant" if session in covered else "")
             for session, c in s.by_session.items()
         )

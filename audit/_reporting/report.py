@@ -19,7 +19,9 @@ operator said no or did not answer: ``declined``, ``timeout``; or the guard bloc
 ``no-ui``, ``sidecar-unavailable``, ``blocked-by-policy``, ``confirmed-unrecorded``), with
 ``deliveredLate`` when the shim delivered it after a sidecar restart. The summary counts
 ``confirmations`` (``confirmation.recorded``), ``declined`` and ``blocked`` apart from the
-executions; stopped calls never make a gap.
+executions; stopped calls never make a gap. A destructive call that ran without a dialog
+because every target was restorable against the operator's baseline (``ranUnasked``) is
+counted as ``ranUnasked``, never as a gap nor as confirmed.
 
 Scoped grants: a ``confirmation.recorded`` with ``coveredBy`` is a call a grant covered, with
 its own evidence but no dialog. It is matched to its execution like any other (the row
@@ -41,7 +43,7 @@ other row. This module does not know where they came from.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -132,6 +134,7 @@ def build_report(
     rows: list[ReportRow] = []
     stopped: list[StoppedRow] = []
     allowed: list[AllowedRow] = []
+    unasked: list[tuple[str | None, ToolExecutedData]] = []
     confirmations = 0
     confirmed_in: list[str | None] = []
     late = 0
@@ -169,6 +172,11 @@ def build_report(
         elif record.event == "tool.executed":
             run = typed(record, ToolExecutedData)
             late += bool(run.delivered_late)
+            if run.ran_unasked:
+                # Every target restorable against the operator's baseline: counted on its
+                # own line, never a gap and never a confirmation.
+                unasked.append((session_of(record), run))
+                continue
             if run.action_kind == "local-safe":
                 if run.rule_ids:
                     allowed.append(_allowed(record, run))
@@ -213,7 +221,9 @@ def build_report(
         delivered_late=late + sum(1 for r in stopped if r.delivered_late),
         allowed_by_rule=len(allowed),
         allowed_by_rule_id=_count(i for r in allowed for i in r.rule_ids),
-        by_session=_by_session(rows, stopped, allowed, confirmed_in),
+        ran_unasked=len(unasked),
+        ran_unasked_by_reason=_count(t.reason for _, r in unasked for t in r.ran_unasked or ()),
+        by_session=_by_session(rows, stopped, allowed, confirmed_in, [s for s, _ in unasked]),
         covered_by_grant=sum(g.covered for g in grants.values()),
         by_grant={g.grant_id: g.covered for g in grants.values()},
         operator_signed=sum(
@@ -240,9 +250,11 @@ def _by_session(
     stopped: list[StoppedRow],
     allowed: list[AllowedRow],
     confirmed_in: list[str | None],
+    unasked_in: Sequence[str | None] = (),
 ) -> dict[str, dict[str, int]]:
     """Per pi session (records that name none under ``(no session)``): what ran, what was
-    a gap, confirmed, declined, blocked, and allowed by a user rule."""
+    a gap, confirmed, declined, blocked, allowed by a user rule, and ran unasked with every
+    target restorable."""
     out: dict[str, dict[str, int]] = {}
 
     def bump(session: str | None, key: str) -> None:
@@ -251,7 +263,7 @@ def _by_session(
             dict.fromkeys(("executions", "gaps", "confirmed", "declined", "blocked",
                            "allowedByRule"), 0),
         )  # fmt: skip
-        counts[key] += 1
+        counts[key] = counts.get(key, 0) + 1  # ranUnasked: only where a call ran so
 
     for row in rows:
         if row.source is None:
@@ -264,6 +276,8 @@ def _by_session(
         bump(stop.session, stop.outcome)
     for allow in allowed:
         bump(allow.session, "allowedByRule")
+    for session in unasked_in:
+        bump(session, "ranUnasked")
     return dict(sorted(out.items()))
 
 

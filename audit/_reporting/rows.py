@@ -186,6 +186,10 @@ class ReportSummary(_Wire):
     delivered_late: int = 0
     allowed_by_rule: int = 0
     allowed_by_rule_id: dict[str, int] = {}
+    ran_unasked: int = 0
+    """Destructive calls that ran without a dialog, every target restorable (never gaps)."""
+    ran_unasked_by_reason: dict[str, int] = {}
+    """Their targets by why each was restorable: missing, regenerable, ignored, clean."""
     by_session: dict[str, dict[str, int]] = {}
     covered_by_grant: int = 0
     by_grant: dict[str, int] = {}

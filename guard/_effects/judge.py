@@ -21,6 +21,7 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from guard._effects.baseline import Baseline
 from guard._effects.layer import link_above, tree_size
 from guard._effects.model import Effect, Hold, HoldReason
 from guard._effects.repository import git_loss
@@ -66,14 +67,14 @@ class GitState:
         state = cls(os.path.realpath(top), fmt.strip() or "sha1", _git=git)
         return state
 
-    def load_head(self, paths: Iterable[str]) -> None:
-        """Learn HEAD's blob ids for ``paths`` (relative to the top; directories recurse)."""
+    def load_head(self, paths: Iterable[str], rev: str = "HEAD") -> None:
+        """Learn ``rev``'s blob ids for ``paths`` (relative to the top; directories recurse)."""
         wanted = [p for p in paths if p]
         if self.top is None or not wanted:
             return
         for start in range(0, len(wanted), 512):
             done = run(
-                [*self._git, "-C", self.top, "ls-tree", "-r", "-z", "--full-tree", "HEAD", "--",
+                [*self._git, "-C", self.top, "ls-tree", "-r", "-z", "--full-tree", rev, "--",
                  *wanted[start : start + 512]],
                 env=git_env(),
             )  # fmt: skip
@@ -106,42 +107,6 @@ class _TooMany(Exception):
     """More files than the review examines one by one: it never judges a sample."""
 
 
-_MAX_BASELINE = 200_000
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """What the operator had when the session started: the untracked files git did not
-    ignore (relative to the repository's top). A file in it is the operator's work however
-    an agent command re-wrote the ignore rules afterwards (``printf '*\\n' > notes/.gitignore``
-    then ``rm -rf notes``). ``complete`` False: it could not be taken whole, so nothing counts
-    as ignored (the review fails closed)."""
-
-    top: str | None
-    work: frozenset[str] = frozenset()
-    complete: bool = True
-
-    @classmethod
-    def of(cls, workspace: str) -> Baseline:
-        state = GitState.of(workspace)
-        if state.top is None:
-            return cls(None)
-        done = run(
-            [*state._git, "-C", state.top, "ls-files", "--others", "--exclude-standard", "-z"],
-            env=git_env(),
-        )
-        names = [n.decode(errors="surrogateescape") for n in done.stdout.split(b"\0") if n]
-        if done.returncode != 0 or len(names) > _MAX_BASELINE:
-            return cls(state.top, complete=False)
-        return cls(state.top, frozenset(names))
-
-    def union(self, other: Baseline) -> Baseline:
-        """Both baselines' work (a later one never forgets what an earlier one had)."""
-        if other.top != self.top:
-            return other
-        return Baseline(self.top, self.work | other.work, self.complete and other.complete)
-
-
 def _files_under(path: str) -> list[str]:
     """Every file (and link) under ``path``; :class:`_TooMany` past ``_MAX_FILES``."""
     if not os.path.isdir(path) or os.path.islink(path):
@@ -160,7 +125,8 @@ def _lost(
 ) -> tuple[HoldReason | None, int, int]:
     """Whether replacing or deleting these lower files loses work: reason, files, bytes.
 
-    Ignored means ignored now and not the operator's untracked work in ``baseline``."""
+    Ignored means ignored against ``baseline`` (ignored then, or now by its unchanged rules)
+    and never the operator's untracked work in it."""
     if state.top is None:
         files, size = 0, 0
         for path in lower:
@@ -171,7 +137,7 @@ def _lost(
     rel = [os.path.relpath(p, top) for p in lower]
     ignored = state.ignored([r for r in rel if r not in state.head])
     if baseline is not None and baseline.top == top:
-        ignored = ignored - baseline.work if baseline.complete else set()
+        ignored = {i for i in ignored if baseline.judged_ignored(i, True)}
     lost_files = lost_bytes = 0
     reason: HoldReason | None = None
     for path, name in zip(lower, rel, strict=True):
@@ -369,7 +335,9 @@ def judge(
             continue  # made again by the tool that made it
         state = git()
         if state.top is not None and within(path, state.top):
-            state.load_head([os.path.relpath(path, state.top)])
+            # Committed means committed by the operator: HEAD as the baseline has it.
+            rev = baseline.head if baseline is not None and baseline.top == state.top else None
+            state.load_head([os.path.relpath(path, state.top)], rev or "HEAD")
         try:
             lower = _files_under(path)
         except _TooMany:

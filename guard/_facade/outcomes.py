@@ -4,11 +4,12 @@ without asking, the operator declined it, or its input changed after the decisio
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from guard._approvals.model import Approver
 from guard._consumer import check_input, check_tool_call_id
+from guard._effects import UnaskedTarget
 from guard._evidence.fingerprint import compute_fingerprint, normalize_tool_name, payload_hash
 from guard._evidence.models import Evaluation, RecordResult
 from guard._facade.base import (
@@ -36,11 +37,13 @@ class OutcomesPart(GuardBase):
         evidence_id: str | None = None,
         *,
         late: Mapping[str, Any] | None = None,
+        unasked: Sequence[UnaskedTarget] | None = None,
     ) -> None:
         """Audit that a call ran, with the payload hash of the input *as executed*.
 
         ``late``: ``deliveredLate``, ``spoolId`` and ``occurredAtIso`` of a result the
-        shim kept in its spool while the sidecar was down.
+        shim kept in its spool while the sidecar was down. ``unasked``: why a destructive
+        call ran without a dialog (each target restorable against the operator's baseline).
         """
         evaluation = self.evaluate(tool_name, tool_input, cwd)
         fields: dict[str, Any] = {
@@ -60,6 +63,8 @@ class OutcomesPart(GuardBase):
             fields["ruleIds"] = list(evaluation.rule_ids[:16])
         if evaluation.preview and self._preview:
             fields["preview"] = evaluation.preview
+        if unasked and evaluation.action_kind != "local-safe":
+            fields["ranUnasked"] = [{"path": t.path, "reason": t.reason} for t in unasked[:64]]
         self._append("tool.executed", {**fields, **(late or {})})
 
     def blocked(

@@ -249,6 +249,12 @@ class SandboxSettings(BaseModel):
     read (``readable`` adds more); ``read-only`` shows it all read-only except the credential
     paths. ``unset_env`` adds variable names (or globs) removed from the agent's commands;
     ``keep_env`` keeps one the built-in credential list would remove.
+
+    ``ask``: ``losses`` (default) lets a destructive call run without a dialog when every
+    target can be restored or rebuilt from what the operator had (docs/operator.md, "Calls
+    that run unasked"); ``every`` asks for every destructive call, as before.
+    ``regenerable`` adds directory names (``dist``, ``target`` …) to the places tools make
+    again.
     """
 
     model_config = _WIRE
@@ -263,6 +269,8 @@ class SandboxSettings(BaseModel):
     tmp: Literal["session", "private", "host"] = "session"
     network: NetworkSettings = NetworkSettings()
     effects: Literal["review", "off"] = "review"
+    ask: Literal["losses", "every"] = "losses"
+    regenerable: _Texts = Field(default=(), max_length=_MAX_ITEMS)
     bwrap: str | None = Field(default=None, min_length=1, max_length=4096)
 
     @model_validator(mode="after")
@@ -279,6 +287,9 @@ class SandboxSettings(BaseModel):
         for path in named:
             if not path.startswith(("/", "~")) or "\0" in path or len(path) > 4096:
                 raise ValueError(f"paths must be absolute or start with '~', got {path!r}")
+        for name in self.regenerable:
+            if not name or "/" in name or name in (".", "..", ".git") or "\0" in name:
+                raise ValueError(f"'regenerable' takes directory names, got {name!r}")
         if self.bwrap is not None and self.bwrap.startswith("~"):
             raise ValueError("'bwrap' must be an absolute path")
         return self

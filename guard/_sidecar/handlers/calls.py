@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from audit import utc_now
+from guard._effects import UnaskedTarget, unasked
 from guard._errors import RpcFault
 from guard._evidence.models import Evaluation
 from guard._guard import Guard, operator_reason_text
 from guard._logging import get_logger
 from guard._pi.session import session_envelopes
 from guard._policy.matching.classify import pi_file_target
+from guard._sandbox import workspace_stamp
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.handlers.sandbox import SandboxPart
 from guard._sidecar.handlers.state import grant_note
@@ -82,6 +84,12 @@ class CallsPart(SandboxPart):
             reply = EvaluateReply(
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
+        elif (unasked := self._restorable(p, evaluation)) is not None:
+            # Every target can be restored or rebuilt from what the operator had: it runs in
+            # the sandbox without a dialog, and the effects review checks what it really did.
+            assert p.tool_call_id is not None
+            self._unasked[p.tool_call_id] = unasked
+            reply = EvaluateReply(evaluation=evaluation, action="allow")
         elif not p.has_ui and self._waits_headless(p.cwd):
             reply = self._asked_headless(p, evaluation)
         elif not p.has_ui:
@@ -109,6 +117,34 @@ class CallsPart(SandboxPart):
             reply = reply.model_copy(update={"file": JudgedFile(path=target[0], real=target[1])})
         return reply.model_dump(mode="json")
 
+    def _restorable(
+        self, p: EvaluateParams, evaluation: Evaluation
+    ) -> tuple[UnaskedTarget, ...] | None:
+        """Why an asked bash call may run unasked (``guard._effects.quiet``), or None: only
+        when it runs in the sandbox with the effects review and the user did not set
+        ``[sandbox] ask = "every"``."""
+        plan = self._sandbox
+        ask, regenerable = self._quiet
+        if (
+            ask != "losses"
+            or p.tool_name != "bash"
+            or p.tool_call_id is None
+            or p.parent is not None
+            or plan is None
+            or plan.state != "sandboxed"
+            or plan.effects != "review"
+            or workspace_stamp(plan.cwd) != self._sandbox_stamp  # re-planned at once below
+            or os.path.realpath(p.cwd) != os.path.realpath(plan.cwd)
+        ):
+            return None
+        return unasked(
+            evaluation.rule_ids,
+            evaluation.targets,
+            plan.cwd,
+            self._baseline,
+            regenerable=regenerable,
+        )
+
     def _record(self, p: RecordParams) -> dict[str, Any]:
         guard = self._need_guard()
         asked = self._broker.result(p.approval_id) if p.approval_id is not None else None
@@ -120,6 +156,8 @@ class CallsPart(SandboxPart):
         if p.confirmed and p.tool_call_id is not None:
             self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
             self._answered.add(p.tool_call_id)
+        if self._sandbox is not None and self._sandbox.effects == "review":
+            self._retake_baseline(self._sandbox.cwd)  # the operator answered: what they have
         shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         result = guard.record(
             p.tool_name,
@@ -309,7 +347,13 @@ class CallsPart(SandboxPart):
 
     def _tool_executed(self, p: ToolExecutedParams) -> dict[str, Any]:
         self._need_guard().tool_executed(
-            p.tool_call_id, p.tool_name, p.input, p.cwd, p.is_error, p.evidence_id
+            p.tool_call_id,
+            p.tool_name,
+            p.input,
+            p.cwd,
+            p.is_error,
+            p.evidence_id,
+            unasked=self._unasked.pop(p.tool_call_id, None),
         )
         self._audit_network()
         return {"audited": True}

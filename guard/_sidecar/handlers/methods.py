@@ -25,7 +25,7 @@ import structlog
 
 from audit import AuditError, LogIntegrityError
 from guard._approvals import ApprovalBroker, Approver, LocalApprovals
-from guard._effects import Baseline, Reviewer
+from guard._effects import Baseline, Reviewer, UnaskedTarget
 from guard._errors import GuardError, RpcFault
 from guard._facade import REPLAY_SKEW
 from guard._grants import GrantOffer
@@ -120,6 +120,10 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         # What the operator had when the session started (the effects review judges
         # "ignored" against it, never against ignore files an agent command wrote).
         self._baseline: Baseline | None = None
+        # The user's [sandbox] ask and regenerable (read at sandbox.plan), and why each call
+        # that ran without a dialog could: its targets, restorable against the baseline.
+        self._quiet: tuple[str, tuple[str, ...]] = ("every", ())
+        self._unasked: dict[str, tuple[UnaskedTarget, ...]] = {}
         # The grants each asked call's dialog offered (by tool call id): a grant chosen is
         # derived again and kept only if it is still the one shown.
         self._offered: dict[str, tuple[GrantOffer, ...]] = {}

@@ -5,6 +5,7 @@ audited as ``session.started``, planned again when the workspace's git files cha
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from guard._effects import Baseline
@@ -14,6 +15,7 @@ from guard._policy import ToolFacts
 from guard._policy.settings.surroundings import note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
+from guard._sandbox.plan import effective_settings
 from guard._sidecar.handlers.desk import DeskPart
 from guard._sidecar.text import sandbox_block_reason, sandbox_notice
 from guard._sidecar.wire import SandboxPlanParams, SandboxPlanReply
@@ -37,8 +39,9 @@ class SandboxPart(DeskPart):
         session = self._plan_sandbox(p)
         if session.effects == "review":
             # The operator's baseline, taken as the session starts (before any agent command).
-            now = Baseline.of(session.cwd)
-            self._baseline = now if self._baseline is None else self._baseline.union(now)
+            self._retake_baseline(session.cwd)
+            settings, _, _ = effective_settings(self.home, Path(session.cwd))
+            self._quiet = (settings.ask, tuple(settings.regenerable))
         self._start_page(session.cwd)
         if self._guard is not None and self._damage is None:
             attributed = self._guard.session
@@ -60,6 +63,12 @@ class SandboxPart(DeskPart):
             )
         notice = sandbox_notice(session) if self._guard is not None else None
         return self._sandbox_reply(session, notice).model_dump(mode="json")
+
+    def _retake_baseline(self, cwd: str) -> None:
+        """What the operator has now (the session starts, or the operator answered), never
+        forgetting the work an earlier baseline had."""
+        now = Baseline.of(cwd)
+        self._baseline = now if self._baseline is None else self._baseline.union(now)
 
     def _plan_sandbox(self, p: SandboxPlanParams) -> SandboxPlan:
         """Plan the session's sandbox and remember what it depends on in the workspace."""

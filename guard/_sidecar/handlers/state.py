@@ -19,7 +19,7 @@ from guard._approvals import (
     Asked,
     LocalApprovals,
 )
-from guard._effects import Baseline, Reviewer
+from guard._effects import Baseline, Reviewer, UnaskedTarget
 from guard._errors import GuardError, RpcFault, StateError
 from guard._grants import GrantOffer
 from guard._grants.store import GrantRecord
@@ -102,6 +102,8 @@ class SidecarState(RpcServer):
     _approved: dict[str, tuple[str, ...]]
     _answered: set[str]
     _baseline: Baseline | None
+    _quiet: tuple[str, tuple[str, ...]]
+    _unasked: dict[str, tuple[UnaskedTarget, ...]]
     _offered: dict[str, tuple[GrantOffer, ...]]
     _sandbox_params: SandboxPlanParams | None
     _sandbox_stamp: tuple[tuple[str, bool, bool], ...]

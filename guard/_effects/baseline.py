@@ -1,0 +1,151 @@
+"""What the operator had: the baseline every "ignored", "committed" and "regenerable" is
+judged against, never the state an earlier agent command made.
+
+It is taken when the session starts (``sandbox.plan``) and again when the operator answers a
+question, and keeps, relative to the repository's top:
+
+* ``work``: the untracked files git did not ignore (the operator's work, whatever ignore
+  file a command wrote since: ``printf '*\\n' > notes/.gitignore`` then ``rm -rf notes``);
+  a later baseline never forgets what an earlier one had;
+* ``ignored``: what git ignored then (directories collapsed);
+* ``rules``: each ignore source then (every ``.gitignore``, ``.git/info/exclude`` and
+  ``.git/config``, which may name an excludes file), by digest: a path that did not exist
+  then is ignored "by the baseline's rules" only while every source on its way is unchanged;
+* ``head``: the commit HEAD named, so that "committed" means committed by the operator
+  (a commit an agent command made is not a way to make work look restorable).
+
+``complete`` False: it could not be taken whole; nothing is then judged ignored or committed
+against it (the review and the quiet path fail closed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
+
+__all__ = ["Baseline", "git_of"]
+
+_MAX_BASELINE = 200_000
+_SOURCES = (".git/info/exclude", ".git/config")
+
+
+def git_of(workspace: str) -> tuple[list[str], str] | None:
+    """The hermetic git argv for ``workspace`` and its repository's real top, or None."""
+    try:
+        git = [system_program("git"), "-C", workspace, *GIT_SAFE_OPTIONS]
+    except ProgramNotFound:
+        return None
+    done = run([*git, "rev-parse", "--show-toplevel"], env=git_env())
+    if done.returncode != 0:
+        return None
+    return git, os.path.realpath(done.stdout.decode(errors="surrogateescape").strip())
+
+
+def _names(done_stdout: bytes) -> list[str]:
+    return [n.decode(errors="surrogateescape") for n in done_stdout.split(b"\0") if n]
+
+
+def _digest(path: str) -> str | None:
+    try:
+        if os.path.islink(path) or not os.path.isfile(path):
+            return "special" if os.path.lexists(path) else None
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _inside(name: str, paths: Iterable[str]) -> bool:
+    return any(name == p or name.startswith(p + "/") for p in paths)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What the operator had (see the module)."""
+
+    top: str | None
+    work: frozenset[str] = frozenset()
+    complete: bool = True
+    ignored: frozenset[str] = frozenset()
+    rules: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    head: str | None = None
+
+    @classmethod
+    def of(cls, workspace: str) -> Baseline:
+        found = git_of(workspace)
+        if found is None:
+            return cls(None)
+        git, top = found
+        env = git_env()
+        others = run([*git, "-C", top, "ls-files", "--others", "--exclude-standard", "-z"], env=env)
+        ignored = run(
+            [*git, "-C", top, "ls-files", "--others", "--ignored", "--exclude-standard",
+             "--directory", "-z"],
+            env=env,
+        )  # fmt: skip
+        cached = run([*git, "-C", top, "ls-files", "--cached", "-z"], env=env)
+        work, dropped, tracked = (
+            _names(others.stdout),
+            _names(ignored.stdout),
+            _names(cached.stdout),
+        )
+        if (
+            any(d.returncode != 0 for d in (others, ignored, cached))
+            or len(work) + len(dropped) > _MAX_BASELINE
+        ):
+            return cls(top, complete=False)
+        head = run([*git, "-C", top, "rev-parse", "--verify", "-q", "HEAD^{commit}"], env=env)
+        sources = [n for n in (*work, *dropped, *tracked) if os.path.basename(n) == ".gitignore"]
+        rules = {n: d for n in (*sources, *_SOURCES) if (d := _digest(os.path.join(top, n)))}
+        return cls(
+            top,
+            frozenset(work),
+            ignored=frozenset(d.rstrip("/") for d in dropped),
+            rules=rules,
+            head=head.stdout.decode().strip() or None if head.returncode == 0 else None,
+        )
+
+    def union(self, other: Baseline) -> Baseline:
+        """The later baseline, never forgetting the work an earlier one had."""
+        if other.top != self.top:
+            return other
+        return Baseline(
+            other.top,
+            self.work | other.work,
+            self.complete and other.complete,
+            ignored=other.ignored - self.work,
+            rules=other.rules,
+            head=other.head,
+        )
+
+    def is_work(self, name: str) -> bool:
+        """Whether ``name`` (relative to the top) is, or holds, the operator's untracked work."""
+        prefix = name.rstrip("/") + "/"
+        return name in self.work or any(w.startswith(prefix) for w in self.work)
+
+    def rules_unchanged(self, name: str) -> bool:
+        """Whether every ignore source that decides for ``name`` is as it was."""
+        if self.top is None:
+            return False
+        if any(_digest(os.path.join(self.top, s)) != self.rules.get(s) for s in _SOURCES):
+            return False
+        parts = name.split("/")
+        for depth in range(len(parts)):
+            source = "/".join([*parts[:depth], ".gitignore"])
+            if _digest(os.path.join(self.top, source)) != self.rules.get(source):
+                return False
+        return True
+
+    def judged_ignored(self, name: str, ignored_now: bool) -> bool:
+        """Whether ``name`` (relative to the top) counts as ignored against this baseline:
+        ignored then, or ignored now by rules that are still the baseline's; never the
+        operator's untracked work."""
+        if not self.complete or self.top is None or self.is_work(name):
+            return False
+        if _inside(name, self.ignored):
+            return True
+        return ignored_now and self.rules_unchanged(name)
