@@ -251,7 +251,7 @@ class SandboxSettings(BaseModel):
     ``keep_env`` keeps one the built-in credential list would remove.
 
     ``ask``: ``losses`` (default) lets a destructive call run without a dialog when every
-    target can be restored or rebuilt from what the operator had (docs/operator.md, "Calls
+    target can be restored or rebuilt from what the operator had (docs/policy.md, "Calls
     that run unasked"); ``every`` asks for every destructive call, as before.
     ``regenerable`` adds directory names (``dist``, ``target`` …) to the places tools make
     again.
