@@ -30,6 +30,7 @@ __all__ = [
     "EvaluateReply",
     "GrantNote",
     "GrantsRevokeParams",
+    "HealthReply",
     "NoParams",
     "ParentCall",
     "PlanParams",
@@ -410,6 +411,20 @@ class EvaluateReply(_Wire):
 class DeclinedReply(_Wire):
     record: RecordResult
     block_reason: str
+
+
+class HealthReply(_Wire):
+    """``health``: whether the guard can record (``ok``) and the footer's line."""
+
+    ok: bool
+    pid: int
+    uptime_seconds: float
+    requests: int
+    verify_only: bool
+    home: str
+    key_id: str | None
+    error: str | None
+    status_text: str
 
 
 class PlannerTool(_Wire):

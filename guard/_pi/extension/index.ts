@@ -35,15 +35,14 @@ import { fileURLToPath } from "node:url";
 type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string };
 type JsonObject = { [key: string]: unknown };
 
-// The sidecar's replies (guard/_sidecar/wire.py; pi has no type for them): shapes checked at run time.
 type Kinds = { string: string; boolean: boolean; number: number; object: JsonObject; list: readonly unknown[] };
 type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
 type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
+// <wire shapes: the sidecar's replies, checked at run time; generated from guard/_sidecar/wire.py by `python -m tools.pi.wire_shapes`>
 const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
 const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?", waitNotice: "string?" } as const;
 const APPROVAL = { id: "string", digest: "string" } as const;
 const ANSWER = { decision: "string", approver: "string", reason: "string?", grant: "number?" } as const;
-const POLL_MS = 300; // how often an open dialog asks whether another screen answered
 const JUDGED = { path: "string", real: "string" } as const;
 const DIALOG = { title: "string", message: "string", details: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
 const CHOICES = { no: "string", noWithReason: "string", stop: "string", yes: "string", grants: "list", details: "string" } as const;
@@ -51,12 +50,13 @@ const GRANT = { grantId: "string", label: "string" } as const;
 const HEALTH = { ok: "boolean", statusText: "string" } as const;
 const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string", grant: "object?" } as const;
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
-const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string?" } as const;
+const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string" } as const;
 const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?", approval: "object?" } as const;
 const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string" } as const;
 const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
+// </wire shapes>
+const POLL_MS = 300; // how often an open dialog asks whether another screen answered
 const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
-
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
 const SPOOL = "spool.jsonl"; // in this directory: read-only inside the sandbox

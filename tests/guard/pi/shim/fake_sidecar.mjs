@@ -19,7 +19,7 @@ const specPath = process.argv[2];
 const log = join(dirname(specPath), "requests.jsonl");
 const DEFAULTS = {
 	describe: { result: { tools: [] } },
-	"sandbox.plan": { result: { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: ["GUARD_SECRET"], noticeLevel: "info" } },
+	"sandbox.plan": { result: { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: ["GUARD_SECRET"], noticeLevel: "info", effects: "off" } },
 	health: { result: { ok: true, statusText: "operator-guard: fake sidecar" } },
 	evaluate: { result: { action: "allow" } },
 	record: { result: { decision: "recorded", evidenceId: "ev_fake", envelope: { evidence: "fake" }, summary: "recorded" } },

@@ -315,10 +315,10 @@ const BASH = { command: "echo hi" };
 for (const [what, plan, pattern] of [
 	["a refused plan", { error: { code: -32000, message: "bwrap missing", data: { reason: "sandbox" } } }, /sandbox of this session is unknown \(bwrap missing \[sandbox\]\)\. Nothing was run\. \[reason: sandbox-unavailable\]$/],
 	["a malformed plan", { result: { state: "sandboxed", prefix: "x" } }, /sandbox of this session is unknown \(sidecar sent a malformed sandbox\.plan reply\)/],
-	["a plan that cannot sandbox", { result: { state: "unavailable", unsetEnv: [], noticeLevel: "error", blockReason: "no sandbox here" } }, /^no sandbox here$/],
-	["a sandboxed plan without a prefix", { result: { state: "sandboxed", unsetEnv: [], noticeLevel: "info" } }, /sandbox of this session is unknown \(no usable plan\)/],
-	["a sandboxed plan with an empty prefix", { result: { state: "sandboxed", prefix: "", unsetEnv: [], noticeLevel: "info" } }, /\(no usable plan\)/],
-	["a plan of an unknown state", { result: { state: "maybe", prefix: "x", unsetEnv: [], noticeLevel: "info" } }, /\(no usable plan\)/],
+	["a plan that cannot sandbox", { result: { state: "unavailable", unsetEnv: [], effects: "off", noticeLevel: "error", blockReason: "no sandbox here" } }, /^no sandbox here$/],
+	["a sandboxed plan without a prefix", { result: { state: "sandboxed", unsetEnv: [], effects: "off", noticeLevel: "info" } }, /sandbox of this session is unknown \(no usable plan\)/],
+	["a sandboxed plan with an empty prefix", { result: { state: "sandboxed", prefix: "", unsetEnv: [], effects: "off", noticeLevel: "info" } }, /\(no usable plan\)/],
+	["a plan of an unknown state", { result: { state: "maybe", prefix: "x", unsetEnv: [], effects: "off", noticeLevel: "info" } }, /\(no usable plan\)/],
 ]) {
 	test(`bash with ${what}: blocked before any dialog, and the spawn hook refuses`, async (t) => {
 		const g = await guard(t, { spec: { methods: { "sandbox.plan": plan, evaluate: { result: { action: "allow" } } } } });
@@ -496,7 +496,7 @@ test("a tool result no sidecar takes is spooled, not lost", async (t) => {
 
 // -- pi's start does not wait for the sidecar; nothing is judged before the sidecar's start
 
-const PLAN = { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: [], noticeLevel: "info" };
+const PLAN = { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: [], effects: "off", noticeLevel: "info" };
 const PLANNER = { name: "guard_plan", label: "Plan", description: "plans", planner: "channel", parameters: { type: "object" } };
 
 test("session_start returns before the sidecar answers; a call made meanwhile waits for the sidecar's start and is judged after it", async (t) => {
