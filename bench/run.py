@@ -23,7 +23,9 @@ Sections (all by default), each a module of ``bench/evidence/`` (the first four 
   (``bench_network.py``) against ``open``, and the round trip of a refused request;
 * ``dialogs``: dialogs per task (``bench_dialogs.py``): the dialogs a scripted task of
   36 tool calls shows with scoped grants accepted against the same task without grants, and
-  the near misses mixed into it that a grant covered (none may be);
+  the near misses mixed into it that a grant covered (none may be); and five routine tasks
+  in the real pinned pis (``bench_routine.py``, 32 calls): their dialogs (goal: at most 3)
+  and those for recoverable work (goal: none);
 * ``session``: pi with the guard against pi alone (``bench_pi_session.py``): paired,
   interleaved ``pi -p`` runs of the pinned pis with the scripted model on 127.0.0.1 (no tool
   call, one safe ``bash`` call, ten), the time to ``session.started``, the exit delay, the
@@ -276,7 +278,30 @@ def _dialogs_rows(part: Path) -> tuple[list[Row], dict[str, Any]]:
             note=f"with grants accepted: {outcomes.count('asked')} asked, "
                  f"{outcomes.count('blocked')} blocked"),
     ]  # fmt: skip
+    rows += _routine_rows(part / "routine", result)
     return rows, result
+
+
+def _routine_rows(part: Path, into: dict[str, Any]) -> list[Row]:
+    """The five routine tasks in the real pi, on each pinned pi (bench_routine.py)."""
+    from bench_routine import GOAL_DIALOGS, GOAL_RECOVERABLE_DIALOGS
+    from bench_routine import measure as measure_routine
+
+    routine = measure_routine(part)
+    into["routine"] = routine
+    rows = []
+    for flavor, r in routine.items():
+        asked = ", ".join(f"{t['task']}: {t['dialogs'] + t['effectsDialogs']}" for t in r["tasks"])
+        rows += [
+            Row("dialogs", f"{flavor} pi: routine tasks, dialogs", "dialogs", r["dialogs"],
+                r["calls"], "tool calls in the five tasks", "lower", goal_abs=GOAL_DIALOGS + 1.0,
+                note=f"{r['ranUnasked']} destructive calls ran unasked; {asked}"),
+            Row("dialogs", f"{flavor} pi: routine tasks, dialogs for recoverable work",
+                "dialogs", r["recoverableDialogs"], r["dialogs"], "dialogs in the five tasks",
+                "lower", goal_abs=GOAL_RECOVERABLE_DIALOGS + 1.0,
+                note="bench/session/bench_routine.py"),
+        ]  # fmt: skip
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

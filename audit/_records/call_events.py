@@ -187,11 +187,12 @@ class UnaskedTargetData(WireModel):
     operator's baseline can restore or rebuild it."""
 
     path: PathText
-    reason: Literal["missing", "regenerable", "ignored", "clean"] = Field(
+    reason: Literal["missing", "regenerable", "ignored", "clean", "empty-only"] = Field(
         description=(
             "missing: not there; regenerable: a place tools make again (caches, dependency "
             "folders); ignored: git ignored it by the operator's rules; clean: tracked with "
-            "the content of the operator's HEAD"
+            "the content of the operator's HEAD; empty-only: a directory only rmdir names "
+            "(it removes an empty one or fails)"
         )
     )
 

@@ -303,7 +303,9 @@ def judge(
             # it changed under the command: applying would write through the link.
             held.append(Hold(effect=effect, reason="conflict"))
             continue
-        if protected(path):
+        if protected(path) and not (effect.kind_of != "dir" and path in targets):
+            # A file the operator's yes named exactly (``cp .env.example .env``) was asked
+            # about already; anything else protected is held.
             held.append(Hold(effect=effect, reason="protected", **_counts(effect)))
             continue
         if _risky_mode(effect, path):
@@ -313,6 +315,14 @@ def judge(
             continue
         parts = effect.path.split("/")
         if targets:
+            if (
+                answered
+                and ".git" in parts
+                and not _repository(parts)
+                and upper is not None
+                and not git_loss(effect, workspace, upper)
+            ):
+                continue  # git's bookkeeping (the index, ORIG_HEAD …) for the git they saw
             if not any(within(path, t) for t in targets):
                 files, size = tree_size(path)
                 held.append(Hold(effect=effect, reason="beyond-approval", files=files, bytes=size))

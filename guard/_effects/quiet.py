@@ -9,7 +9,8 @@ runs unasked when every target the analysis resolved is, against the operator's
   and the names the user's ``[sandbox] regenerable`` adds), whose content the effects review
   never counts as work either;
 * ``ignored``: ignored by git then, or now by rules that are still the baseline's;
-* ``clean``: every file tracked with the content the baseline's HEAD holds.
+* ``clean``: every file tracked with the content the baseline's HEAD holds;
+* ``empty-only``: a directory only ``rmdir`` names (it removes an empty one or fails).
 
 Anything else asks: untracked or modified work, a target outside the workspace or inside
 ``.git``, a link, a glob, a walk past :data:`MAX_FILES`. The effects review still checks
@@ -43,7 +44,7 @@ history, protected paths) asks as before."""
 MAX_FILES = 5_000
 """A directory target with more files than this is not examined one by one: it asks."""
 
-UnaskedReason = Literal["missing", "regenerable", "ignored", "clean"]
+UnaskedReason = Literal["missing", "regenerable", "ignored", "clean", "empty-only"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,17 @@ def _judge(
     return None
 
 
+def _plain_dir(target: str, workspace: str) -> bool:
+    """A real directory in the workspace, outside ``.git``, reached through no link."""
+    return (
+        os.path.isabs(target)
+        and target == os.path.realpath(target)
+        and os.path.isdir(target)
+        and within(target, workspace)
+        and ".git" not in os.path.relpath(target, workspace).split("/")
+    )
+
+
 def unasked(
     rule_ids: Sequence[str],
     targets: Sequence[str],
@@ -128,8 +140,11 @@ def unasked(
     state = GitState.of(workspace)
     names = REGENERABLE | frozenset(regenerable)
     out: list[UnaskedTarget] = []
+    only_rmdir = set(rule_ids) == {"builtin.rmdir"}
     for target in targets:
         reason = _judge(target, workspace, baseline, names, state)
+        if reason is None and only_rmdir and _plain_dir(target, workspace):
+            reason = "empty-only"  # rmdir removes an empty directory or fails
         if reason is None:
             return None
         out.append(UnaskedTarget(path=target, reason=reason))

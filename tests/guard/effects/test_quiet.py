@@ -208,3 +208,15 @@ def test_no_untracked_or_modified_target_runs_unasked(states: list[str], later: 
                 {"clean": "clean", "ignored": "ignored", "missing": "missing",
                  "regenerable": "regenerable"}[s] for s in states
             ]  # fmt: skip
+
+
+def test_rmdir_alone_names_a_directory_it_can_only_remove_empty(ws: Path) -> None:
+    (ws / "archive").mkdir()
+    (ws / "archive" / "draft.md").write_text("work\n")
+    only = _quiet(ws, "archive", rules=("builtin.rmdir",))
+    assert only is not None
+    assert only[0].reason == "empty-only"
+    assert _quiet(ws, "archive", rules=("builtin.rmdir", "builtin.rm")) is None
+    (ws / "archive-link").symlink_to(ws / "archive")
+    assert _quiet(ws, "archive-link", rules=("builtin.rmdir",)) is None
+    assert _quiet(ws, ".git/refs", rules=("builtin.rmdir",)) is None
