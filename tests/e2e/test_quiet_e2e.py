@@ -151,3 +151,58 @@ def test_history_and_work_lost_by_a_script_are_held(
     assert (world.project / "notes.md").read_text() == "the operator's untracked work\n"
     assert (world.project / ".git" / "refs" / "stash").exists()
     assert sorted(p.name for p in (world.project / ".git" / "refs" / "heads").iterdir()) == heads
+
+
+_RM_DRAFTS = "node --eval=\"require('fs').rmSync('drafts', {recursive: true})\""
+IGNORED_SINCE = {
+    "nested-gitignore": "printf '*\\n' > drafts/.gitignore",
+    "root-gitignore": "echo 'drafts/' >> .gitignore",
+    "info-exclude": "echo drafts >> .git/info/exclude",
+    "negation-removed": "printf 'dist/\\n*.md\\n' > .gitignore",
+}
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED_SINCE))
+def test_work_ignored_by_a_rule_written_since_is_held_when_a_script_deletes_it(
+    world: World, model_server: ScriptedModelServer, name: str
+) -> None:
+    _repository(world.project)
+    (world.project / "drafts").mkdir()
+    (world.project / "drafts" / "idea.md").write_text("an idea\n")
+    scenario = f"ignored-since-{name}"
+    model_server.add_scenario(scenario, turns(bash(IGNORED_SINCE[name]), bash(_RM_DRAFTS)))
+    with world.rpc() as pi:
+        events = pi.prompt(f"scenario:{scenario}", discard, timeout=90)
+    assert effects_dialogs(events), [result_text(e) for e in tool_ends(events)]
+    assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
+
+
+COMMIT_THEN_DELETE = {
+    "git-then-node": (
+        "git add notes.md && git commit -qm 'keep'",
+        "node --eval=\"require('fs').rmSync('notes.md')\"",
+    ),
+    "git-then-python": (
+        "git add -A && git commit -qm 'all'",
+        "python3 -c \"import os; os.remove('notes.md')\"",
+    ),
+    "amend-then-node": (
+        "git add notes.md && git commit -q --amend --no-edit",
+        "node --eval=\"require('fs').unlinkSync('notes.md')\"",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMMIT_THEN_DELETE))
+def test_work_an_agent_committed_is_still_the_operators_untracked_work(
+    world: World, model_server: ScriptedModelServer, name: str
+) -> None:
+    """Committed by an agent command, the draft looks restorable from the current HEAD; it is
+    judged against the operator's HEAD, so the script deleting it is held."""
+    _repository(world.project)
+    commit, delete = COMMIT_THEN_DELETE[name]
+    model_server.add_scenario(f"committed-{name}", turns(bash(commit), bash(delete)))
+    with world.rpc() as pi:
+        events = pi.prompt(f"scenario:committed-{name}", discard, timeout=90)
+    assert effects_dialogs(events), [result_text(e) for e in tool_ends(events)]
+    assert (world.project / "notes.md").read_text() == "the operator's untracked work\n"
