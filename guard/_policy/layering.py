@@ -233,7 +233,10 @@ def _sandbox_settings(user: LayerFile, project: LayerFile | None, loaded: Merged
     if not user.problems:
         loaded.sandbox = user.sandbox
         return
-    loaded.sandbox = SandboxSettings(hidden=user.sandbox.hidden, network=user.sandbox.network)
+    # Only what restricts: its hidden paths, its network, and every destructive call asks.
+    loaded.sandbox = SandboxSettings(
+        hidden=user.sandbox.hidden, network=user.sandbox.network, ask="every"
+    )
     relaxing = user.sandbox.model_fields_set & {"mode", "writable", "tmp", "bwrap"}
     if relaxing:
         why = (

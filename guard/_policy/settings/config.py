@@ -382,15 +382,16 @@ def _unparsed_sandbox(text: str | None, line: int = 1) -> SandboxSettings:
         kept = _restrictions_of(raw) if isinstance(raw, dict) else None
         hidden = kept.hidden if kept is not None else ()
         break
-    return SandboxSettings(network=NetworkSettings(mode="off"), hidden=hidden)
+    return SandboxSettings(network=NetworkSettings(mode="off"), hidden=hidden, ask="every")
 
 
 def _restrictions_of(raw: Mapping[str, Any]) -> SandboxSettings | None:
     """What an invalid ``[sandbox]`` table still says that can only take away: its valid
     ``hidden`` paths, and its network as asked, or ``off`` when the network setting itself
-    is what is invalid (a typo never leaves the agent more network than the operator meant).
+    is what is invalid (a typo never leaves the agent more network than the operator meant),
+    and every destructive call asks (``ask = "every"``: the table may have said so).
     The file has problems, so nothing else of it counts (see ``layering``)."""
-    kept: dict[str, Any] = {}
+    kept: dict[str, Any] = {"ask": "every"}
     if "hidden" in raw:
         with contextlib.suppress(ValidationError):
             hidden = _listify({"hidden": raw["hidden"]})["hidden"]
@@ -402,7 +403,7 @@ def _restrictions_of(raw: Mapping[str, Any]) -> SandboxSettings | None:
             kept["network"] = NetworkSettings.model_validate(value)
         except ValidationError:
             kept["network"] = NetworkSettings(mode="off")
-    return SandboxSettings.model_validate(kept) if kept else None
+    return SandboxSettings.model_validate(kept)
 
 
 PROJECT_LEDGER_MESSAGE = (

@@ -106,7 +106,7 @@ def test_invalid_sandbox_settings_are_problems_and_defaults(
 ) -> None:
     write_policy(layout.home / "operator-guard.toml", table)
     settings, _, _ = effective_settings(layout.home, layout.workspace)
-    assert settings == SandboxSettings()
+    assert settings == SandboxSettings(ask="every")  # the defaults, and every destructive call asks
     merged = load_layers(layout.home, layout.workspace)
     assert any(p.key == key for p in merged.problems), merged.problems
 

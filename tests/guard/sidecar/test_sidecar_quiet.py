@@ -185,3 +185,20 @@ def test_no_plan_yet_asks(tmp_path: Path, project: Path) -> None:
         assert reply["action"] == "confirm"
     finally:
         sidecar.close()
+
+
+@pytest.mark.parametrize(
+    "policy",
+    ['[sandbox]\nask = "evry"\n', '[sandbox]\nwritable = ["relative"]\n', "[sandbox\nask = 1"],
+    ids=["typo", "another-key-invalid", "not-toml"],
+)
+def test_a_user_file_with_problems_asks_for_every_destructive_call(
+    tmp_path: Path, project: Path, policy: str
+) -> None:
+    sidecar = Sidecar(_home(tmp_path, policy))
+    try:
+        result(sidecar, "sandbox.plan", {"cwd": str(project), "sessionId": "s1", "mode": "tui"})
+        reply = result(sidecar, "evaluate", bash(project, "rm -rf dist", "p1"))
+        assert reply["action"] == "confirm"
+    finally:
+        sidecar.close()
