@@ -29,6 +29,7 @@ _NO_NETWORK = re.compile(
     r"failed to establish a new connection|connection refused",
     re.I,
 )
+_PROGRAM_LINE = re.compile(r"\S+:\d+")
 _PATH = re.compile(r"""(?:'|"|‘|`|\s|^)(/[^\s'"’`:,)]+)""")
 
 
@@ -95,6 +96,18 @@ def _explain(mounts: Sequence[tuple[str, str]], path: str, home: str | None) -> 
     return Refusal(path, "operator-guard: " + note + ".", hint)
 
 
+def _subject_start(line: str, end: int) -> int:
+    """Where the error's subject begins: after the last ``": "`` before ``end`` (the
+    program's name and ``line N`` end there), the subject's own trailing ``": "`` aside."""
+    head = line[:end].rstrip()
+    head = head[:-1] if head.endswith(":") else head
+    cut = head.rfind(": ")
+    if cut < 0:
+        # zsh's "/bin/zsh:1: no such file or directory: x": the prefix is all there is
+        return end if _PROGRAM_LINE.fullmatch(head.strip()) else 0
+    return cut + 1
+
+
 def explain_output(
     output: str, argv: Sequence[str], *, home: str | None = None, limit: int = 3
 ) -> list[Refusal]:
@@ -107,8 +120,11 @@ def explain_output(
             continue
         # The path the error is about is the one just before it ("touch: cannot touch
         # '/x': Read-only file system"; "/bin/bash: line 1: /x: No such file"), else after
-        # it (node's "EROFS: read-only file system, open '/x'").
-        before = [m for m in _PATH.finditer(line) if m.start() < error.start()]
+        # it (node's "EROFS: read-only file system, open '/x'"). Only the error's own subject
+        # counts before it, never the program's prefix: in "/bin/bash: line 1: .venv/bin/x:
+        # No such file" the shell is not the path that failed.
+        start = _subject_start(line, error.start())
+        before = [m for m in _PATH.finditer(line) if start <= m.start() < error.start()]
         after = [m for m in _PATH.finditer(line) if m.start() >= error.start()]
         chosen = before[-1:] or after[:1]
         for match in chosen:

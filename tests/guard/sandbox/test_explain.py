@@ -65,6 +65,39 @@ def test_errors_in_the_workspace_or_unrelated_paths_get_no_line(world) -> None: 
     assert explain_output("all good\n", session.argv or (), home=str(user)) == []
 
 
+def test_the_shells_own_error_prefix_is_never_blamed(world) -> None:  # type: ignore[no-untyped-def]
+    layout, user, env, session = world
+    # a venv that is not there: bash says "/bin/bash: line 1: .venv/bin/python: No such file"
+    done = layout.run(".venv/bin/python -V 2>&1; ./missing.sh 2>&1", session=session, env=env)
+    assert "No such file" in done.stdout
+    assert explain_output(done.stdout, session.argv or (), home=str(user)) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "/bin/bash: line 1: .venv/bin/python: No such file or directory",
+        "/usr/bin/bash: line 3: ./build.sh: Permission denied",
+        "/bin/sh: 1: .venv/bin/pip: not found; /bin/sh: 1: cannot open x: No such file",
+        "/bin/zsh:1: no such file or directory: .venv/bin/python",
+        "/usr/bin/env: 'python9': No such file or directory",
+    ],
+)
+def test_a_program_prefix_is_not_the_failed_path(world, line: str) -> None:  # type: ignore[no-untyped-def]
+    _layout, user, _env, session = world
+    assert explain_output(line, session.argv or (), home=str(user)) == []
+
+
+def test_the_failed_path_after_a_shell_prefix_is_still_named(world) -> None:  # type: ignore[no-untyped-def]
+    _layout, user, _env, session = world
+    for line in (
+        "/bin/bash: line 1: /usr/zz-new: Read-only file system",
+        "/bin/sh: 1: cannot create /usr/zz-new: Read-only file system",
+    ):
+        refusals = explain_output(line, session.argv or (), home=str(user))
+        assert [r.path for r in refusals] == ["/usr/zz-new"], line
+
+
 def test_hidden_secrets_are_named_as_hidden(tmp_path: Path) -> None:
     layout = make_layout(tmp_path)
     layout.settings = SandboxSettings(home="read-only")
