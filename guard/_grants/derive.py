@@ -7,7 +7,9 @@ or credential rules (or any built-in check) asked about, for a call that is not 
 action with its targets last, or for a target outside the workspace. The offers are
 "same-call" (the targets themselves) and, when every target sits in one directory that is
 neither ``/``, the home, nor a parent of the guard's home, "same-directory" (``<dir>/*``
-plus the extension all targets share).
+plus the extension all targets share) — never for a protected file or a dot-named one (a
+secret's place: ``.env``), a recursive action or a directory target, which get the exact
+targets only: a grant never covers a path the call did not name beyond its files' siblings.
 """
 
 from __future__ import annotations
@@ -100,10 +102,29 @@ def offers(
     action = _action(facts)
     shown = ", ".join(_show(t) for t in dict.fromkeys(facts.targets))
     found = [offer(places, "same-call", f"{action} of exactly {shown}")]
-    glob = _directory_glob(places, scope)
+    glob = None if _exact_only(facts, kind) else _directory_glob(places, scope)
     if glob is not None:
         found.append(offer((glob,), "same-directory", f"{action} of files matching {_show(glob)}"))
     return tuple(found)
+
+
+def _exact_only(facts: CallFacts, kind: ActionKind) -> bool:
+    """Whether only the exact targets may be granted: a protected file or a secret (``.env``
+    never widens to ``./*``), a recursive action or a directory target (a glob beside
+    ``node_modules`` would cover ``src``)."""
+    if kind != "destructive":
+        return True
+    for arg in facts.fixed_args:
+        if arg == "--recursive" or (
+            arg.startswith("-") and not arg.startswith("--") and ("r" in arg or "R" in arg)
+        ):
+            return True
+    return any(os.path.isdir(t) or _dotted(t) for t in facts.targets)
+
+
+def _dotted(target: str) -> bool:
+    """A dot-named target (``.env``, ``.npmrc``): secrets and settings live under such names."""
+    return os.path.basename(target.rstrip("/")).startswith(".")
 
 
 def _directory_glob(places: list[str], scope: str) -> str | None:

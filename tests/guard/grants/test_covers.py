@@ -27,8 +27,11 @@ def test_another_file_of_the_glob_is_covered(world: World) -> None:
 
 
 def test_a_write_grant(world: World) -> None:
-    offered = world.offers("write", {"path": ".env.example", "content": "X=1"})
-    same, directory = (o.pattern for o in offered)
+    (offered,) = world.offers("write", {"path": ".env.example", "content": "X=1"})
+    same = offered.pattern
+    # a protected file is offered exactly; a wider pattern (an older grant's) still matches
+    # on facts only
+    directory = same.model_copy(update={"globs": (f"{world.workspace}/*.example",)})
     assert world.covers(same, "write", {"path": ".env.example", "content": "Y=2"}).covered
     assert world.covers(directory, "write", {"path": ".env.other.example", "content": ""}).covered
     edit = {"path": ".env.example", "oldText": "X", "newText": "Y"}
@@ -104,7 +107,9 @@ def test_a_symlinked_directory_does_not_smuggle_a_subdirectory_in(world: World) 
 
 def test_a_grant_for_rm_rf_does_not_cover_rm_f(world: World) -> None:
     (world.workspace / "d.txt").mkdir()
-    pattern = world.pattern("rm -rf d.txt", "same-directory")
+    # rm -rf is offered exactly; the matching is on the arguments whatever the globs
+    exact = world.pattern("rm -rf d.txt", "same-call")
+    pattern = exact.model_copy(update={"globs": (f"{world.workspace}/*.txt",)})
     assert world.bash_covers(pattern, "rm -rf b.txt").covered
     assert world.bash_covers(pattern, "rm -f b.txt").reason == "other-arguments"
 

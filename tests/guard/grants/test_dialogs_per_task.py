@@ -17,8 +17,10 @@ def test_grants_cut_a_tasks_dialogs_and_cover_no_near_miss(tmp_path: Path) -> No
     assert result["nearMisses"] >= 6
     # Without grants every call of the task is a dialog, except what the policy blocks.
     assert without["dialogs"] == len(WORKLOAD) - without["blocked"]
-    # With grants: one dialog per kind of call (clean-up, write, edit), then none.
-    assert accepted["dialogsForTheTasksOwnCalls"] == 3
+    # With grants: one dialog per kind of call (clean-up, write, edit), and one for each other
+    # protected file (.env.local.example, .env.test.example): a protected file's grant is
+    # the exact file, never a glob beside it.
+    assert accepted["dialogsForTheTasksOwnCalls"] == 5
     assert len(accepted["grantsAccepted"]) == 3
     assert result["reduction"] >= GOAL_REDUCTION
     assert result["goalReduction60"] and result["goalNoNearMissCovered"]

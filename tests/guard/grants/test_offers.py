@@ -45,13 +45,61 @@ def test_targets_in_two_directories_get_only_the_same_call(world: World) -> None
 
 def test_a_write_to_an_env_example(world: World) -> None:
     app = world.workspace
-    same, directory = world.offers("write", {"path": ".env.example", "content": "X=1"})
+    # a protected file gets the exact file only, never a glob beside it
+    (same,) = world.offers("write", {"path": ".env.example", "content": "X=1"})
     assert same.pattern.tool == "write"
     assert same.pattern.program is None
     assert same.pattern.globs == (f"{app}/.env.example",)
     assert same.pattern.rule_ids == ("builtin.dotenv",)
     assert same.label == f"write of exactly {app}/.env.example"
-    assert directory.pattern.globs == (f"{app}/*.example",)
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("edit", {"path": ".env", "edits": [{"oldText": "A=1", "newText": "A=2"}]}),
+        ("write", {"path": ".env", "content": "A=2"}),
+        ("write", {"path": "./.env.local", "content": "A=2"}),
+        ("bash", {"command": "rm -f .env"}),
+        ("bash", {"command": "rm -f .npmrc"}),
+        ("bash", {"command": "sed -i s/1/2/ .env"}),
+    ],
+)
+def test_a_secret_or_protected_file_gets_the_exact_file_only(
+    world: World, tool: str, tool_input: dict[str, object]
+) -> None:
+    for name in (".env", ".env.local", ".npmrc"):
+        (world.workspace / name).write_text("A=1\n", encoding="utf-8")
+    found = world.offers(tool, dict(tool_input))
+    assert [o.breadth for o in found] in ([], ["same-call"])
+    for offer in found:
+        assert not any("*" in glob for glob in offer.pattern.globs), offer.pattern.globs
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf node_modules",
+        "rm -r node_modules",
+        "rm -fr node_modules",
+        "rm -Rf node_modules",
+        "rm --recursive --force node_modules",
+        "rm -rf ./node_modules/",
+        "rm -rf a.txt",
+        "rmdir sub",
+        "rm -d sub",
+    ],
+)
+def test_a_recursive_delete_or_a_directory_gets_no_glob(world: World, command: str) -> None:
+    app = world.workspace
+    (app / "node_modules" / "x").mkdir(parents=True)
+    (app / "src").mkdir()
+    found = world.bash_offers(command)
+    assert [o.breadth for o in found] in ([], ["same-call"]), command
+    for offer in found:
+        assert not any("*" in glob for glob in offer.pattern.globs)
+        # the grant never covers a directory the call did not name
+        assert not world.bash_covers(offer.pattern, "rm -rf src").covered
 
 
 def test_a_path_the_command_reads_is_pinned_as_an_absolute_argument(world: World) -> None:
