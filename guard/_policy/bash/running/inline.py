@@ -114,12 +114,20 @@ _NODE_VALUE = (
     r"|require\(\s*(?:'\./package\.json'|\"\./package\.json\")\s*\)\.\w+"
     r"|'[^'\\]*'|\"[^\"\\]*\"|\d+(?:\s*[-+*/]\s*\d+)*)"
 )
-_NODE_LOG = re.compile(rf"\s*console\.log\(\s*{_NODE_VALUE}\s*\)\s*;?\s*")
-_NODE_PRINT = re.compile(rf"\s*{_NODE_VALUE}\s*;?\s*")
+# A value, a template literal without ``${``, or an array of them; ``console.log`` of a list
+# of such values, as many statements as ``python -c`` gets ``print`` calls.
+_NODE_ITEM = rf"(?:{_NODE_VALUE}|`[^`\\$]*`)"
+_NODE_ARG = rf"(?:{_NODE_ITEM}|\[\s*(?:{_NODE_ITEM}(?:\s*,\s*{_NODE_ITEM})*)?\s*\])"
+_NODE_CALL = rf"console\.(?:log|info|error|warn)\(\s*(?:{_NODE_ARG}(?:\s*,\s*{_NODE_ARG})*)?\s*\)"
+_NODE_LOG = re.compile(rf"\s*{_NODE_CALL}(?:\s*[;\n]\s*{_NODE_CALL})*\s*;?\s*")
+_NODE_PRINT = re.compile(rf"\s*{_NODE_ARG}\s*;?\s*")
 
 
 def node_allowed(code: str, *, prints: bool) -> bool:
-    """``console.log(<value>)`` (or, for ``-p``, a value): versions, literals, package.json."""
+    """``console.log(<values>)`` statements (or, for ``-p``, a value): versions, literals,
+    arrays of them, package.json fields, judged like ``python -c "print(…)"``."""
+    if len(code) > 2000:
+        return False
     if _NODE_LOG.fullmatch(code):
         return True
     return prints and _NODE_PRINT.fullmatch(code) is not None

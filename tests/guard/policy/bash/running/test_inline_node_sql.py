@@ -1,7 +1,8 @@
 """``node -e``/``-p`` code and SQL given to a database client that the bash analysis lets pass.
 
 Each case goes through :func:`analyze`; an ``inline-code`` finding means the guard asks.
-node passes only ``console.log(<value>)`` or, with ``-p``, a bare value. SQL passes as one
+node passes only ``console.log(<values>)`` statements (like ``python -c "print(…)"``) or,
+with ``-p``, a bare value. SQL passes as one
 reading statement whose function calls are a few aggregates (any letter case), or a listing
 meta-command such as sqlite's ``.tables`` or psql's ``\\dt``.
 """
@@ -28,6 +29,12 @@ def checks(command: str) -> list[str]:
         "node -p 'console.log(process.arch)'",
         "node -p process.versions.node",
         "node -p '1 + 2'",
+        # judged like python3 -c "print('a', 'b'); print(1 + 2)"
+        "node -e \"console.log('a', 'b'); console.log(process.version)\"",
+        "node --eval 'console.log(`done`)'",
+        "node -e 'console.log([1, 2, 3])'",
+        "nodejs -e \"console.info('x');console.error('y', 2 * 3);\"",
+        "node -e 'console.log(\"rm -rf notes; ${x}\")'",
     ],
 )
 def test_node_version_and_literal_output_passes_without_asking(command: str) -> None:
@@ -40,6 +47,13 @@ def test_node_version_and_literal_output_passes_without_asking(command: str) -> 
         "node -e process.version",
         "node -e 'console.log(require(\"fs\"))'",
         'node -p \'require("child_process").execSync("ls")\'',
+        "node -e \"console.log('x'); require('fs').rmSync('notes', {recursive: true})\"",
+        'node --eval \'console.log(`${require("fs").rmSync("notes")}`)\'',
+        "node -e \"console.log(require('child_process').execSync('rm -rf notes'))\"",
+        "node -e \"console.log('a'); process.exit(1)\"",
+        "node -e \"console.log('a')\nrequire('fs').unlinkSync('x')\"",
+        "node -e \"console.log([require('fs').rmSync('x')])\"",
+        "node -e \"console.log('a'), require('fs').rmSync('x')\"",
     ],
 )
 def test_node_other_code_asks(command: str) -> None:
