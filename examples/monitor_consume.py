@@ -33,7 +33,11 @@ def main() -> int:
         with Guard.open(args.home) as guard:
             # The newest envelope for this call; none at all is a "missing" rejection.
             result = guard.consume(
-                envelopes[-1] if envelopes else None, args.tool, pending_input, args.cwd
+                envelopes[-1] if envelopes else None,
+                args.tool,
+                pending_input,
+                args.cwd,
+                tool_call_id=args.tool_call_id,  # evidence for another call is refused
             )
     except (GuardError, OSError, ValueError) as exc:
         print(f"monitor: {exc}", file=sys.stderr)

@@ -70,11 +70,13 @@ def consume_call(
     log_path: Path,
     require_log: bool,
     tool_call_id: str | None = None,
+    call_checked_elsewhere: bool = False,
     require_dialog: bool = False,
     require_operator_signature: bool = False,
 ) -> tuple[ConsumeResult, Fingerprint | None]:
     """Consume ``envelope`` for this pending call once; the result and the fingerprint it was
-    checked against. ``require_operator_signature`` or the user's ``[evidence]
+    checked against. Without ``tool_call_id``, evidence bound to a call is refused
+    (``call-id-required``) unless ``call_checked_elsewhere``. ``require_operator_signature`` or the user's ``[evidence]
     require_operator_signature`` refuses evidence without the operator's own signature.
     Raises :class:`BadInputError` for a malformed call, :class:`LedgerError` when the log
     cannot be synced (nothing is consumed then)."""
@@ -89,6 +91,7 @@ def consume_call(
         log_path=log_path,
         now=utc_now(),
         tool_call_id=tool_call_id,
+        call_checked_elsewhere=call_checked_elsewhere,
         require_log=require_log,
         require_dialog=require_dialog,
         require_operator_signature=require_operator_signature or required,

@@ -51,7 +51,7 @@ def run_demo(out: TextIO) -> int:
                 f"3. operator said yes    evidence {rec.evidence_id} (expires "
                 f"{rec.expires_at_iso}, dispatchAllowed=false)",
             )
-            first = guard.consume(envelope, "bash", call, project)
+            first = guard.consume(envelope, "bash", call, project, tool_call_id="call_demo_1")
             _line(out, f"4. monitor consumes     -> {first.decision} ({first.match.decision})")
             ok &= first.decision == "consumed"
             shell = system_program("bash")  # never a bash the PATH offers (guard/_hermetic.py)
@@ -63,7 +63,7 @@ def run_demo(out: TextIO) -> int:
                 out,
                 f"   the command ran      build/ exists afterwards: {(project / 'build').exists()}",
             )
-            replay = guard.consume(envelope, "bash", call, project)
+            replay = guard.consume(envelope, "bash", call, project, tool_call_id="call_demo_1")
             _line(
                 out,
                 f"5. replay               -> {replay.decision} "
@@ -72,7 +72,7 @@ def run_demo(out: TextIO) -> int:
             ok &= replay.match.decision == "consumed"
             tampered = copy.deepcopy(envelope)
             tampered["details"]["expiresAtIso"] = "2099-01-01T00:00:00.000Z"
-            forged = guard.consume(tampered, "bash", call, project)
+            forged = guard.consume(tampered, "bash", call, project, tool_call_id="call_demo_1")
             _line(
                 out,
                 f"6. tampered expiry      -> {forged.decision} "
@@ -81,7 +81,9 @@ def run_demo(out: TextIO) -> int:
             ok &= forged.reasons == ("signature-invalid",)
             # The same yes, shown for another call: the exact action is checked before single
             # use, so it is a mismatch (no second yes: the story has one).
-            moved = guard.consume(envelope, "bash", {"command": "rm -rf src"}, project)
+            moved = guard.consume(
+                envelope, "bash", {"command": "rm -rf src"}, project, tool_call_id="call_demo_2"
+            )
             _line(
                 out,
                 f"7. evidence for another call -> {moved.decision} "

@@ -133,13 +133,16 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         cwd: str | os.PathLike[str],
         *,
         tool_call_id: str | None = None,
+        call_checked_elsewhere: bool = False,
         require_dialog: bool = False,
         require_operator_signature: bool = False,
     ) -> ConsumeResult:
         """Check ``envelope`` against the pending call (recomputed here) and consume it once.
 
-        ``tool_call_id``: the pending call's id, when the consumer knows it; evidence bound
-        to another call is rejected (``tool-call-id-mismatch``). ``require_dialog``: evidence
+        ``tool_call_id``: the pending call's id; evidence bound to another call is rejected
+        (``tool-call-id-mismatch``), and evidence bound to a call is rejected without it
+        (``call-id-required``) unless ``call_checked_elsewhere=True`` says the consumer ties
+        the evidence to the call itself. ``require_dialog``: evidence
         a scoped grant covered (``origin: runtime-grant``) is rejected (``not-dialog`` /
         ``grant-covered``) and not consumed, so a consumer that accepts grants still can.
         ``require_operator_signature`` (or the user's ``[evidence]
@@ -161,6 +164,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
             log_path=self.audit.path,
             require_log=True,
             tool_call_id=tool_call_id,
+            call_checked_elsewhere=call_checked_elsewhere,
             require_dialog=require_dialog,
             require_operator_signature=require_operator_signature,
         )

@@ -51,11 +51,13 @@ class Monitor:
         cwd: str | os.PathLike[str],
         *,
         tool_call_id: str | None = None,
+        call_checked_elsewhere: bool = False,
         require_dialog: bool = False,
         require_operator_signature: bool = False,
     ) -> ConsumeResult:
         """Check ``envelope`` against the pending call (recomputed here) and consume it once,
-        exactly as :meth:`guard.Guard.consume` does. Never authorizes anything."""
+        exactly as :meth:`guard.Guard.consume` does (evidence bound to a call needs its
+        ``tool_call_id`` or ``call_checked_elsewhere=True``). Never authorizes anything."""
         result, _ = consume_call(
             envelope,
             tool_name,
@@ -67,6 +69,7 @@ class Monitor:
             log_path=self.home / AUDIT_LOG_FILE,
             require_log=False,
             tool_call_id=tool_call_id,
+            call_checked_elsewhere=call_checked_elsewhere,
             require_dialog=require_dialog,
             require_operator_signature=require_operator_signature,
         )

@@ -82,6 +82,7 @@ def check_and_consume(
     max_ttl_seconds: int = MAX_TTL_SECONDS,
     trusted_origins: Collection[str] = TRUSTED_ORIGINS,
     tool_call_id: str | None = None,
+    call_checked_elsewhere: bool = False,
     require_dialog: bool = False,
     require_operator_signature: bool = False,
     parsed: ParsedEnvelope | None = None,
@@ -89,9 +90,11 @@ def check_and_consume(
     """Run the seven checks and, if all pass, consume the id. Never authorizes anything.
 
     ``pending`` is ``None`` when the pending call is local-safe: no evidence can
-    match it. ``tool_call_id`` is the pending call's id when the consumer knows it:
-    evidence bound to another call is a ``tool-call-id-mismatch`` (evidence minted
-    without a call id is bound by its fingerprint alone). ``require_dialog``: evidence
+    match it. ``tool_call_id`` is the pending call's id: evidence bound to another call is a
+    ``tool-call-id-mismatch``, and evidence bound to a call is a ``call-id-required`` when no
+    id is given, unless ``call_checked_elsewhere`` says the consumer ties the evidence to the
+    call some other way (evidence minted without a call id is bound by its fingerprint
+    alone). Neither is consumed. ``require_dialog``: evidence
     that a scoped grant covered (``origin: runtime-grant``) is rejected, ``not-dialog`` /
     ``grant-covered``, once checks 1 to 6 pass, and is not consumed.
     ``require_operator_signature``: evidence without the operator's own signature is
@@ -153,12 +156,13 @@ def check_and_consume(
     mismatched = tuple(
         code for attr, code in _FIELDS if getattr(claimed, attr) != getattr(pending, attr)
     )
-    if (
-        tool_call_id is not None
-        and details.tool_call_id is not None
-        and details.tool_call_id != tool_call_id
-    ):
-        mismatched = (*mismatched, "tool-call-id-mismatch")
+    if details.tool_call_id is not None:
+        if tool_call_id is not None and details.tool_call_id != tool_call_id:
+            mismatched = (*mismatched, "tool-call-id-mismatch")
+        elif tool_call_id is None and not call_checked_elsewhere:
+            # Default: evidence minted for one call is never consumed for another because
+            # the consumer forgot to say which call is pending.
+            mismatched = (*mismatched, "call-id-required")
     if mismatched:
         return _reject("mismatch", mismatched, eid, ", ".join(mismatched))
     # 6a. a dialog of its own, when the consumer asks for one (before the ledger: not consumed)

@@ -120,7 +120,9 @@ class ConsumeParams(CallParams):
     entry whose ``details.toolCallId`` equals ``toolCallId`` (or the last one at all when no
     ``toolCallId`` is given); none found is the ``missing`` decision. A given ``toolCallId``
     is also compared with the evidence's signed one: another call's evidence is rejected
-    (``tool-call-id-mismatch``). ``requireDialog``: evidence a scoped grant covered
+    (``tool-call-id-mismatch``); without one, evidence bound to a call is rejected
+    (``call-id-required``) unless ``callCheckedElsewhere`` says the consumer ties it to the
+    call some other way. ``requireDialog``: evidence a scoped grant covered
     (``origin: runtime-grant``) is rejected (``not-dialog`` / ``grant-covered``) and not
     consumed. ``requireOperatorSignature`` (or the home's ``[evidence]`` policy): evidence
     without the operator's own signature is rejected (``not-operator-signed``), not consumed.
@@ -128,6 +130,7 @@ class ConsumeParams(CallParams):
 
     envelope: dict[str, Any] | str | None = None
     session_file: str | None = Field(default=None, min_length=1, max_length=4096)
+    call_checked_elsewhere: bool = False
     require_dialog: bool = False
     require_operator_signature: bool = False
 

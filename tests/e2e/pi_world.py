@@ -177,8 +177,12 @@ class World:
         return invoke(*args, home=self.home, stdin=stdin)
 
     def consume(self, envelope: Mapping[str, Any], command: str) -> Result:
+        """A monitor consumes ``envelope`` for the pending call ``bash {command}``, naming the
+        call pi made (the envelope's call id: pi's session file ties them)."""
+        call = envelope["details"].get("toolCallId")
         return self.cli(
             "consume",
+            *(("--tool-call-id", call) if call is not None else ("--call-checked-elsewhere",)),
             "--envelope",
             "-",
             "--tool",

@@ -76,6 +76,7 @@ def test_one_grant_covers_the_similar_calls_after_it(
     # A monitor consumes a covered call's evidence as any other, unless it requires a dialog.
     strict = world.cli(
         "consume", "--require-dialog", "--envelope", "-", "--tool", "bash",
+        "--tool-call-id", world.envelopes()[1]["details"]["toolCallId"],
         "--input", json.dumps({"command": "rm -f b.txt"}), "--cwd", str(world.project),
         stdin=json.dumps(world.envelopes()[1]),
     )  # fmt: skip

@@ -127,6 +127,7 @@ def test_a_yes_runs_the_call_and_its_evidence_is_consumed_once(
     consume = [
         "consume", "--envelope", "-", "--tool", "mcp__notes__delete_file",
         "--input", json.dumps({"path": str(victim)}), "--cwd", str(world.project),
+        "--tool-call-id", envelope["details"]["toolCallId"],
     ]  # fmt: skip
     first = world.cli(*consume, stdin=json.dumps(envelope))
     assert first.returncode == 0, first.stdout + first.stderr

@@ -88,7 +88,7 @@ def verify_envelope(envelope: Mapping[str, Any], keyring: Path, tmp: Path) -> tu
     path.write_text(json.dumps(envelope), encoding="utf-8")
     done = subprocess.run(
         [str(node), "src/cli.ts", "verify-envelope", str(path), "--keyring", str(keyring),
-         "--require-operator-signature"],
+         "--tool-call-id", envelope["details"]["toolCallId"], "--require-operator-signature"],
         cwd=REPO / "verifier", capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     return done.returncode, json.loads(done.stdout)

@@ -72,7 +72,8 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Original]:
         for n in range(4):
             rec = guard.record("bash", command, project, confirmed=True, tool_call_id=f"c{n}")
             assert rec.envelope is not None
-            guard.consume(rec.envelope.model_dump(mode="json"), "bash", command, project)
+            envelope = rec.envelope.model_dump(mode="json")
+            guard.consume(envelope, "bash", command, project, tool_call_id=f"c{n}")
             guard.tool_executed(f"c{n}", "bash", command, project, False, rec.evidence_id)
         guard.record("bash", command, project, confirmed=False)
         log, head = guard.audit.path.read_bytes(), guard.audit.head_path.read_bytes()

@@ -140,7 +140,7 @@ def test_in_process_soak_with_clock_jumps_full_disk_and_a_locking_process(
                 committed["recorded"].add(rec.envelope.details.evidence_id)
                 envelope = rec.envelope.model_dump(mode="json")
                 envelopes.append(envelope)
-                result = guard.consume(envelope, "bash", command, project)
+                result = guard.consume(envelope, "bash", command, project, tool_call_id=call_id)
                 if result.decision == "consumed":
                     consumed[result.evidence_id or ""] += 1
                     committed["consumed"].add(result.evidence_id or "")
@@ -150,7 +150,9 @@ def test_in_process_soak_with_clock_jumps_full_disk_and_a_locking_process(
                     old = rng.choice(envelopes)
                     index = old["details"].get("toolCallId", "call-0").split("-")[1]
                     again = {"command": f"rm -rf build/{index}"}
-                    replay = guard.consume(old, "bash", again, project)
+                    replay = guard.consume(
+                        old, "bash", again, project, tool_call_id=old["details"]["toolCallId"]
+                    )
                     if replay.decision == "consumed":
                         consumed[replay.evidence_id or ""] += 1
             except (GuardError, AuditError) as exc:

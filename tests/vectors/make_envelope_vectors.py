@@ -675,7 +675,7 @@ def vectors() -> list[Vector]:
             no("malformed", "schema-violation"),
         ),
     ]
-    return out + grant_vectors() + approver_vectors()
+    return out + grant_vectors() + approver_vectors() + call_id_vectors()
 
 
 def grant_vectors() -> list[Vector]:
@@ -943,6 +943,44 @@ def approver_vectors() -> list[Vector]:
     return out
 
 
+def call_id_vectors() -> list[Vector]:
+    """The call id (check 6): a consumer that names no pending call is refused by default;
+    what each passes is in ``CALL_ID_VECTORS``."""
+    good = text(envelope(signed()))
+    return [
+        ("call-id-required", good, NOW, no("mismatch", "call-id-required")),
+        ("call-id-other-call", good, NOW, no("mismatch", "tool-call-id-mismatch")),
+        ("call-id-checked-elsewhere", good, NOW, match()),
+        (
+            "call-id-given-for-unbound-evidence",
+            text(envelope(signed(toolCallId=None))),
+            NOW,
+            match(),
+        ),
+    ]
+
+
+def pending_call_id(raw: str | bytes) -> str | None:
+    """The id of the pending call a vector's consumer passes: the one the envelope is bound
+    to (its details' ``toolCallId``), none for an envelope without one or that does not parse."""
+    try:
+        details = json.loads(raw).get("details")
+    except (ValueError, AttributeError):
+        return None
+    call = details.get("toolCallId") if isinstance(details, dict) else None
+    return call if isinstance(call, str) else None
+
+
+# The call-id part of check 6, by vector name: what the consumer passes instead of the
+# envelope's own call id (nothing at all, another call's, or the explicit opt-out).
+CALL_ID_VECTORS: dict[str, dict[str, Any]] = {
+    "call-id-required": {},
+    "call-id-other-call": {"toolCallId": "call_2"},
+    "call-id-checked-elsewhere": {"callCheckedElsewhere": True},
+    "call-id-given-for-unbound-evidence": {"toolCallId": "call_1"},
+}
+
+
 def main() -> None:
     out = []
     for name, raw, now, expected in vectors():
@@ -954,6 +992,10 @@ def main() -> None:
         vector["now"] = now
         vector["skewSeconds"] = 5
         vector["maxTtlSeconds"] = 600
+        if name in CALL_ID_VECTORS:
+            vector.update(CALL_ID_VECTORS[name])
+        elif (call := pending_call_id(raw)) is not None:
+            vector["toolCallId"] = call
         if name == "origin-untrusted":
             vector["trustedOrigins"] = ["runtime-ui-confirm"]
         if name.startswith("require-dialog-"):

@@ -36,6 +36,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from make_envelope_vectors import pending_call_id  # run from this folder, like it
 
 from audit import b64url_encode, canonical_json, sha256_prefixed
 from guard._evidence.envelope import envelope_content, signing_message
@@ -1019,6 +1020,8 @@ def main() -> None:
         vector: dict[str, Any] = {"id": name, "envelope": raw, "now": options.get("now", NOW)}
         vector["skewSeconds"] = 5
         vector["maxTtlSeconds"] = 600
+        if (call := pending_call_id(raw)) is not None:
+            vector["toolCallId"] = call  # the consumer names the pending call (check 6)
         for key in ("trustedOrigins", "requireDialog", "requireOperatorSignature", "keyring"):
             if key in options:
                 vector[key] = options[key]

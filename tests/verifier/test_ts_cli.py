@@ -103,11 +103,46 @@ def test_verify_envelope(node: Path, tmp_path: Path, vector: str, code: int) -> 
     v = next(x for x in ENVELOPES["vectors"] if x["id"] == vector)
     ring = _file(tmp_path, "keyring.json", json.dumps(ENVELOPES["keyring"]))
     env = _file(tmp_path, "envelope.json", v["envelope"])
-    status, out, err = _cli(node, "verify-envelope", env, "--keyring", ring, "--now", v["now"])
+    status, out, err = _cli(
+        node, "verify-envelope", env, "--keyring", ring, "--now", v["now"], *_call(v)
+    )
     assert status == code, err
     assert {"decision": out["decision"], "reasons": out["reasons"]} == v["expected"]
     assert out["dispatchAllowed"] is False
     assert out["authorization"] == "none"
+
+
+def _call(vector: dict[str, Any]) -> list[str]:
+    """The pending call's id the vector's consumer names, as the CLI's option."""
+    return ["--tool-call-id", vector["toolCallId"]] if "toolCallId" in vector else []
+
+
+@pytest.mark.parametrize(
+    ("flags", "code", "reasons"),
+    [
+        ([], 3, ["call-id-required"]),
+        (["--tool-call-id", "call_1"], 0, []),
+        (["--tool-call-id", "call_2"], 3, ["tool-call-id-mismatch"]),
+        (["--tool-call-id", "CALL_1"], 3, ["tool-call-id-mismatch"]),
+        (["--tool-call-id", "call_1 "], 3, ["tool-call-id-mismatch"]),
+        (["--tool-call-id", ""], 3, ["tool-call-id-mismatch"]),
+        (["--call-checked-elsewhere"], 0, []),
+        (["--call-checked-elsewhere", "--tool-call-id", "call_2"], 3, ["tool-call-id-mismatch"]),
+    ],
+)
+def test_verify_envelope_wants_the_call_id(
+    node: Path, tmp_path: Path, flags: list[str], code: int, reasons: list[str]
+) -> None:
+    """Evidence bound to call_1: refused unless the consumer names call_1 or says it checks
+    the call some other way; the opt-out never covers another call's id."""
+    v = next(x for x in ENVELOPES["vectors"] if x["id"] == "valid")
+    ring = _file(tmp_path, "keyring.json", json.dumps(ENVELOPES["keyring"]))
+    env = _file(tmp_path, "envelope.json", v["envelope"])
+    status, out, err = _cli(
+        node, "verify-envelope", env, "--keyring", ring, "--now", v["now"], *flags
+    )
+    assert (status, out["reasons"]) == (code, reasons), err
+    assert out["decision"] == ("match" if code == 0 else "mismatch")
 
 
 @pytest.mark.parametrize(
@@ -126,7 +161,7 @@ def test_verify_envelope_require_dialog(
     ring = _file(tmp_path, "keyring.json", json.dumps(ENVELOPES["keyring"]))
     env = _file(tmp_path, "envelope.json", v["envelope"])
     status, out, err = _cli(
-        node, "verify-envelope", env, "--keyring", ring, "--now", v["now"], *flags
+        node, "verify-envelope", env, "--keyring", ring, "--now", v["now"], *_call(v), *flags
     )
     assert status == code, err
     assert out["decision"] == decision

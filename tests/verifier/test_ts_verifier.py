@@ -155,6 +155,8 @@ def test_the_cli_checks_the_operators_signature(
             ring,
             "--now",
             v["now"],
+            "--tool-call-id",
+            v["toolCallId"],
             *flags,
         ],
         cwd=VERIFIER,

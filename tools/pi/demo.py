@@ -227,13 +227,17 @@ def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> st
         lines.append("  a monitor consumes the first against bash {command: rm -rf build}:")
         # A monitor that wants the operator's own passkey behind every yes refuses the dialog's
         # evidence (and consumes nothing); see docs/monitor.md, "The operator's signature".
-        passkey = guard.consume(dialog[0], *call, require_operator_signature=True)
+        # The monitor names the pending call (the session's call of `rm -rf build`).
+        call_id = dialog[0]["details"].get("toolCallId")
+        passkey = guard.consume(
+            dialog[0], *call, tool_call_id=call_id, require_operator_signature=True
+        )
         lines.append(
             f"    requiring the operator's passkey: {passkey.decision} (match: "
             f"{passkey.match.decision}, {', '.join(passkey.reasons)})"
         )
         for attempt in ("first", "replay"):
-            consumed = guard.consume(dialog[0], *call)
+            consumed = guard.consume(dialog[0], *call, tool_call_id=call_id)
             why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
             lines.append(
                 f"    {attempt}: {consumed.decision} (match: {consumed.match.decision}{why})"
@@ -245,7 +249,12 @@ def _monitor(guard: Guard, envelopes: list[dict[str, Any]], project: Path) -> st
             f"  a monitor consumes a grant-covered one against bash rm -f notes-{use + 1}.txt:"
         )
         for label, strict in (("requiring a dialog", True), ("accepting grants", False)):
-            consumed = guard.consume(covered[0], *call, require_dialog=strict)
+            consumed = guard.consume(
+                covered[0],
+                *call,
+                tool_call_id=covered[0]["details"].get("toolCallId"),
+                require_dialog=strict,
+            )
             why = f", {', '.join(consumed.reasons)}" if consumed.reasons else ""
             lines.append(
                 f"    {label}: {consumed.decision} (match: {consumed.match.decision}{why})"

@@ -5,8 +5,8 @@
  *     node verifier/src/cli.ts verify-proof FILE (--key VKEY ... | --keyring KEYRING.json)
  *     node verifier/src/cli.ts verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
  *     node verifier/src/cli.ts verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
- *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew S] [--max-ttl S] [--require-dialog]
- *                                [--require-operator-signature]
+ *     node verifier/src/cli.ts verify-envelope FILE --keyring KEYRING.json (--tool-call-id ID | --call-checked-elsewhere)
+ *                                [--now ISO] [--skew S] [--max-ttl S] [--require-dialog] [--require-operator-signature]
  *
  * FILE may be `-` for standard input. The result is one JSON object on stdout. Exit codes, as
  * the guard's: 0 verified, 2 bad usage or unreadable input (a file that is not a proof file),
@@ -28,8 +28,8 @@ import { parseIsoMillis } from "./time.ts";
 const USAGE = `usage: pi-guard-verify verify-proof FILE (--key VKEY [--key VKEY ...] | --keyring KEYRING.json)
        pi-guard-verify verify-checkpoint FILE (--key VKEY ... | --keyring KEYRING.json) [--origin ORIGIN]
        pi-guard-verify verify-log LOG [--head FILE] [--against CHECKPOINT] (--keyring KEYRING.json | --key VKEY ...)
-       pi-guard-verify verify-envelope FILE --keyring KEYRING.json [--now ISO] [--skew SECONDS] [--max-ttl SECONDS] [--require-dialog]
-                                 [--require-operator-signature]`;
+       pi-guard-verify verify-envelope FILE --keyring KEYRING.json (--tool-call-id ID | --call-checked-elsewhere)
+                                 [--now ISO] [--skew SECONDS] [--max-ttl SECONDS] [--require-dialog] [--require-operator-signature]`;
 
 class UsageError extends Error {}
 
@@ -113,6 +113,8 @@ function run(argv: string[]): number {
       now: { type: "string" },
       skew: { type: "string" },
       "max-ttl": { type: "string" },
+      "tool-call-id": { type: "string" },
+      "call-checked-elsewhere": { type: "boolean" },
       "require-dialog": { type: "boolean" },
       "require-operator-signature": { type: "boolean" },
       help: { type: "boolean", short: "h" },
@@ -166,6 +168,8 @@ function run(argv: string[]): number {
         now,
         skewSeconds: seconds(values.skew, 5, "--skew"),
         maxTtlSeconds: seconds(values["max-ttl"], 600, "--max-ttl"),
+        ...(values["tool-call-id"] === undefined ? {} : { toolCallId: values["tool-call-id"] }),
+        callCheckedElsewhere: values["call-checked-elsewhere"] === true,
         requireDialog: values["require-dialog"] === true,
         requireOperatorSignature: values["require-operator-signature"] === true,
       });

@@ -9,6 +9,7 @@
  *     4 origin     -> untrusted       origin-untrusted
  *    (4a operator  -> untrusted       operator-*: only when the envelope carries `operatorSignature`)
  *     5 time       -> expired | not-yet-valid   ttl-out-of-range | created-in-future | expired
+ *     6 call id    -> mismatch        tool-call-id-mismatch | call-id-required (the call's id only)
  *    (6a dialog    -> not-dialog      grant-covered: only with `requireDialog`)
  *    (6b operator  -> not-operator-signed   no-operator-signature: only with `requireOperatorSignature`)
  *
@@ -30,10 +31,16 @@
  * is `not-operator-signed` once checks 1 to 6a pass (the guard: before single use, so nothing
  * is consumed). A `match` says `operatorSignature: "verified"` or `"none"`.
  *
+ * Check 6 is the guard's exact match against the pending call; the part of it this verifier can
+ * do without the call is its id. Evidence bound to a call (`toolCallId` in the signed details)
+ * is `mismatch` when the consumer's `toolCallId` differs (`tool-call-id-mismatch`) and, by
+ * default, when the consumer gives none (`call-id-required`): a consumer that ties the evidence
+ * to the pending call some other way says so with `callCheckedElsewhere: true`.
+ *
  * The signature is Ed25519 over `"pi-operator-guard/evidence/v1\n" + JCS(details without
  * "signature")`, computed over the details exactly as they arrived. Checks 6 (the exact match
- * against the recomputed pending call) and 7 (single use) need the pending call and a ledger:
- * they are the consumer's, not this verifier's. Evidence never authorizes anything.
+ * against the recomputed pending call, beyond its id) and 7 (single use) need the pending call
+ * and a ledger: they are the consumer's, not this verifier's. Evidence never authorizes anything.
  */
 
 import { b64UrlDecode } from "./base64.ts";
@@ -65,6 +72,7 @@ export type EnvelopeDecision =
   | "untrusted"
   | "expired"
   | "not-yet-valid"
+  | "mismatch"
   | "not-dialog"
   | "not-operator-signed";
 
@@ -92,6 +100,13 @@ export interface EnvelopeOptions {
   skewSeconds?: number;
   maxTtlSeconds?: number;
   trustedOrigins?: readonly string[];
+  /** The pending call's id: evidence bound to another call is `mismatch` (`tool-call-id-mismatch`). */
+  toolCallId?: string;
+  /**
+   * Without `toolCallId`, evidence bound to a call is `mismatch` (`call-id-required`) unless this
+   * says the consumer ties the evidence to the pending call some other way; default false.
+   */
+  callCheckedElsewhere?: boolean;
   /** Refuse evidence a scoped grant covered (`not-dialog`, `grant-covered`); default false. */
   requireDialog?: boolean;
   /** Refuse evidence without the operator's own signature (`not-operator-signed`, `no-operator-signature`); default false. */
@@ -271,7 +286,7 @@ export function parseEnvelope(raw: Uint8Array | string | JsonValue): JsonObject 
   return details;
 }
 
-/** Checks 1 to 5 of an envelope (with 4a, 6a and 6b); never throws for any input. */
+/** Checks 1 to 5 of an envelope (with 4a, the call id of 6, 6a and 6b); never throws for any input. */
 export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | undefined, options: EnvelopeOptions): EnvelopeResult {
   const skew = (options.skewSeconds ?? DEFAULT_SKEW_SECONDS) * 1000;
   const maxTtl = (options.maxTtlSeconds ?? MAX_TTL_SECONDS) * 1000;
@@ -329,6 +344,12 @@ export function verifyEnvelope(raw: Uint8Array | string | JsonValue | null | und
   if (lifetime <= 0 || lifetime > maxTtl) return result("expired", ["ttl-out-of-range"], eid);
   if (now < created - skew) return result("not-yet-valid", ["created-in-future"], eid);
   if (now >= expires) return result("expired", ["expired"], eid);
+  // 6. the call id (the rest of the exact match needs the pending call: the consumer's)
+  const boundTo = details["toolCallId"];
+  if (typeof boundTo === "string") {
+    if (options.toolCallId !== undefined && options.toolCallId !== boundTo) return result("mismatch", ["tool-call-id-mismatch"], eid);
+    if (options.toolCallId === undefined && options.callCheckedElsewhere !== true) return result("mismatch", ["call-id-required"], eid);
+  }
   // 6a. a dialog of its own, when asked for (the guard: after its exact match, before single use)
   if (options.requireDialog === true && details["origin"] === GRANT_ORIGIN) return result("not-dialog", ["grant-covered"], eid);
   // 6b. the operator's own signature, when asked for (the guard: before single use)

@@ -50,7 +50,7 @@ function signed(details: Record<string, unknown>): Record<string, unknown> {
 function check(details: Record<string, unknown>, asText = false): { decision: string; reasons: string[] } {
   const text = JSON.stringify({ content: "x", details });
   const envelope = asText ? text : (JSON.parse(text) as JsonObject);
-  const { decision, reasons } = verifyEnvelope(envelope, { keyring: KEYRING, now: NOW });
+  const { decision, reasons } = verifyEnvelope(envelope, { keyring: KEYRING, now: NOW, toolCallId: String(details["toolCallId"]) });
   return { decision, reasons };
 }
 

@@ -50,8 +50,9 @@ test("the vector envelope is a match with its key active, and untrusted without 
   );
   const envelope = { content: "x", details: { ...unsigned, signature: str(VECTOR["signature"]) } };
   const now = Date.parse("2026-11-22T01:00:10.000Z");
-  assert.deepEqual(verifyEnvelope(envelope, { keyring, now }).decision, "match");
-  assert.deepEqual(verifyEnvelope(JSON.stringify(envelope), { keyring, now }).reasons, []);
+  const call = String(unsigned["toolCallId"]);
+  assert.deepEqual(verifyEnvelope(envelope, { keyring, now, toolCallId: call }).decision, "match");
+  assert.deepEqual(verifyEnvelope(JSON.stringify(envelope), { keyring, now, toolCallId: call }).reasons, []);
   assert.deepEqual(verifyEnvelope(envelope, { keyring: new PublicKeyring([]), now }).reasons, ["unknown-key"]);
   for (const missing of [null, undefined, "", {}, new Uint8Array()]) {
     assert.deepEqual(verifyEnvelope(missing, { keyring, now }).decision, "missing");

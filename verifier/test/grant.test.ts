@@ -42,7 +42,8 @@ function signed(details: Record<string, unknown>): Record<string, unknown> {
 
 function check(details: Record<string, unknown>, requireDialog?: boolean): { decision: string; reasons: string[] } {
   const envelope = JSON.parse(JSON.stringify({ content: "x", details })) as JsonObject;
-  const options = requireDialog === undefined ? { keyring: KEYRING, now: NOW } : { keyring: KEYRING, now: NOW, requireDialog };
+  const call = { keyring: KEYRING, now: NOW, toolCallId: String(details["toolCallId"]) };
+  const options = requireDialog === undefined ? call : { ...call, requireDialog };
   const { decision, reasons } = verifyEnvelope(envelope, options);
   return { decision, reasons };
 }
@@ -51,7 +52,7 @@ test("runtime-grant is a trusted origin unless the caller narrows them", () => {
   assert.ok(TRUSTED_ORIGINS.includes(GRANT_ORIGIN));
   const details = parsedDetails("valid-runtime-grant");
   const envelope = JSON.parse(JSON.stringify({ content: "x", details })) as JsonObject;
-  const narrowed = verifyEnvelope(envelope, { keyring: KEYRING, now: NOW, trustedOrigins: ["runtime-ui-confirm"] });
+  const narrowed = verifyEnvelope(envelope, { keyring: KEYRING, now: NOW, toolCallId: "call_1", trustedOrigins: ["runtime-ui-confirm"] });
   assert.deepEqual(narrowed.reasons, ["origin-untrusted"]);
 });
 
@@ -64,7 +65,7 @@ test("a grant-covered envelope given already decoded (use a number) verifies", (
 
 test("requireDialog refuses a grant's evidence, and only a grant's", () => {
   const granted = parsedDetails("valid-runtime-grant");
-  const result = verifyEnvelope(JSON.stringify({ content: "x", details: granted }), { keyring: KEYRING, now: NOW, requireDialog: true });
+  const result = verifyEnvelope(JSON.stringify({ content: "x", details: granted }), { keyring: KEYRING, now: NOW, toolCallId: "call_1", requireDialog: true });
   assert.equal(result.decision, "not-dialog");
   assert.deepEqual(result.reasons, ["grant-covered"]);
   assert.equal(result.evidenceId, granted["evidenceId"]);

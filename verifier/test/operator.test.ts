@@ -119,6 +119,9 @@ function credential(made: Made, id: string, changes: Partial<OperatorCredential>
   };
 }
 
+/** The pending call's id the vectors' envelopes are bound to. */
+const CALL = String(detailsOf("valid-without-operator-signature")["toolCallId"]);
+
 /** The unsigned details of the vectors' envelope without an operator signature. */
 function baseDetails(): JsonObject {
   const details = { ...detailsOf("valid-without-operator-signature") };
@@ -172,30 +175,30 @@ for (const algorithm of [-7, -8, -257] as const) {
     const envelope = { content: "x", details: guardSigned({ ...details, operatorSignature: assertionFor(made, id, details) }) };
     const text = JSON.stringify(envelope, (_, v: unknown) => (typeof v === "bigint" ? Number(v) : v));
     for (const raw of [text, JSON.parse(text) as JsonObject]) {
-      const result = verifyEnvelope(raw, { keyring, now: NOW, requireOperatorSignature: true });
+      const result = verifyEnvelope(raw, { keyring, now: NOW, toolCallId: CALL, requireOperatorSignature: true });
       assert.deepEqual([result.decision, result.reasons, result.operatorSignature], ["match", [], "verified"]);
     }
     // another toolName, re-signed by the guard: the operator signed the other statement
     const moved = { content: "x", details: guardSigned({ ...details, toolName: "write", operatorSignature: assertionFor(made, id, details) }) };
-    assert.deepEqual(verifyEnvelope(JSON.parse(JSON.stringify(moved)) as JsonObject, { keyring, now: NOW }).reasons, ["operator-challenge-mismatch"]);
+    assert.deepEqual(verifyEnvelope(JSON.parse(JSON.stringify(moved)) as JsonObject, { keyring, now: NOW, toolCallId: CALL }).reasons, ["operator-challenge-mismatch"]);
     // the same assertion under an enrolment with a higher count
     const later = keyringWith(credential(made, id, { signCount: 1 }));
-    assert.deepEqual(verifyEnvelope(text, { keyring: later, now: NOW }).reasons, ["operator-sign-count"]);
+    assert.deepEqual(verifyEnvelope(text, { keyring: later, now: NOW, toolCallId: CALL }).reasons, ["operator-sign-count"]);
     // another key enrolled under the id
     const other = keyringWith(credential(authenticator(algorithm), id));
-    const refused = verifyEnvelope(text, { keyring: other, now: NOW });
+    const refused = verifyEnvelope(text, { keyring: other, now: NOW, toolCallId: CALL });
     assert.deepEqual([refused.decision, refused.reasons, refused.operatorSignature], ["untrusted", ["operator-signature-invalid"], null]);
     // the enrolled COSE key says another algorithm than the keyring entry
     const mislabelled = keyringWith(credential(made, id, { algorithm: algorithm === -7 ? -8 : -7 }));
-    assert.deepEqual(verifyEnvelope(text, { keyring: mislabelled, now: NOW }).reasons, ["operator-signature-invalid"]);
+    assert.deepEqual(verifyEnvelope(text, { keyring: mislabelled, now: NOW, toolCallId: CALL }).reasons, ["operator-signature-invalid"]);
   });
 }
 
 test("without an operator signature: none, or not-operator-signed when required", () => {
   const text = str(vector("valid-without-operator-signature")["envelope"]);
-  const plain = verifyEnvelope(text, { keyring: KEYRING, now: NOW });
+  const plain = verifyEnvelope(text, { keyring: KEYRING, now: NOW, toolCallId: CALL });
   assert.deepEqual([plain.decision, plain.operatorSignature], ["match", "none"]);
-  const required = verifyEnvelope(text, { keyring: KEYRING, now: NOW, requireOperatorSignature: true });
+  const required = verifyEnvelope(text, { keyring: KEYRING, now: NOW, toolCallId: CALL, requireOperatorSignature: true });
   assert.deepEqual([required.decision, required.reasons, required.operatorSignature], ["not-operator-signed", ["no-operator-signature"], null]);
   assert.equal(required.evidenceId, detailsOf("valid-without-operator-signature")["evidenceId"]);
 });

@@ -101,12 +101,15 @@ function verifyVector(vector: JsonObject, keyring: PublicKeyring): EnvelopeResul
   if (now === null) throw new Error("bad now");
   const raw = vector["envelopeBase64"] !== undefined ? new Uint8Array(Buffer.from(str(vector["envelopeBase64"]), "base64")) : str(vector["envelope"]);
   const origins = vector["trustedOrigins"];
+  const call = vector["toolCallId"];
   const result = verifyEnvelope(raw, {
     keyring,
     now,
     skewSeconds: num(vector["skewSeconds"]),
     maxTtlSeconds: num(vector["maxTtlSeconds"]),
     ...(origins === undefined ? {} : { trustedOrigins: strings(origins) }),
+    ...(call === undefined ? {} : { toolCallId: str(call) }),
+    callCheckedElsewhere: vector["callCheckedElsewhere"] === true,
     requireDialog: vector["requireDialog"] === true,
     requireOperatorSignature: vector["requireOperatorSignature"] === true,
   });

@@ -103,6 +103,7 @@ def cmd_consume(args: argparse.Namespace) -> ExitCode:
             tool_input,
             cwd,
             tool_call_id=args.tool_call_id,
+            call_checked_elsewhere=args.call_checked_elsewhere,
             require_dialog=args.require_dialog,
             require_operator_signature=args.require_operator_signature,
         )
@@ -152,7 +153,14 @@ def register(sub: Subparsers) -> None:
     p.add_argument(
         "--tool-call-id",
         default=None,
-        help="the pending call's id: evidence bound to another call is rejected",
+        help="the pending call's id: evidence bound to another call is rejected, and "
+        "evidence bound to a call is rejected without it (call-id-required, exit 3)",
+    )
+    p.add_argument(
+        "--call-checked-elsewhere",
+        action="store_true",
+        help="consume evidence bound to a call without --tool-call-id: say so only when you "
+        "tie the evidence to the pending call some other way",
     )
     p.add_argument(
         "--require-dialog",

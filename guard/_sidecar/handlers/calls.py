@@ -316,6 +316,7 @@ class CallsPart(SandboxPart):
                 p.input,
                 p.cwd,
                 tool_call_id=p.tool_call_id,
+                call_checked_elsewhere=p.call_checked_elsewhere,
                 require_dialog=p.require_dialog,
                 require_operator_signature=p.require_operator_signature,
             )
@@ -340,6 +341,7 @@ class CallsPart(SandboxPart):
                 p.input,
                 p.cwd,
                 tool_call_id=p.tool_call_id,
+                call_checked_elsewhere=p.call_checked_elsewhere,
                 require_dialog=p.require_dialog,
                 require_operator_signature=p.require_operator_signature,
             )

@@ -103,6 +103,8 @@ def test_evaluate_record_consume_replay(home: Path, project: Path) -> None:
         RM,
         "--cwd",
         str(project),
+        "--tool-call-id",
+        "call_7",
     )
     ok = run(home, *args)
     assert ok.returncode == 0, ok.stderr

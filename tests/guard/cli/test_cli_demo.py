@@ -13,4 +13,7 @@ def test_the_demo_tells_its_story_and_its_report_counts_it() -> None:
     assert "3. operator said yes" in out
     assert "confirmed by the operator: 1" in out  # one yes in the story, one in the report
     assert out.count("audit report") == 1
-    assert "7. evidence for another call -> rejected (mismatch: payload-hash-mismatch)" in out
+    assert (
+        "7. evidence for another call -> rejected "
+        "(mismatch: payload-hash-mismatch, tool-call-id-mismatch)"
+    ) in out

@@ -1,9 +1,10 @@
 """The Python consumer's answer to each shared envelope vector (tests/vectors/evidence/envelopes.json).
 
 ``envelope_result`` runs checks 1 to 5 of :func:`guard.evidence.check_and_consume` (the pending call is the
-envelope's own fingerprint and the ledger is fresh, so checks 6 and 7 pass whenever 1 to 5 do),
-and the dialog check (6a) for a vector with ``requireDialog``, and returns ``{"decision",
-"reasons"}`` as the vectors state them.
+envelope's own fingerprint and the ledger is fresh, so check 7 and the fingerprint part of check 6
+pass whenever 1 to 5 do), the call-id part of check 6 with the vector's ``toolCallId`` or
+``callCheckedElsewhere``, and the dialog check (6a) for a vector with ``requireDialog``, and returns
+``{"decision", "reasons"}`` as the vectors state them.
 """
 
 from __future__ import annotations
@@ -61,6 +62,10 @@ def envelope_result(
         options["trusted_origins"] = frozenset(vector["trustedOrigins"])
     if vector.get("requireDialog") is True:
         options["require_dialog"] = True
+    if "toolCallId" in vector:
+        options["tool_call_id"] = vector["toolCallId"]
+    if vector.get("callCheckedElsewhere") is True:
+        options["call_checked_elsewhere"] = True
     try:
         result = check_and_consume(
             raw,

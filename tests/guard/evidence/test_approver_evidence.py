@@ -52,7 +52,9 @@ def mint(
 
 
 def check(keys: Keys, ledger: SqliteLedger, raw: Any, pending: Fingerprint) -> ConsumeResult:
-    return check_and_consume(raw, pending, keyring=keys.keyring(), ledger=ledger, now=T0)
+    return check_and_consume(
+        raw, pending, keyring=keys.keyring(), ledger=ledger, now=T0, tool_call_id="call_1"
+    )
 
 
 def outcome(result: ConsumeResult) -> tuple[str, str, tuple[str, ...]]:

@@ -163,16 +163,77 @@ def test_another_calls_id_is_a_mismatch_and_consumes_nothing(tmp_path: Path, oth
         assert good.decision == "consumed"
 
 
-def test_id_is_optional_on_either_side(tmp_path: Path) -> None:
+def test_a_consumer_that_names_no_call_is_refused_and_consumes_nothing(tmp_path: Path) -> None:
+    """Call ids by default: evidence bound to a call is ``call-id-required`` when the consumer
+    names no pending call, and stays unspent for the consumer that does."""
+    from audit import read_records
+
     call = {"command": "rm -rf build"}
     with Guard.open(tmp_path / "guard") as g:
-        # The consumer does not know the id: the fingerprint alone binds.
-        assert g.consume(_bash(g, tmp_path, "call_1"), "bash", call, tmp_path).decision == (
+        env = _bash(g, tmp_path, "call_1")
+        bad = g.consume(env, "bash", call, tmp_path)
+        assert (bad.decision, bad.match.decision, bad.reasons) == (
+            "rejected",
+            "mismatch",
+            ("call-id-required",),
+        )
+        last = list(read_records(g.audit.path))[-1]
+        assert (last.event, last.data["reasons"]) == ("evidence.rejected", ["call-id-required"])
+        assert "toolCallId" not in last.data
+        assert g.consume(env, "bash", call, tmp_path, tool_call_id="call_1").decision == (
             "consumed"
         )
-        # Evidence minted without an id (pi-guard record): bound by its fingerprint alone.
+
+
+def test_the_opt_out_is_explicit_and_never_covers_another_call(tmp_path: Path) -> None:
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        env = _bash(g, tmp_path, "call_1")
+        other = g.consume(
+            env, "bash", call, tmp_path, tool_call_id="call_2", call_checked_elsewhere=True
+        )
+        assert other.reasons == ("tool-call-id-mismatch",)
+        # The consumer says it ties the evidence to the call some other way: the fingerprint
+        # alone binds, once.
+        first = g.consume(env, "bash", call, tmp_path, call_checked_elsewhere=True)
+        assert first.decision == "consumed"
+        again = g.consume(env, "bash", call, tmp_path, call_checked_elsewhere=True)
+        assert again.reasons == ("replay",)
+
+
+def test_a_mismatch_and_a_missing_call_id_are_both_named(tmp_path: Path) -> None:
+    with Guard.open(tmp_path / "guard") as g:
+        env = _bash(g, tmp_path, "call_1")
+        both = g.consume(env, "bash", {"command": "rm -rf dist"}, tmp_path)
+    assert both.reasons == ("payload-hash-mismatch", "call-id-required")
+
+
+def test_evidence_minted_without_a_call_id_is_bound_by_its_fingerprint(tmp_path: Path) -> None:
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        # pi-guard record without --tool-call-id: nothing to compare, with or without an id.
         unbound = _bash(g, tmp_path, None)
         assert g.consume(unbound, "bash", call, tmp_path, tool_call_id="x").decision == "consumed"
+        other = _bash(g, tmp_path, None)
+        assert g.consume(other, "bash", call, tmp_path).decision == "consumed"
+
+
+def test_a_monitor_wants_the_call_id_too(tmp_path: Path) -> None:
+    import shutil
+
+    from guard import Monitor
+
+    call = {"command": "rm -rf build"}
+    with Guard.open(tmp_path / "guard") as g:
+        env = _bash(g, tmp_path, "call_1")
+    monitor_home = tmp_path / "monitor"
+    monitor_home.mkdir()
+    shutil.copy(tmp_path / "guard" / "keyring.json", monitor_home / "keyring.json")
+    with Monitor.open(monitor_home) as m:
+        assert m.consume(env, "bash", call, tmp_path).reasons == ("call-id-required",)
+        assert m.consume(env, "bash", call, tmp_path, tool_call_id="call_1").decision == (
+            "consumed"
+        )
 
 
 @pytest.mark.parametrize("bad", ["", "x" * 257, 7])
@@ -206,7 +267,25 @@ def test_cli_consume_tool_call_id(tmp_path: Path) -> None:
     bad = invoke(*base, "--tool-call-id", "call_2", home=home)
     assert bad.returncode == 3, bad.stderr
     assert json.loads(bad.stdout)["reasons"] == ["tool-call-id-mismatch"]
+    none = invoke(*base, home=home)
+    assert none.returncode == 3, none.stderr
+    assert json.loads(none.stdout)["reasons"] == ["call-id-required"]
     good = invoke(*base, "--tool-call-id", "call_1", home=home)
+    assert good.returncode == 0, good.stderr
+
+
+def test_cli_consume_call_checked_elsewhere(tmp_path: Path) -> None:
+    home = tmp_path / "guard"
+    call = {"command": "rm -rf build"}
+    with Guard.open(home) as g:
+        env = _bash(g, tmp_path, "call_1")
+    envelope = tmp_path / "env.json"
+    envelope.write_text(json.dumps(env))
+    base = ["consume", "--envelope", str(envelope), "--tool", "bash", "--input", json.dumps(call)]
+    base += ["--cwd", str(tmp_path), "--call-checked-elsewhere"]
+    other = invoke(*base, "--tool-call-id", "call_2", home=home)
+    assert json.loads(other.stdout)["reasons"] == ["tool-call-id-mismatch"]
+    good = invoke(*base, home=home)
     assert good.returncode == 0, good.stderr
 
 
@@ -229,11 +308,13 @@ def test_sidecar_consume_compares_tool_call_id(tmp_path: Path) -> None:
 
     (record,) = run(rpc("record", {**base, "confirmed": True, "toolCallId": "call_7"}, 1))
     envelope = record["envelope"]
-    other, right, again = run(
+    other, none, right, again = run(
         rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_8"}, 2),
-        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 3),
+        rpc("consume", {**base, "envelope": envelope}, 3),
         rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 4),
+        rpc("consume", {**base, "envelope": envelope, "toolCallId": "call_7"}, 5),
     )
     assert other["reasons"] == ["tool-call-id-mismatch"]
+    assert none["reasons"] == ["call-id-required"]
     assert right["decision"] == "consumed"
     assert again["reasons"] == ["replay"]

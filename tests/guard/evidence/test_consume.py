@@ -43,9 +43,16 @@ def mint(keys: Keys, project: Path, ttl: int = 30, at: datetime = T0) -> dict[st
 
 
 def check(
-    keys: Keys, ledger: SqliteLedger, raw: Any, pending: Fingerprint | None, now: datetime = T0
+    keys: Keys,
+    ledger: SqliteLedger,
+    raw: Any,
+    pending: Fingerprint | None,
+    now: datetime = T0,
+    **options: Any,
 ) -> ConsumeResult:
-    return check_and_consume(raw, pending, keyring=keys.keyring(), ledger=ledger, now=now)
+    """The consumer's check of the pending call ``call_1`` (unless ``options`` say otherwise)."""
+    call: dict[str, Any] = {"tool_call_id": "call_1", **options}
+    return check_and_consume(raw, pending, keyring=keys.keyring(), ledger=ledger, now=now, **call)
 
 
 def resign(keys: Keys, env: dict[str, Any]) -> dict[str, Any]:
@@ -353,3 +360,29 @@ def test_changing_any_fingerprint_input_mismatches(
         want = "scope-mismatch"
     result = check(keys, ledger, env, pending)
     assert (result.match.decision, result.reasons) == ("mismatch", (want,))
+
+
+@pytest.mark.parametrize(
+    ("options", "reasons"),
+    [
+        ({"tool_call_id": None}, ("call-id-required",)),
+        ({"tool_call_id": None, "call_checked_elsewhere": False}, ("call-id-required",)),
+        ({"tool_call_id": "call_2"}, ("tool-call-id-mismatch",)),
+        ({"tool_call_id": "call_2", "call_checked_elsewhere": True}, ("tool-call-id-mismatch",)),
+        ({"tool_call_id": None, "call_checked_elsewhere": True}, ()),
+        ({}, ()),
+    ],
+)
+def test_the_call_id_is_required_unless_the_consumer_opts_out(
+    keys: Keys,
+    ledger: SqliteLedger,
+    project: Path,
+    options: dict[str, Any],
+    reasons: tuple[str, ...],
+) -> None:
+    env = mint(keys, project)
+    result = check(keys, ledger, env, fp(project), **options)
+    assert result.reasons == reasons
+    # A refusal spends nothing: the consumer that names the call still consumes it.
+    after = check(keys, ledger, env, fp(project))
+    assert after.decision == ("consumed" if reasons else "rejected")

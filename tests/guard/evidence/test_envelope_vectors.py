@@ -41,5 +41,7 @@ def test_there_is_a_vector_for_every_reason_of_checks_1_to_5_and_the_dialog_chec
         "ttl-out-of-range",
         "created-in-future",
         "expired",
+        "call-id-required",
+        "tool-call-id-mismatch",
         "grant-covered",
     }

@@ -59,7 +59,13 @@ def check(
     now: datetime = T0,
 ) -> ConsumeResult:
     return check_and_consume(
-        raw, pending, keyring=keys.keyring(), ledger=ledger, now=now, require_dialog=require_dialog
+        raw,
+        pending,
+        keyring=keys.keyring(),
+        ledger=ledger,
+        now=now,
+        tool_call_id="call_1",
+        require_dialog=require_dialog,
     )
 
 
@@ -218,6 +224,7 @@ def test_the_dialog_check_comes_after_the_checks_of_the_envelope_and_the_call(
         ledger=ledger,
         now=T0,
         trusted_origins={"runtime-ui-confirm"},
+        tool_call_id="call_1",
         require_dialog=True,
     )
     assert outcome(narrowed) == ("rejected", "untrusted", ("origin-untrusted",))
@@ -247,6 +254,7 @@ def test_consume_synced_passes_require_dialog_through(
         "log_path": tmp_path / "no-audit.jsonl",
         "now": T0,
         "require_log": False,
+        "tool_call_id": "call_1",
     }
     refused = consume_synced(env, fp(project), require_dialog=True, **args)
     assert outcome(refused) == ("rejected", "not-dialog", ("grant-covered",))
@@ -271,7 +279,9 @@ def test_guard_consume_require_dialog_audits_the_rejection(tmp_path: Path, proje
             tool_call_id="call_1",
             covered_by=GRANT,
         ).model_dump(mode="json")
-        refused = guard.consume(env, "bash", CALL, project, require_dialog=True)
+        refused = guard.consume(
+            env, "bash", CALL, project, call_checked_elsewhere=True, require_dialog=True
+        )
         assert outcome(refused) == ("rejected", "not-dialog", ("grant-covered",))
         dialog_only = guard.consume(
             env, "bash", CALL, project, tool_call_id="call_1", require_dialog=True

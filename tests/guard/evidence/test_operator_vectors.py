@@ -53,6 +53,8 @@ def operator_result(
         options["require_dialog"] = True
     if vector.get("requireOperatorSignature") is True:
         options["require_operator_signature"] = True
+    if "toolCallId" in vector:
+        options["tool_call_id"] = vector["toolCallId"]
     try:
         result = check_and_consume(
             raw,

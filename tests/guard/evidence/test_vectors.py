@@ -129,12 +129,23 @@ def test_the_guards_consumer_accepts_the_vector_and_nothing_else(tmp_path: Path)
     try:
         sig = VECTOR["signature"]
         flipped = sig[:10] + ("A" if sig[10] != "A" else "B") + sig[11:]
+        call = VECTOR["unsignedDetails"]["toolCallId"]
         bad = check_and_consume(
-            _vector_envelope(flipped), _pending(), keyring=keyring, ledger=ledger, now=now
+            _vector_envelope(flipped),
+            _pending(),
+            keyring=keyring,
+            ledger=ledger,
+            now=now,
+            tool_call_id=call,
         )
         assert bad.reasons == ("signature-invalid",)
         good = check_and_consume(
-            _vector_envelope(sig), _pending(), keyring=keyring, ledger=ledger, now=now
+            _vector_envelope(sig),
+            _pending(),
+            keyring=keyring,
+            ledger=ledger,
+            now=now,
+            tool_call_id=call,
         )
         assert good.decision == "consumed", good
         assert good.evidence_id == VECTOR["unsignedDetails"]["evidenceId"]

@@ -136,8 +136,8 @@ def test_record_then_consume_once_then_replay_is_rejected(home: Path, project: P
     assert envelope["details"]["toolCallId"] == "call-7"
     first, second = run(
         home,
-        rpc("consume", call(project, envelope=envelope), 1),
-        rpc("consume", call(project, envelope=json.dumps(envelope)), 2),
+        rpc("consume", call(project, envelope=envelope, toolCallId="call-7"), 1),
+        rpc("consume", call(project, envelope=json.dumps(envelope), toolCallId="call-7"), 2),
     )
     assert first["result"]["decision"] == "consumed"
     assert first["result"]["dispatchAllowed"] is False

@@ -95,6 +95,7 @@ def test_an_approved_mcp_call_is_evidence_a_monitor_consumes_once(
     monitor = monitor_home(tmp_path, sidecar.home)
     args = ["consume", "--envelope", str(envelope), "--tool", "mcp__files__delete_file"]
     args += ["--input", json.dumps({"path": "notes.txt"}), "--cwd", str(project)]
+    args += ["--tool-call-id", "call_1"]
     first = invoke(*args, home=monitor)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["decision"] == "consumed"
