@@ -318,7 +318,8 @@ class ApprovalRefusedData(WireModel):
     withdrawn (``withdrawn``); or the caller was not the operator: another user on the socket
     (``other-user``) or a process in another pid or user namespace, as every command of the
     agent's sandbox is (``sandboxed-peer``), on the page no session or a wrong login token
-    (``no-session``, ``bad-login``, ``login-locked`` after too many), another ``Host`` (DNS
+    (``no-session``, ``bad-login``; ``login-locked-out`` for the wrong token that locks logins,
+    ``login-locked`` for each try after it), another ``Host`` (DNS
     rebinding) or ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
     ``bad-csrf``); or a passkey answer whose signature did not verify (an ``operator-…``
     reason, as the consumer names it), or asked for one with no authenticator enrolled
@@ -335,6 +336,7 @@ class ApprovalRefusedData(WireModel):
         "sandboxed-peer",
         "no-session",
         "bad-login",
+        "login-locked-out",
         "login-locked",
         "bad-host",
         "bad-origin",

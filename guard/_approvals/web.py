@@ -243,7 +243,9 @@ class ApprovalPage:
             expected = self._token
             if expected is None or not hmac.compare_digest(token.encode(), expected.encode()):
                 self._failed += 1
-                self._on_refused("bad-login", None)
+                # The wrong token that locks logins is audited as the lock-out itself.
+                locks = self._failed == MAX_FAILED_LOGINS
+                self._on_refused("login-locked-out" if locks else "bad-login", None)
                 return None
             self._token = None  # one time
             cookie = secrets.token_urlsafe(32)
