@@ -76,8 +76,9 @@ def consume_call(
 ) -> tuple[ConsumeResult, Fingerprint | None]:
     """Consume ``envelope`` for this pending call once; the result and the fingerprint it was
     checked against. Without ``tool_call_id``, evidence bound to a call is refused
-    (``call-id-required``) unless ``call_checked_elsewhere``. ``require_operator_signature`` or the user's ``[evidence]
-    require_operator_signature`` refuses evidence without the operator's own signature.
+    (``call-id-required``) unless ``call_checked_elsewhere``. ``require_operator_signature``
+    or the user's ``[evidence] require_operator_signature`` refuses evidence without the
+    operator's own signature.
     Raises :class:`BadInputError` for a malformed call, :class:`LedgerError` when the log
     cannot be synced (nothing is consumed then)."""
     check_tool_call_id(tool_call_id)
