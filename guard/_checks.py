@@ -1,6 +1,7 @@
 """The one typed result of a health check, for ``pi-guard doctor``: each wing checks its own
 part (the home in ``_home``, the signing key in ``_evidence``, the audit log in ``_anchors``,
-the sandbox in ``_sandbox``, pi and the installs in ``_pi``) and ``_pi/doctor`` assembles them.
+the sandbox in ``_sandbox``, the export of decisions in ``_telemetry``, pi and the installs
+in ``_pi``) and ``_pi/doctor`` assembles them.
 
 A check has a ``status`` (``ok``, ``warn``, ``fail`` or ``n/a``), a kebab-case ``reason``
 code, a ``detail`` in words and, when something can be done, the ``fix``.
@@ -31,6 +32,7 @@ CheckName = Literal[
     "mcp",
     "policy",
     "packages",
+    "telemetry",
 ]
 
 

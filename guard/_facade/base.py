@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -142,6 +142,9 @@ class GuardBase:
         self.session: dict[str, Any] | None = None  # see attribute()
         self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
         self.key_created = False
+        # Sees every record once it is durable (the sidecar's telemetry export); it must
+        # neither raise nor wait.
+        self.observer: Callable[[AuditRecord], None] | None = None
         self.classifier = PolicyCache(home)
         self.grants = GrantDesk(
             GrantStore(home / GRANTS_FILE), self._current_signer, self.public_keyring, self._append
@@ -270,6 +273,7 @@ class GuardBase:
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
         call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        rules = {"ruleIds": list(evaluation.rule_ids[:16])} if evaluation.rule_ids else {}
         if approver is not None:
             preview = {**preview, "approver": approver}
         if evaluation.verdict == "allow" or fp is None:
@@ -281,7 +285,13 @@ class GuardBase:
         if evaluation.verdict == "block":
             self._append(
                 "confirmation.declined",
-                {"reason": "blocked-by-policy", **fingerprint_fields(fp), **call, **preview},
+                {
+                    "reason": "blocked-by-policy",
+                    **fingerprint_fields(fp),
+                    **call,
+                    **preview,
+                    **rules,
+                },
             )
             return RecordResult(
                 decision="invalid",
@@ -298,6 +308,7 @@ class GuardBase:
                     **fingerprint_fields(fp),
                     **call,
                     **preview,
+                    **rules,
                     **({"operatorReason": said} if said else {}),
                 },
             )
@@ -401,4 +412,6 @@ class GuardBase:
         record = self.audit.append(event, data)
         if not data.get("deliveredLate"):  # a late record belongs to the session it names
             _count(self.session_counts, event, data)
+        if self.observer is not None:
+            self.observer(record)
         return record

@@ -51,6 +51,7 @@ from guard._pi.install import ExtensionConfig
 from guard._pi.layout import InstallLocation, find_installs
 from guard._pi.probe import NodeFound, PiFound, find_node, find_pis
 from guard._pi.trust import TrustDecision
+from guard._telemetry.doctor import check_telemetry
 
 __all__ = ["Check", "CheckName", "CheckStatus", "DoctorReport", "SandboxCheck", "diagnose"]
 
@@ -145,6 +146,7 @@ def diagnose(
         checks.append(home_check)
         if home_check.status != "fail":
             checks.append(check_policy(chosen))
+            checks.append(check_telemetry(chosen))
         if home_check.status != "fail" and home_check.reason != "created-on-first-use":
             key_check, keyring = check_key(chosen)
             checks.append(key_check)

@@ -104,6 +104,7 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         loaded.problems.extend(layer_file.problems)
     loaded.settings, loaded.settings_from = _merge_settings(files, loaded)
     _sandbox_settings(user, project_layer, loaded)
+    _telemetry_secrets(user, loaded)
     loaded.grants = _grant_settings(user, project_layer, loaded)
     if user.approvals is not None and not user.problems:
         loaded.approvals = user.approvals  # a file with problems never relaxes anything
@@ -121,6 +122,22 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
         layers = (*layers, DescribedLayer(layer="project", file=None, status="absent"))
     loaded.layers = layers
     return loaded
+
+
+def _telemetry_secrets(user: LayerFile, loaded: MergedLayers) -> None:
+    """The variables ``[telemetry] headers`` names hold the collector's secrets: removed from
+    every agent command, whatever ``keep_env`` says."""
+    if user.telemetry is None or not user.telemetry.headers:
+        return
+    names = tuple(sorted(set(user.telemetry.headers.values())))
+    secret = {n.upper() for n in names}
+    sandbox = loaded.sandbox
+    loaded.sandbox = sandbox.model_copy(
+        update={
+            "unset_env": (*sandbox.unset_env, *names),
+            "keep_env": tuple(k for k in sandbox.keep_env if k.upper() not in secret),
+        }
+    )
 
 
 def _mcp_trust(user: LayerFile, project_dir: str | None) -> McpTrust:

@@ -225,6 +225,7 @@ CREDENTIAL_ENV: tuple[str, ...] = (
     "*_DATABASE_URL",
     "*_DSN",
     "NPM_CONFIG__AUTH*",
+    "OTEL_EXPORTER_OTLP_*HEADERS",
 )
 """Variables removed from the agent's commands (names or globs, any case): passwords,
 tokens, API keys, cloud credentials, agent sockets."""

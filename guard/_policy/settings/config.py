@@ -34,6 +34,7 @@ from guard._policy.settings.models import (
     Rule,
     SandboxSettings,
     Settings,
+    TelemetrySettings,
 )
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "PROJECT_LEDGER_MESSAGE",
     "PROJECT_RELAX_MESSAGE",
     "PROJECT_SANDBOX_MESSAGE",
+    "PROJECT_TELEMETRY_MESSAGE",
     "UNPARSED_SANDBOX_MESSAGE",
     "LayerFile",
     "builtin_layer",
@@ -78,6 +80,7 @@ _TOP_KEYS = (
     "approvals",
     "evidence",
     "mcp",
+    "telemetry",
     "rule",
 )
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\"'-]+)\s*\]\]?")
@@ -113,6 +116,8 @@ class LayerFile:
     evidence: EvidenceSettings | None = None
     # ``[mcp]`` (user layer only; ``None`` when absent, invalid or refused).
     mcp: McpSettings | None = None
+    # ``[telemetry]`` (user layer only; ``None`` when absent, invalid or refused).
+    telemetry: TelemetrySettings | None = None
 
 
 class _Lines:
@@ -176,7 +181,7 @@ def _message(error: Mapping[str, Any]) -> str:
 def _known_keys() -> tuple[str, ...]:
     models = (
         Settings, SandboxSettings, NetworkSettings, LedgerSettings, GrantSettings,
-        ApprovalSettings, EvidenceSettings, McpSettings, Rule,
+        ApprovalSettings, EvidenceSettings, McpSettings, TelemetrySettings, Rule,
     )  # fmt: skip
     return tuple(sorted({name for m in models for name in m.model_fields} | set(_TOP_KEYS)))
 
@@ -262,7 +267,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
                 reader.lines.of("", 0, key),
                 key,
                 "unknown key (expected version, [settings], [sandbox], [ledger], [grants], "
-                "[approvals], [evidence], [mcp] or [[rule]])" + _did_you_mean(key),
+                "[approvals], [evidence], [mcp], [telemetry] or [[rule]])" + _did_you_mean(key),
             )
     version = data.get("version", 1)
     if version != 1 or isinstance(version, bool):
@@ -288,6 +293,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
     approvals = _parse_user_table(data, reader, layer, "approvals", ApprovalSettings)
     evidence = _parse_evidence(data, reader, layer)
     mcp = _parse_user_table(data, reader, layer, "mcp", McpSettings)
+    telemetry = _parse_user_table(data, reader, layer, "telemetry", TelemetrySettings)
 
     rules: list[Rule] = []
     lines: list[int] = []
@@ -330,6 +336,7 @@ def parse_layer(text: str, file: str, layer: LayerName) -> LayerFile:
         approvals,
         evidence,
         mcp,
+        telemetry,
     )
 
 
@@ -433,7 +440,14 @@ def _parse_ledger(
         return None
 
 
-_UserTable = TypeVar("_UserTable", ApprovalSettings, EvidenceSettings, McpSettings)
+_UserTable = TypeVar(
+    "_UserTable", ApprovalSettings, EvidenceSettings, McpSettings, TelemetrySettings
+)
+PROJECT_TELEMETRY_MESSAGE = (
+    "ignored: [telemetry] is read from the user's file only; a project file can never turn "
+    "export on, point it elsewhere or add headers (the project directory is writable by the "
+    "model)"
+)
 
 
 def _parse_user_table(
@@ -445,9 +459,12 @@ def _parse_user_table(
         return None
     raw = data[name]
     if layer != "user":
-        reader.problem(
-            reader.lines.of(name, 0), name, f"ignored: [{name}] is read from the user's file only"
+        message = (
+            PROJECT_TELEMETRY_MESSAGE
+            if name == "telemetry"
+            else f"ignored: [{name}] is read from the user's file only"
         )
+        reader.problem(reader.lines.of(name, 0), name, message)
         return None
     if not isinstance(raw, dict):
         reader.problem(reader.lines.of("", 0, name), name, "must be a table")

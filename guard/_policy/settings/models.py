@@ -33,6 +33,7 @@ __all__ = [
     "RuleKind",
     "SandboxSettings",
     "Settings",
+    "TelemetrySettings",
     "Verdict",
     "VerdictName",
 ]
@@ -375,6 +376,53 @@ class GrantSettings(BaseModel):
     enabled: bool = True
     max_minutes: int = Field(default=30, ge=1, le=1440)
     max_uses: int = Field(default=20, ge=1, le=1000)
+
+
+_HEADER_NAME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+
+
+class TelemetrySettings(BaseModel):
+    """``[telemetry]``: OpenTelemetry export of the guard's decisions (user layer only).
+
+    ``enabled`` (off by default) exports one ``execute_tool`` span per guarded call over
+    OTLP/HTTP. ``endpoint``: the collector's base URL (``/v1/traces`` is appended); unset,
+    the standard ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_ENDPOINT``
+    count. ``headers``: header name -> the *name* of an environment variable that holds
+    its value (never the value: the file is no place for a secret); unset, the standard
+    ``OTEL_EXPORTER_OTLP_HEADERS`` count. ``previews`` also exports the audit log's redacted
+    command or path preview (off: commands never leave the machine). ``queue`` bounds the
+    events waiting for export (more are dropped and counted); ``timeout_seconds`` bounds one
+    export. A project file's ``[telemetry]`` is refused: the model can write the project.
+    """
+
+    model_config = _WIRE
+
+    enabled: bool = False
+    endpoint: str | None = Field(default=None, min_length=1, max_length=2048)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=32)
+    previews: bool = False
+    queue: int = Field(default=2048, ge=16, le=65536)
+    timeout_seconds: float = Field(default=5.0, gt=0, le=60)
+
+    @model_validator(mode="after")
+    def _checked(self) -> TelemetrySettings:
+        if self.endpoint is not None and (
+            not re.fullmatch(r"https?://[^\s/?#@]+(?:/[^\s?#]*)?", self.endpoint)
+        ):
+            raise ValueError(
+                f"'endpoint' must be an http:// or https:// URL without credentials, "
+                f"got {self.endpoint[:80]!r}"
+            )
+        for name, variable in self.headers.items():
+            if not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"header names are HTTP tokens, got {name[:80]!r}")
+            if not _ENV_NAME.fullmatch(variable):
+                raise ValueError(
+                    f"header {name!r} must name an environment variable that holds its value "
+                    "(letters, digits and _), never the value itself"
+                )
+        return self
 
 
 class ConfigFile(BaseModel):

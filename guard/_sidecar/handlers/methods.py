@@ -73,6 +73,7 @@ from guard._sidecar.wire import (
 
 if TYPE_CHECKING:
     from guard._approvals.web import ApprovalPage  # the page's HTTP server: only if asked for
+    from guard._telemetry import Telemetry, TelemetryOff
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -137,11 +138,14 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         self._page: ApprovalPage | None = None
         self._refused: dict[tuple[str, Approver, str | None], int] = {}
         self._refused_lock = threading.Lock()
+        self._telemetry: Telemetry | None = None
+        self._telemetry_off: TelemetryOff | None = None
         try:
             if verify_only:
                 self._monitor = Monitor.open(self.home)
             else:
                 self._guard = Guard.open(self.home)
+                self._start_telemetry()
                 self._anchor("session-start")
                 self._settle_old_layers()
                 self._start_local()
@@ -206,6 +210,7 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
                 if self._guard.session is not None:
                     with contextlib.suppress(GuardError, AuditError, OSError):
                         self._guard.session_ended("shutdown")
+            self._stop_telemetry()
             shutil.rmtree(self._session_dir, ignore_errors=True)
             if self._damage is None:
                 self._anchor("session-end")

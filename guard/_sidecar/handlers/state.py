@@ -36,6 +36,7 @@ from guard._sidecar.wire import GrantNote, SandboxPlanParams
 
 if TYPE_CHECKING:
     from guard._approvals.web import ApprovalPage
+    from guard._telemetry import Telemetry, TelemetryOff, TelemetryStatus
 
 __all__ = ["SidecarState", "alive", "grant_note", "open_problem"]
 
@@ -114,6 +115,9 @@ class SidecarState(RpcServer):
     # Refusals heard on other threads, coalesced: (reason, approver, question) -> how many.
     _refused: dict[tuple[str, Approver, str | None], int]
     _refused_lock: threading.Lock
+    # The export of decisions, when on; else why it is off (``None``: not looked at).
+    _telemetry: Telemetry | None
+    _telemetry_off: TelemetryOff | None
 
     def _need_guard(self) -> Guard:
         if self._guard is None or self._damage is not None:
@@ -224,6 +228,45 @@ class SidecarState(RpcServer):
             )
         self._broker.close(approval_id)
         return answer
+
+    def _start_telemetry(self) -> None:
+        """Export every guarded call as a span when the user's policy turns it on: the
+        guard's every durable record is observed (its calls folded and queued, never
+        waited on). Off, nothing of the export is imported."""
+        from guard._telemetry.config import TelemetryOff, export_config
+
+        assert self._guard is not None
+        config = export_config(self.home)
+        if isinstance(config, TelemetryOff):
+            if config.reason != "not-enabled":
+                _log.warning("telemetry-off", reason=config.reason, detail=config.detail)
+            self._telemetry = None
+            self._telemetry_off = config
+            return
+        from guard._telemetry.export import Telemetry
+
+        telemetry = Telemetry.start(config, status_dir=self._session_dir)
+        self._telemetry = telemetry
+        self._guard.observer = telemetry.observe
+        _log.info("telemetry-on", endpoint=config.endpoint, queue=config.settings.queue)
+
+    def _stop_telemetry(self) -> None:
+        """Export what waits, for a second at most (the rest is dropped and counted)."""
+        if self._telemetry is not None:
+            if self._guard is not None:
+                self._guard.observer = None
+            self._telemetry.close()
+
+    def _telemetry_status(self) -> TelemetryStatus:
+        """The export's status for ``/guard``."""
+        from guard._telemetry.export import off_status
+        from guard._telemetry.model import TelemetryStatus
+
+        if self._telemetry is not None:
+            return self._telemetry.status()
+        if self._telemetry_off is not None:
+            return off_status(self._telemetry_off)
+        return TelemetryStatus(state="off", reason="the guard is unavailable")
 
     def _workspace(self, cwd: str) -> str:
         """The session's workspace (its sandbox's), else the call's directory."""

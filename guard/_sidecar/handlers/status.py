@@ -87,6 +87,8 @@ class StatusPart(SidecarState):
         intact = verify.decision == "intact"
         status["sidecar"] = {"pid": os.getpid(), "requests": self.requests}
         status["auditIntact"] = intact
+        telemetry = self._telemetry_status()
+        status["telemetry"] = telemetry.model_dump(mode="json")
         status["text"] = "\n".join(
             [
                 "operator-guard status",
@@ -98,6 +100,7 @@ class StatusPart(SidecarState):
                 f"  sidecar pid:  {os.getpid()} ({self.requests} requests)",
                 f"  sandbox:      {sandbox_line(self._sandbox)}",
                 f"  this session: {session_counts_line(guard.session, guard.session_counts)}",
+                f"  telemetry:    {telemetry.line()}",
                 *(
                     [f"  approvals:    {self._page.login_url} (one-time login)"]
                     if self._page is not None

@@ -365,8 +365,10 @@ def test_status_gives_every_field_and_the_text_of_guard(sidecar: Sidecar, projec
             f"  sidecar pid:  {os.getpid()} (3 requests)",
             "  sandbox:      not planned yet (no session started in this sidecar)",
             "  this session: asked 1 (yes 1, no 0), blocked 0, ran 0",
+            "  telemetry:    off (not-enabled: no user policy file)",
         ]
     )
+    assert status["telemetry"]["state"] == "off"
     assert status["sessionCounts"] == {
         "asked": 1,
         "confirmed": 1,

@@ -1,0 +1,179 @@
+"""The exporter against a real OTLP/HTTP receiver on 127.0.0.1: spans arrive with the
+required attributes; a receiver that is down, slow or refusing changes no decision and
+delays no call (the queue is bounded, what it cannot take is dropped and counted)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from guard import Guard
+from guard._policy.settings.models import TelemetrySettings
+from guard._telemetry import ExportConfig, Telemetry
+from guard._telemetry.export import STATUS_FILE
+from tests.otlp_receiver import otlp_receiver
+
+from .conftest import Observed
+
+REQUIRED = (
+    "gen_ai.operation.name",
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "pi_guard.decision",
+    "pi_guard.action_kind",
+    "pi_guard.audit.seq",
+    "pi_guard.audit.checkpoint_size",
+)
+
+
+def config(endpoint: str, **settings: object) -> ExportConfig:
+    chosen = TelemetrySettings.model_validate({"enabled": True, "endpoint": endpoint, **settings})
+    return ExportConfig(settings=chosen, endpoint=endpoint + "/v1/traces", headers=None)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def run_calls(guard: Guard, workdir: Path, count: int) -> list[float]:
+    """``count`` guarded calls (a yes and its run, a no); each call's seconds."""
+    took = []
+    for n in range(count):
+        started = time.perf_counter()
+        call = {"command": f"rm -rf build/{n}"}
+        said = guard.record("bash", call, workdir, confirmed=True, tool_call_id=f"y{n}")
+        guard.tool_executed(f"y{n}", "bash", call, workdir, False, said.evidence_id)
+        guard.decline("bash", call, workdir, "declined", tool_call_id=f"n{n}")
+        took.append(time.perf_counter() - started)
+    return took
+
+
+def decisions(guard: Guard) -> list[tuple[str, str]]:
+    return [(r.event, str(r.data.get("reason", ""))) for r in _records(guard)]
+
+
+def _records(guard: Guard) -> list:  # type: ignore[type-arg]
+    from audit import read_records
+
+    return [r for r in read_records(guard.audit.path) if r.event != "log.created"]
+
+
+def test_every_guarded_call_reaches_the_receiver_once_with_the_required_attributes(
+    observed: Observed, workdir: Path, tmp_path: Path
+) -> None:
+    with otlp_receiver() as receiver:
+        telemetry = Telemetry.start(config(receiver.endpoint), status_dir=tmp_path / "s")
+        observed.guard.observer = telemetry.observe
+        run_calls(observed.guard, workdir, 3)
+        spans = receiver.wait_for(6)
+        telemetry.close()
+    assert len(spans) == 6
+    assert sorted(s.attributes["gen_ai.tool.call.id"] for s in spans) == sorted(
+        [f"y{n}" for n in range(3)] + [f"n{n}" for n in range(3)]
+    )
+    for span in spans:
+        assert span.name == "execute_tool bash"
+        assert span.kind == 1  # SPAN_KIND_INTERNAL
+        assert all(key in span.attributes for key in REQUIRED), span.attributes
+        assert span.resource["service.name"] == "pi-operator-guard"
+        assert span.schema_url == "https://opentelemetry.io/schemas/1.44.0"
+        assert span.start_ns <= span.end_ns
+    yes = next(s for s in spans if s.attributes["gen_ai.tool.call.id"] == "y0")
+    assert yes.attributes["pi_guard.answer"] == "yes"
+    assert yes.attributes["pi_guard.evidence.id"].startswith("oce_")
+    assert yes.status_code == 0  # unset: it ran
+    no = next(s for s in spans if s.attributes["gen_ai.tool.call.id"] == "n0")
+    assert no.attributes["pi_guard.answer"] == "no"
+    assert no.attributes["error.type"] == "declined"
+    assert no.status_code == 2  # error: the call did not run
+    status = telemetry.status()
+    assert (status.exported, status.dropped, status.state) == (6, 0, "on")
+    written = json.loads((tmp_path / "s" / STATUS_FILE).read_text())
+    assert written["exported"] == 6
+
+
+def test_headers_the_policy_names_are_sent(observed: Observed, workdir: Path) -> None:
+    with otlp_receiver() as receiver:
+        chosen = config(receiver.endpoint)
+        chosen = ExportConfig(chosen.settings, chosen.endpoint, {"x-api-key": "k-123"})
+        telemetry = Telemetry.start(chosen)
+        observed.guard.observer = telemetry.observe
+        run_calls(observed.guard, workdir, 1)
+        receiver.wait_for(2)
+        telemetry.close()
+    assert {r["x-api-key"] for r in receiver.requests} == {"k-123"}
+
+
+def test_a_receiver_that_is_down_changes_no_decision_and_counts_what_it_lost(
+    tmp_path: Path, workdir: Path
+) -> None:
+    with Guard.open(tmp_path / "plain") as plain:
+        run_calls(plain, workdir, 5)
+        expected = decisions(plain)
+    with Guard.open(tmp_path / "down") as guard:
+        endpoint = f"http://127.0.0.1:{free_port()}"
+        telemetry = Telemetry.start(config(endpoint, timeout_seconds=0.5))
+        guard.observer = telemetry.observe
+        run_calls(guard, workdir, 5)
+        assert decisions(guard) == expected
+        deadline = time.monotonic() + 10
+        while telemetry.status().dropped < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        telemetry.close(wait=0.2)
+    status = telemetry.status()
+    assert status.exported == 0
+    assert status.dropped == 10
+    assert status.last_error is not None
+    assert "10 dropped" in status.line()
+
+
+def test_a_slow_receiver_delays_no_call_and_a_full_queue_drops_and_counts(
+    observed: Observed, workdir: Path
+) -> None:
+    with otlp_receiver(delay=3.0) as receiver:
+        telemetry = Telemetry.start(config(receiver.endpoint, queue=16, timeout_seconds=10))
+        observed.guard.observer = telemetry.observe
+        started = time.perf_counter()
+        took = run_calls(observed.guard, workdir, 30)
+        elapsed = time.perf_counter() - started
+        status = telemetry.status()
+        telemetry.close(wait=0.1)
+    # 60 calls: one batch sits in the slow receiver, 16 wait, the rest were dropped at once.
+    assert elapsed < 3.0, elapsed
+    assert max(took) < 1.0, max(took)
+    assert status.exported == 0
+    assert status.queued == 16
+    assert status.dropped >= 60 - 16 - 60 // 2  # at most the calls before the first fill
+    assert status.dropped > 0
+    # Closing waits 0.1 s at most: what still waits is dropped too, and counted.
+    assert telemetry.status().dropped >= status.dropped + status.queued
+    assert receiver.spans == [] or len(receiver.spans) <= 60 - status.dropped - status.queued
+
+
+def test_a_refusing_collector_counts_its_refusals(observed: Observed, workdir: Path) -> None:
+    with otlp_receiver(status=400) as receiver:
+        telemetry = Telemetry.start(config(receiver.endpoint))
+        observed.guard.observer = telemetry.observe
+        run_calls(observed.guard, workdir, 2)
+        telemetry.close(wait=5)
+    assert telemetry.status().dropped == 4
+    assert telemetry.status().exported == 0
+
+
+def test_an_exporter_that_cannot_start_costs_no_call(observed: Observed, workdir: Path) -> None:
+    def broken(_: ExportConfig) -> object:
+        raise RuntimeError("no exporter here")
+
+    telemetry = Telemetry.start(config("http://127.0.0.1:9"), exporter=broken)  # type: ignore[arg-type]
+    observed.guard.observer = telemetry.observe
+    run_calls(observed.guard, workdir, 2)
+    telemetry.close(wait=2)
+    status = telemetry.status()
+    assert status.state == "broken"
+    assert status.dropped == 4
+    assert "no exporter here" in (status.last_error or "")
