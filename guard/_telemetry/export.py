@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 __all__ = ["MAX_BATCH", "STATUS_FILE", "Telemetry", "off_status", "open_telemetry"]
 
 MAX_BATCH = 512
+LINGER_SECONDS = 0.2
+"""How long the export thread gathers calls into one batch (the SDK's batch processor waits
+longer): the work of an export is shared by the calls of that moment."""
 STATUS_FILE = "telemetry.json"
 """The export's status in the sidecar's session directory, for ``pi-guard doctor``."""
 
@@ -166,6 +169,7 @@ class Telemetry:
         while not stop:
             batch: list[CallSpan] = []
             item = self._queue.get()
+            linger_until = time.monotonic() + LINGER_SECONDS
             while True:
                 if item is _STOP:
                     stop = True
@@ -174,8 +178,8 @@ class Telemetry:
                 batch.append(item)
                 if len(batch) >= MAX_BATCH:
                     break
-                try:
-                    item = self._queue.get_nowait()
+                try:  # gather a batch for a moment: one post, not one per call
+                    item = self._queue.get(timeout=max(linger_until - time.monotonic(), 0))
                 except queue.Empty:
                     break
             if batch:
