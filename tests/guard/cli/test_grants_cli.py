@@ -91,6 +91,9 @@ def world(tmp_path: Path) -> Iterator[World]:
     home.mkdir(mode=0o700)
     project = tmp_path / "project"
     project.mkdir()
+    # Untracked work: a call that would delete it asks (a missing target would run unasked).
+    for name in ("a.txt", "b.txt", "c.txt", "c2.txt", "c3.txt", "a.log", "b.log"):
+        (project / name).write_text(f"{name}\n")
     sessions = []
     for session_id in ("sess-a", "sess-b"):
         server = Sidecar(home)
