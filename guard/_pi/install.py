@@ -50,6 +50,7 @@ from guard._pi.layout import (
     find_installs,
     listed_packages,
 )
+from guard._pi.tools import planner_tools
 from guard._pi.trust import project_trust
 
 __all__ = [
@@ -185,8 +186,6 @@ def tools_json() -> bytes:
     """``tools.json``: the guard's own tools as the sidecar's ``describe`` lists them, so the
     shim registers them when pi loads it (the model's first request lists them) without
     waiting for the sidecar to start."""
-    from guard._sidecar.text import planner_tools
-
     tools = [tool.model_dump(mode="json") for tool in planner_tools()]
     return (json.dumps(tools, indent=2) + "\n").encode()
 

@@ -28,7 +28,6 @@ from guard._sidecar.wire import (
     EffectsDialog,
     GrantNote,
     ParentCall,
-    PlannerTool,
 )
 
 __all__ = [
@@ -38,7 +37,6 @@ __all__ = [
     "dialog_for",
     "grant_choice",
     "grant_line",
-    "planner_tools",
     "runtime_note",
     "sandbox_block_reason",
     "sandbox_line",
@@ -416,44 +414,6 @@ def runtime_note(has_ui: bool) -> str:
 
 
 # -- the planner tool --------------------------------------------------------------------------
-
-
-def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
-    """Inline local ``$ref``s so the schema stands alone (pi validates it as plain JSON Schema)."""
-    defs: dict[str, Any] = schema.get("$defs", {})
-
-    def walk(node: Any, seen: tuple[str, ...]) -> Any:
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            if isinstance(ref, str) and ref.startswith("#/$defs/"):
-                name = ref.removeprefix("#/$defs/")
-                if name in seen or name not in defs:
-                    return {k: walk(v, seen) for k, v in node.items()}
-                merged = {**defs[name], **{k: v for k, v in node.items() if k != "$ref"}}
-                return walk(merged, (*seen, name))
-            return {k: walk(v, seen) for k, v in node.items() if k != "$defs"}
-        if isinstance(node, list):
-            return [walk(item, seen) for item in node]
-        return node
-
-    result: dict[str, Any] = walk(schema, ())
-    return result
-
-
-def planner_tools() -> list[PlannerTool]:
-    """The read-only planner tool(s) the shim registers, schemas generated from the models."""
-    from planning import PLANNERS
-
-    planner = PLANNERS["channel"]
-    return [
-        PlannerTool(
-            name=PLANNER_TOOL_NAME,
-            label="Implementation channel plan",
-            description=str(planner.description),
-            planner="channel",
-            parameters=_inline_refs(planner.input_model.model_json_schema()),
-        )
-    ]
 
 
 def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> EffectsDialog:

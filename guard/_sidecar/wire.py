@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 from audit import WIRE_CONFIG
 from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
+from guard._pi.tools import PlannerTool
 from guard._policy import ToolFacts
 from guard._sandbox.model import SandboxPlan
 
@@ -428,13 +429,3 @@ class HealthReply(_Wire):
     key_id: str | None
     error: str | None
     status_text: str
-
-
-class PlannerTool(_Wire):
-    """A pi tool definition; ``parameters`` is the planner input model's JSON Schema."""
-
-    name: str
-    label: str
-    description: str
-    planner: str
-    parameters: dict[str, Any]

@@ -10,12 +10,12 @@ import time
 from typing import Any
 
 from guard._errors import GuardError
+from guard._pi.tools import planner_tools
 from guard._policy import PI_TOOLS
 from guard._sidecar.framing import MAX_LINE_BYTES
 from guard._sidecar.handlers.state import SidecarState
 from guard._sidecar.runtime import fill_runtime_facts
 from guard._sidecar.text import (
-    planner_tools,
     runtime_note,
     sandbox_line,
     session_counts_line,
