@@ -32,14 +32,7 @@ if typing.TYPE_CHECKING:
         PolicyBlockedError,
         TtlError,
     )
-    from guard._evidence.fingerprint import (
-        Fingerprint,
-    )
-    from guard._evidence.keys import (
-        Keyring,
-        KeyringEntry,
-    )
-    from guard._evidence.models import (
+    from guard._evidence import (
         DEFAULT_TTL_SECONDS,
         EVIDENCE_CUSTOM_TYPE,
         EVIDENCE_SCHEMA,
@@ -48,6 +41,9 @@ if typing.TYPE_CHECKING:
         Evaluation,
         EvidenceDetails,
         EvidenceEnvelope,
+        Fingerprint,
+        Keyring,
+        KeyringEntry,
         MatchResult,
         RecordResult,
     )
@@ -120,19 +116,19 @@ _HOMES: dict[str, str] = {
     "LedgerError": "guard._errors",
     "PolicyBlockedError": "guard._errors",
     "TtlError": "guard._errors",
-    "Fingerprint": "guard._evidence.fingerprint",
-    "Keyring": "guard._evidence.keys",
-    "KeyringEntry": "guard._evidence.keys",
-    "ConsumeResult": "guard._evidence.models",
-    "DEFAULT_TTL_SECONDS": "guard._evidence.models",
-    "EVIDENCE_CUSTOM_TYPE": "guard._evidence.models",
-    "EVIDENCE_SCHEMA": "guard._evidence.models",
-    "Evaluation": "guard._evidence.models",
-    "EvidenceDetails": "guard._evidence.models",
-    "EvidenceEnvelope": "guard._evidence.models",
-    "MAX_TTL_SECONDS": "guard._evidence.models",
-    "MatchResult": "guard._evidence.models",
-    "RecordResult": "guard._evidence.models",
+    "Fingerprint": "guard._evidence",
+    "Keyring": "guard._evidence",
+    "KeyringEntry": "guard._evidence",
+    "ConsumeResult": "guard._evidence",
+    "DEFAULT_TTL_SECONDS": "guard._evidence",
+    "EVIDENCE_CUSTOM_TYPE": "guard._evidence",
+    "EVIDENCE_SCHEMA": "guard._evidence",
+    "Evaluation": "guard._evidence",
+    "EvidenceDetails": "guard._evidence",
+    "EvidenceEnvelope": "guard._evidence",
+    "MAX_TTL_SECONDS": "guard._evidence",
+    "MatchResult": "guard._evidence",
+    "RecordResult": "guard._evidence",
     "DeclineReason": "guard._guard",
     "Guard": "guard._guard",
     "default_home": "guard._home",

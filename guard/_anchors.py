@@ -28,7 +28,7 @@ from audit.tlog import (
     read_tree_state,
 )
 from guard._checks import Check
-from guard._evidence.keys import PublicKeyring
+from guard._evidence import PublicKeyring
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._home import AUDIT_LOG_FILE, env
 

@@ -18,10 +18,14 @@ from typing import Any
 
 from audit import utc_now
 from guard._errors import BadInputError
-from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
-from guard._evidence.keys import PublicKeyring
-from guard._evidence.models import ConsumeResult
-from guard._evidence.single_use import consume_synced
+from guard._evidence import (
+    ConsumeResult,
+    Fingerprint,
+    PublicKeyring,
+    compute_fingerprint,
+    consume_synced,
+    normalize_tool_name,
+)
 from guard._policy.cache import PolicyCache
 from guard._storage import SyncedLedger
 

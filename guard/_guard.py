@@ -21,10 +21,13 @@ from audit import AuditLog, VerifyResult, utc_now, verify_log
 from guard._anchors import anchor_dir
 from guard._consumer import consume_call
 from guard._errors import LedgerError
-from guard._evidence.consume import DEFAULT_SKEW
-from guard._evidence.fingerprint import normalize_tool_name
-from guard._evidence.keys import KeyStore
-from guard._evidence.models import MAX_TTL_SECONDS, ConsumeResult
+from guard._evidence import (
+    DEFAULT_SKEW,
+    MAX_TTL_SECONDS,
+    ConsumeResult,
+    KeyStore,
+    normalize_tool_name,
+)
 from guard._facade import (
     BlockReason,
     DeclineReason,

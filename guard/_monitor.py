@@ -18,8 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from guard._consumer import consume_call
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
-from guard._evidence.models import ConsumeResult
+from guard._evidence import KEYRING_FILE, ConsumeResult, PublicKeyring
 from guard._home import AUDIT_LOG_FILE, resolve_home
 from guard._ledger_choice import open_ledger
 from guard._policy.cache import PolicyCache

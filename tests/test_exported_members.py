@@ -209,6 +209,38 @@ GUARD_EVIDENCE = [
     "payload_hash",
 ]
 
+GUARD_EVIDENCE_WING = [
+    "DEFAULT_SKEW",
+    "DEFAULT_TTL_SECONDS",
+    "EVIDENCE_CUSTOM_TYPE",
+    "EVIDENCE_SCHEMA",
+    "KEYRING_FILE",
+    "MAX_TTL_SECONDS",
+    "ConsumeResult",
+    "CoveredBy",
+    "Evaluation",
+    "EvidenceDetails",
+    "EvidenceEnvelope",
+    "Fingerprint",
+    "KeyStore",
+    "Keyring",
+    "KeyringEntry",
+    "MatchResult",
+    "PublicKeyring",
+    "RecordResult",
+    "ReportOnly",
+    "Reservation",
+    "Signer",
+    "check_key",
+    "compute_fingerprint",
+    "consume_synced",
+    "mint_envelope",
+    "normalize_path",
+    "normalize_tool_name",
+    "payload_hash",
+    "reserve",
+]
+
 AUDIT_LINES = [
     "Chain",
     "LogLineError",
@@ -264,6 +296,7 @@ EXPECTED = {
     "planning": PLANNING,
     "guard": GUARD,
     "guard.evidence": GUARD_EVIDENCE,
+    "guard._evidence": GUARD_EVIDENCE_WING,
 }
 
 

@@ -21,8 +21,7 @@ from typing import Literal
 
 from audit import b64url_encode, canonical_json, format_iso, parse_iso, sha256_prefixed, utc_now
 from guard._approvals.model import Answer, AnswerRequest, Approver, Outcome, Pending
-from guard._evidence.envelope import Reservation, reserve
-from guard._evidence.fingerprint import Fingerprint
+from guard._evidence import Fingerprint, Reservation, reserve
 from guard._operator import (
     OperatorCredential,
     OperatorReason,

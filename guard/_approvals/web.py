@@ -53,7 +53,7 @@ from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
 from guard._approvals.local import serve_in_thread
 from guard._approvals.model import AnswerRequest, ApprovalId
 from guard._errors import GuardError
-from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+from guard._evidence import KEYRING_FILE, PublicKeyring
 from guard._home import SESSIONS_DIR
 from guard._logging import get_logger
 from guard._operator import (

@@ -2,5 +2,136 @@
 
 ``models`` holds the wire shapes, ``fingerprint`` binds an action, ``keys`` signs and
 verifies, ``envelope`` mints and parses evidence, ``consume`` runs the seven checks and
-``ledger`` makes consumption single-use. Public names are re-exported by :mod:`guard`.
+``single_use`` is the one consume path (the ledger synced from the audit log first).
+
+This face is what the other wings use; :mod:`guard` re-exports the public shapes and
+:mod:`guard.evidence` is the face for a careful integrator. The primitives among the
+names below are safe only after the checks each leaves to its caller (guard.evidence's
+docstring says them in full): :func:`compute_fingerprint` and :func:`payload_hash` only
+for a call classified with the policy in force and its input exactly as it will run;
+:class:`KeyStore` and :class:`Signer` hold the signing key and stay in the guard home;
+:func:`mint_envelope` only after the operator's yes, with the ``confirmation.recorded``
+record durable before the evidence leaves the process; :func:`consume_synced` only with
+``pending`` recomputed from the call about to run. Everything else here (the models,
+:class:`Fingerprint`, :class:`PublicKeyring`, the normalizers, :func:`reserve`, which signs
+nothing, and the doctor's :func:`check_key`) is safe to use anywhere above this floor.
 """
+
+import typing
+
+from guard._lazy import exports as _exports
+
+if typing.TYPE_CHECKING:
+    from guard._evidence.consume import (
+        DEFAULT_SKEW,
+    )
+    from guard._evidence.doctor import (
+        check_key,
+    )
+    from guard._evidence.envelope import (
+        Reservation,
+        mint_envelope,
+        reserve,
+    )
+    from guard._evidence.fingerprint import (
+        Fingerprint,
+        compute_fingerprint,
+        normalize_path,
+        normalize_tool_name,
+        payload_hash,
+    )
+    from guard._evidence.keys import (
+        KEYRING_FILE,
+        Keyring,
+        KeyringEntry,
+        KeyStore,
+        PublicKeyring,
+        Signer,
+    )
+    from guard._evidence.models import (
+        DEFAULT_TTL_SECONDS,
+        EVIDENCE_CUSTOM_TYPE,
+        EVIDENCE_SCHEMA,
+        MAX_TTL_SECONDS,
+        ConsumeResult,
+        CoveredBy,
+        Evaluation,
+        EvidenceDetails,
+        EvidenceEnvelope,
+        MatchResult,
+        RecordResult,
+        ReportOnly,
+    )
+    from guard._evidence.single_use import (
+        consume_synced,
+    )
+
+__all__ = [
+    "DEFAULT_SKEW",
+    "DEFAULT_TTL_SECONDS",
+    "EVIDENCE_CUSTOM_TYPE",
+    "EVIDENCE_SCHEMA",
+    "KEYRING_FILE",
+    "MAX_TTL_SECONDS",
+    "ConsumeResult",
+    "CoveredBy",
+    "Evaluation",
+    "EvidenceDetails",
+    "EvidenceEnvelope",
+    "Fingerprint",
+    "KeyStore",
+    "Keyring",
+    "KeyringEntry",
+    "MatchResult",
+    "PublicKeyring",
+    "RecordResult",
+    "ReportOnly",
+    "Reservation",
+    "Signer",
+    "check_key",
+    "compute_fingerprint",
+    "consume_synced",
+    "mint_envelope",
+    "normalize_path",
+    "normalize_tool_name",
+    "payload_hash",
+    "reserve",
+]
+
+# Each public name's home module, imported on first use.
+_HOMES: dict[str, str] = {
+    "DEFAULT_SKEW": "guard._evidence.consume",
+    "check_key": "guard._evidence.doctor",
+    "Reservation": "guard._evidence.envelope",
+    "mint_envelope": "guard._evidence.envelope",
+    "reserve": "guard._evidence.envelope",
+    "Fingerprint": "guard._evidence.fingerprint",
+    "compute_fingerprint": "guard._evidence.fingerprint",
+    "normalize_path": "guard._evidence.fingerprint",
+    "normalize_tool_name": "guard._evidence.fingerprint",
+    "payload_hash": "guard._evidence.fingerprint",
+    "KEYRING_FILE": "guard._evidence.keys",
+    "KeyStore": "guard._evidence.keys",
+    "Keyring": "guard._evidence.keys",
+    "KeyringEntry": "guard._evidence.keys",
+    "PublicKeyring": "guard._evidence.keys",
+    "Signer": "guard._evidence.keys",
+    "ConsumeResult": "guard._evidence.models",
+    "CoveredBy": "guard._evidence.models",
+    "DEFAULT_TTL_SECONDS": "guard._evidence.models",
+    "EVIDENCE_CUSTOM_TYPE": "guard._evidence.models",
+    "EVIDENCE_SCHEMA": "guard._evidence.models",
+    "Evaluation": "guard._evidence.models",
+    "EvidenceDetails": "guard._evidence.models",
+    "EvidenceEnvelope": "guard._evidence.models",
+    "MAX_TTL_SECONDS": "guard._evidence.models",
+    "MatchResult": "guard._evidence.models",
+    "RecordResult": "guard._evidence.models",
+    "ReportOnly": "guard._evidence.models",
+    "consume_synced": "guard._evidence.single_use",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

@@ -25,20 +25,22 @@ from audit import (
 from guard._approvals.model import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._errors import BadInputError, TtlError
-from guard._evidence.envelope import Reservation, mint_envelope
-from guard._evidence.fingerprint import (
-    Fingerprint,
-    compute_fingerprint,
-    normalize_tool_name,
-    payload_hash,
-)
-from guard._evidence.keys import Keyring, KeyStore, PublicKeyring, Signer
-from guard._evidence.models import (
+from guard._evidence import (
     DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
     CoveredBy,
     Evaluation,
+    Fingerprint,
+    Keyring,
+    KeyStore,
+    PublicKeyring,
     RecordResult,
+    Reservation,
+    Signer,
+    compute_fingerprint,
+    mint_envelope,
+    normalize_tool_name,
+    payload_hash,
 )
 from guard._grants.desk import GrantDesk
 from guard._grants.store import GrantStore

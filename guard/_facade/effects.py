@@ -8,9 +8,13 @@ from typing import Any
 from audit import utc_now
 from guard._approvals.model import Approver
 from guard._effects.model import Review
-from guard._evidence.envelope import mint_envelope
-from guard._evidence.fingerprint import Fingerprint, payload_hash
-from guard._evidence.models import DEFAULT_TTL_SECONDS, RecordResult
+from guard._evidence import (
+    DEFAULT_TTL_SECONDS,
+    Fingerprint,
+    RecordResult,
+    mint_envelope,
+    payload_hash,
+)
 from guard._facade.base import GuardBase
 
 __all__ = ["EffectsPart"]

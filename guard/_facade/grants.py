@@ -10,8 +10,7 @@ from typing import Any, Literal
 from audit import canonical_json, sha256_prefixed, utc_now
 from guard._consumer import check_input
 from guard._errors import BadInputError
-from guard._evidence.fingerprint import normalize_tool_name
-from guard._evidence.models import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
+from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult, normalize_tool_name
 from guard._facade.base import GuardBase, preview_of
 from guard._grants import GrantOffer, offers
 from guard._grants.desk import GrantLimits

@@ -9,8 +9,7 @@ from typing import Any
 from audit import format_iso, utc_now
 from guard._consumer import check_tool_call_id
 from guard._errors import BadInputError, TtlError
-from guard._evidence.envelope import Reservation, reserve
-from guard._evidence.models import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS
+from guard._evidence import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, Reservation, reserve
 from guard._facade.base import GuardBase
 from guard._operator import OperatorCredential
 

@@ -10,8 +10,13 @@ from typing import Any
 from guard._approvals.model import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._effects import UnaskedTarget
-from guard._evidence.fingerprint import compute_fingerprint, normalize_tool_name, payload_hash
-from guard._evidence.models import Evaluation, RecordResult
+from guard._evidence import (
+    Evaluation,
+    RecordResult,
+    compute_fingerprint,
+    normalize_tool_name,
+    payload_hash,
+)
 from guard._facade.base import (
     BlockReason,
     DeclineReason,

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from audit import AuditRecord, canonical_json, format_iso, parse_iso, sha256_prefixed, shorten
-from guard._evidence.keys import PublicKeyring, Signer
+from guard._evidence import PublicKeyring, Signer
 from guard._grants.match import covers
 from guard._grants.model import GrantOffer
 from guard._grants.store import (

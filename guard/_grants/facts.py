@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from guard._errors import BadInputError
-from guard._evidence.fingerprint import normalize_path
+from guard._evidence import normalize_path
 from guard._policy.bash.model import Command
 from guard._policy.bash.walker import analyze
 from guard._policy.matching.classify import pi_file_target

@@ -41,8 +41,7 @@ from audit import (
     load_json,
     parse_iso,
 )
-from guard._evidence.keys import PublicKeyring, Signer
-from guard._evidence.models import ReportOnly
+from guard._evidence import PublicKeyring, ReportOnly, Signer
 from guard._grants.model import Breadth, GrantPattern
 
 __all__ = [

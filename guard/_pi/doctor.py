@@ -33,7 +33,7 @@ from pydantic import BaseModel
 from audit import WIRE_CONFIG
 from guard._anchors import check_audit
 from guard._checks import Check, CheckName, CheckStatus
-from guard._evidence.doctor import check_key
+from guard._evidence import check_key
 from guard._home import check_home, resolve_home
 from guard._pi.checks import (
     check_config,

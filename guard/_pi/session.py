@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import JsonInputError, load_json
-from guard._evidence.models import EVIDENCE_CUSTOM_TYPE
+from guard._evidence import EVIDENCE_CUSTOM_TYPE
 from guard._lines import iter_frames
 
 __all__ = ["session_envelopes"]

@@ -25,7 +25,7 @@ from typing import Any
 
 from audit import AuditRecord, ExternalSource, JsonInputError, ReportRow, load_json
 from guard._errors import BadInputError
-from guard._evidence.fingerprint import Fingerprint
+from guard._evidence import Fingerprint
 from guard._lines import iter_frames
 from guard._policy.cache import PolicyCache
 

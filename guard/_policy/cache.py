@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from guard._evidence.fingerprint import Fingerprint, compute_fingerprint, normalize_tool_name
+from guard._evidence import Fingerprint, compute_fingerprint, normalize_tool_name
 from guard._home import pi_agent_dir
 from guard._policy import Policy, Verdict
 from guard._policy.matching.tools import ToolFacts

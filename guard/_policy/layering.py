@@ -15,7 +15,7 @@ from pathlib import Path
 
 from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
-from guard._evidence.fingerprint import normalize_path
+from guard._evidence import normalize_path
 from guard._home import env, pi_agent_dir
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.globs import expand_lists

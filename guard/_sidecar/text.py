@@ -15,7 +15,7 @@ from typing import Any, Literal
 from audit import parse_iso
 from guard._effects.model import Hold
 from guard._effects.review import summary_line
-from guard._evidence.models import Evaluation
+from guard._evidence import Evaluation
 from guard._grants import GrantOffer
 from guard._grants.model import inside
 from guard._guard import DeclineReason

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from audit import WIRE_CONFIG
-from guard._evidence.models import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
+from guard._evidence import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
 from guard._pi.tools import PlannerTool
 from guard._policy import ToolFacts

@@ -19,14 +19,14 @@ from guard._cli.args import (
 )
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit, read_file_arg
-from guard._evidence.models import DEFAULT_TTL_SECONDS
+from guard._evidence import DEFAULT_TTL_SECONDS
 from guard._home import resolve_home
 
 __all__ = ["register"]
 
 
 def cmd_keygen(args: argparse.Namespace) -> ExitCode:
-    from guard._evidence.keys import KeyStore
+    from guard._evidence import KeyStore
     from guard._guard import Guard
 
     signed = False

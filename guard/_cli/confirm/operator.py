@@ -153,7 +153,7 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
 
 
 def _listed(home: Path) -> list[OperatorCredential]:
-    from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+    from guard._evidence import KEYRING_FILE, PublicKeyring
 
     if not (home / KEYRING_FILE).exists():
         return []  # a home whose guard never started: nothing enrolled

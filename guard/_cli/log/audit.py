@@ -222,7 +222,7 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
 def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
     """Move a log that does not verify aside and start a new one that records the move."""
     home = existing_home(args.home, "recovery signs with its key")
-    from guard._evidence.keys import KeyStore
+    from guard._evidence import KeyStore
 
     store = KeyStore.open(home)
     signer = store.load_signer()

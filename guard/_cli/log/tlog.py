@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from audit import VerifyResult
     from audit.tlog import AnchorDir, Anchored, NoteKey, SignedCheckpoint
-    from guard._evidence.keys import PublicKeyring
+    from guard._evidence import PublicKeyring
 
 __all__ = [
     "keyring_of",
@@ -103,7 +103,7 @@ def log_path_of(args: argparse.Namespace) -> Path:
 
 def keyring_of(args: argparse.Namespace) -> PublicKeyring:
     """``--keyring`` if given, else the home's public keyring."""
-    from guard._evidence.keys import KEYRING_FILE, PublicKeyring
+    from guard._evidence import KEYRING_FILE, PublicKeyring
 
     keyring_path = Path(args.keyring) if args.keyring else existing_home(args.home) / KEYRING_FILE
     return PublicKeyring.load(keyring_path)

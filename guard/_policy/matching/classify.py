@@ -12,7 +12,7 @@ from typing import Any
 
 from audit import shorten
 from guard._errors import BadInputError
-from guard._evidence.fingerprint import normalize_path
+from guard._evidence import normalize_path
 from guard._policy.bash.walker import Command, analyze
 from guard._policy.matching.checks import (
     UNRELAXABLE,

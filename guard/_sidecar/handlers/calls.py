@@ -14,7 +14,7 @@ from typing import Any
 from audit import utc_now
 from guard._effects import UnaskedTarget, unasked
 from guard._errors import RpcFault
-from guard._evidence.models import Evaluation
+from guard._evidence import Evaluation
 from guard._guard import Guard, operator_reason_text
 from guard._logging import get_logger
 from guard._pi.session import session_envelopes

@@ -12,8 +12,7 @@ from audit import utc_now
 from guard._approvals import AnswerRequest, LocalApprovals, Signable, question_digest
 from guard._approvals.home import sidecar_about, sidecar_dirs
 from guard._errors import RpcFault
-from guard._evidence.fingerprint import Fingerprint
-from guard._evidence.models import Evaluation
+from guard._evidence import Evaluation, Fingerprint
 from guard._logging import get_logger
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.handlers.state import SidecarState, grant_note
