@@ -145,6 +145,16 @@ class PathMatcher:
                 return True
         return False
 
+    def holds_beneath(self, path: str) -> bool:
+        """Whether a path beneath ``path`` could match one of these globs that is anchored
+        (``/proc/*/environ`` beneath ``/proc/self``); globs at any depth do not count."""
+        segments = (*(s for s in path.split("/") if s), "**")
+        return any(
+            shape[:1] != ("**",)
+            and shapes_intersect(segments, shape, case_sensitive=self.case_sensitive)
+            for shape in self.shapes
+        )
+
     def protects_beneath(self, path: str) -> bool:
         """Whether a literal root of these globs is ``path`` itself or lies beneath it."""
         return any(is_under(root, path, case_sensitive=self.case_sensitive) for root in self.roots)

@@ -75,8 +75,32 @@ def _word_matches(word: Word, spec: str) -> bool:
     value = word.value
     if value is None:
         return True  # only known at runtime: could be anything (fail closed)
+    return _text_matches(value, spec)
+
+
+def _text_matches(value: str, spec: str) -> bool:
     literal, globs = _alternatives(spec)
     return value in literal or any(fnmatchcase(value, g) for g in globs)
+
+
+def _operand_matches(word: Word, specs: Sequence[str]) -> bool:
+    """For an exception: the word is known and matches, and so does each side of a
+    ``src:dst`` (a git refspec ``me/fix:main`` pushes to ``main``)."""
+    value = word.value
+    if value is None or word.glob:
+        return False  # only known at runtime (a value, a glob's expansion): never relaxed
+    parts = [value]
+    if ":" in value and "://" not in value:
+        parts += value.lstrip("+").split(":")
+    return all(any(_text_matches(part, spec) for spec in specs) for part in parts)
+
+
+def _every_operand_matches(command: Command, program: str, rule: Rule) -> bool:
+    """An exception's ``args``: every operand after its subcommand (each positional word, an
+    option's value too) matches one of them, and there is at least one."""
+    positionals, _ = leading_positionals(command, program)
+    operands = positionals[len(rule.subcommand) :]
+    return bool(operands) and all(_operand_matches(w, rule.args) for w in operands)
 
 
 @lru_cache(maxsize=4096)
@@ -156,9 +180,13 @@ class CompiledRule:
         # Deleting, moving or copying a directory that holds a blocked path (the guard
         # home) is as bad as touching the path itself; reading one recursively (grep -r,
         # tar, cp -r of the home) reads the credentials in it.
-        if not recursive or not self.paths.protects_beneath(path):
+        if not recursive:
             return False
-        return self.rule.verdict == "block" or (read and self.rule.id in CREDENTIAL_RULES)
+        if self.paths.protects_beneath(path):
+            return self.rule.verdict == "block" or (read and self.rule.id in CREDENTIAL_RULES)
+        # A blocked glob's path beneath it is read too: grep over /proc/self reads environ.
+        reads = read and "read" in access
+        return reads and self.rule.verdict == "block" and self.paths.holds_beneath(path)
 
     def pattern_hit(self, mention: Mention, pattern: str) -> bool:
         """Whether a glob could name a path this rule covers.
@@ -226,7 +254,11 @@ class CompiledRule:
             return False
         if rule.unless_flags and any(_static_flag_present(args, f) for f in rule.unless_flags):
             return False
-        if rule.args and not any(_word_matches(w, p) for w in args for p in rule.args):
+        if rule.args and not (
+            _every_operand_matches(command, program, rule)
+            if exception
+            else any(_word_matches(w, p) for w in args for p in rule.args)
+        ):
             return False
         if self.arg_regex is not None and not self._regex_hit(command):
             return False

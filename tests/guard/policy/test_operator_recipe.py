@@ -2,9 +2,8 @@
 
 The page's user rules are loaded as the user's file of a real home and judged through
 ``pi-guard evaluate``: the relaxed rule lets exactly what it names through, a call beyond it
-still asks, a built-in block stays a block, and the pitfall the page warns of (``args`` in an
-allow rule matches any argument) is what the guard does today. A project file's ``[mcp]`` is
-refused, as the page says.
+still asks, a built-in block stays a block, and ``args`` in an allow rule covers every operand
+(a branch riding along still asks). A project file's ``[mcp]`` is refused, as the page says.
 """
 
 from __future__ import annotations
@@ -74,19 +73,56 @@ def test_mcp_tools_by_name_and_a_block_that_stays(home: Path, project: Path) -> 
     assert key["verdict"] == "block"
 
 
-def test_the_args_pitfall_is_as_the_page_warns(tmp_path: Path, project: Path) -> None:
-    """``args`` matches when any argument does: the page says not to relax with it."""
-    assert "git push --force origin me/fix main" in PAGE.read_text(encoding="utf-8")
-    home = tmp_path / "pitfall"
+PUSH_RULE = (
+    '[[rule]]\nid = "me.push-my-branches"\nverdict = "allow"\nprogram = ["git"]\n'
+    'subcommand = ["push"]\nargs = ["origin", "me/*"]\nunless_flags = ["--all", "--mirror"]\n'
+    'relaxes = ["builtin.git-push-force"]\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("git push --force origin me/fix", "allow"),
+        ("git push -f origin me/fix me/other", "allow"),
+        ("git push --force origin main", "confirm"),
+        # every operand must match, not any: the branch that rides along still asks
+        ("git push --force origin me/fix main", "confirm"),
+        ("git push --force origin main me/fix", "confirm"),
+        ("git push --force upstream me/fix", "confirm"),
+        ("git push --force origin me/fix:main", "confirm"),
+        ("git push --force origin +me/fix:main", "confirm"),
+        ("git push --force origin me/fix:refs/heads/main", "confirm"),
+        ('git push --force origin "$BRANCH"', "confirm"),
+        ("git push --force origin me/fix $(echo main)", "confirm"),
+        ("git push --force origin -- me/fix main", "confirm"),
+        ("git push --force", "confirm"),  # no operand: the upstream, whatever it is
+        ("git push --force --all origin", "confirm"),
+    ],
+)
+def test_an_allow_rules_args_must_cover_every_operand(
+    tmp_path: Path, project: Path, command: str, verdict: str
+) -> None:
+    """The page's rule: ``args`` in an allow rule judges every operand after the
+    subcommand (``git push --force origin me/fix main`` once rode along on ``me/fix``)."""
+    assert "`git push --force origin me/fix main`" in PAGE.read_text(encoding="utf-8")
+    home = tmp_path / "pushes"
+    home.mkdir()
+    (home / "operator-guard.toml").write_text(PUSH_RULE)
+    assert _evaluate(home, project, "bash", {"command": command})["verdict"] == verdict
+
+
+def test_a_confirm_rules_args_still_match_any_argument(tmp_path: Path, project: Path) -> None:
+    """A restriction catches a call when any argument matches (it may only catch more)."""
+    home = tmp_path / "restricts"
     home.mkdir()
     (home / "operator-guard.toml").write_text(
-        '[[rule]]\nid = "me.push-my-branches"\nverdict = "allow"\nprogram = ["git"]\n'
-        'subcommand = ["push"]\nargs = ["me/*"]\nrelaxes = ["builtin.git-push-force"]\n'
+        '[[rule]]\nid = "me.no-main"\nverdict = "confirm"\nprogram = ["git"]\n'
+        'subcommand = ["push"]\nargs = ["main"]\n'
     )
-    main = _evaluate(home, project, "bash", {"command": "git push --force origin main"})
-    assert main["verdict"] == "confirm"
-    ride = _evaluate(home, project, "bash", {"command": "git push --force origin me/fix main"})
-    assert ride["verdict"] == "allow"
+    for command in ("git push origin me/fix main", "git push origin main me/fix"):
+        found = _evaluate(home, project, "bash", {"command": command})
+        assert (found["verdict"], found["ruleIds"]) == ("confirm", ["me.no-main"]), command
 
 
 def test_a_projects_mcp_table_is_refused(tmp_path: Path) -> None:
