@@ -26,7 +26,7 @@ from guard._evidence import (
     consume_synced,
     normalize_tool_name,
 )
-from guard._policy.cache import PolicyCache
+from guard._policy import PolicyCache
 from guard._storage import SyncedLedger
 
 __all__ = ["check_input", "check_tool_call_id", "consume_call", "pending_fingerprint"]

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING
 
 from guard._errors import LedgerError
 from guard._home import ENV_PREFIX, env
-from guard._policy.layering import CONFIG_FILE_NAME
-from guard._policy.settings.config import read_layer
+from guard._policy import CONFIG_FILE_NAME, read_layer
 from guard._storage import SqliteLedger, is_postgres_url, psycopg_missing, redact_url
 
 if TYPE_CHECKING:

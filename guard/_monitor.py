@@ -21,7 +21,7 @@ from guard._consumer import consume_call
 from guard._evidence import KEYRING_FILE, ConsumeResult, PublicKeyring
 from guard._home import AUDIT_LOG_FILE, resolve_home
 from guard._ledger_choice import open_ledger
-from guard._policy.cache import PolicyCache
+from guard._policy import PolicyCache
 
 __all__ = ["Monitor"]
 

@@ -3,7 +3,8 @@
 A name added to or dropped from an ``__all__`` must be added to or dropped from the list here
 in the same change, so the public API never changes by accident. Every ``__all__`` is kept in
 the order ruff's RUF022 keeps (isort style: CONSTANTS, then Classes, then functions), every
-name in it resolves, and nothing public is left out of it.
+name in it resolves, and nothing public is left out of it. The faces of guard's wings (what
+one wing offers the others, ``tests/test_layers.py``) are pinned the same way.
 """
 
 from __future__ import annotations
@@ -241,6 +242,45 @@ GUARD_EVIDENCE_WING = [
     "reserve",
 ]
 
+GUARD_POLICY_WING = [
+    "CHECKS",
+    "CONFIG_FILE_NAME",
+    "PI_TOOLS",
+    "PLANNER_TOOL_NAME",
+    "TOO_WIDE_HINT",
+    "Command",
+    "ConfigProblem",
+    "LayerName",
+    "McpServers",
+    "McpTrust",
+    "Policy",
+    "PolicyCache",
+    "PolicyDescription",
+    "Rule",
+    "SandboxSettings",
+    "Settings",
+    "TelemetrySettings",
+    "ToolFacts",
+    "Verdict",
+    "analyze",
+    "check_config_file",
+    "command_mentions",
+    "credential_files",
+    "describe_source",
+    "git_config_names_programs",
+    "git_config_values",
+    "load_layers",
+    "note_pi_runtime",
+    "pi_file_target",
+    "placeholder_lists",
+    "read_layer",
+    "read_mcp_servers",
+    "realpath",
+    "too_wide",
+    "within",
+    "worktree_hook_files",
+]
+
 AUDIT_LINES = [
     "Chain",
     "LogLineError",
@@ -297,6 +337,7 @@ EXPECTED = {
     "guard": GUARD,
     "guard.evidence": GUARD_EVIDENCE,
     "guard._evidence": GUARD_EVIDENCE_WING,
+    "guard._policy": GUARD_POLICY_WING,
 }
 
 

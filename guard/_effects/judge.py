@@ -26,7 +26,7 @@ from guard._effects.layer import link_above, tree_size
 from guard._effects.model import Effect, Hold, HoldReason
 from guard._effects.repository import git_loss
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
-from guard._policy.matching.writable import within
+from guard._policy import within
 
 __all__ = ["REGENERABLE", "Baseline", "GitState", "judge"]
 

@@ -27,7 +27,7 @@ from typing import Literal
 
 from guard._effects.baseline import Baseline
 from guard._effects.judge import REGENERABLE, GitState
-from guard._policy.matching.writable import within
+from guard._policy import within
 
 __all__ = ["MAX_FILES", "QUIET_RULES", "UnaskedReason", "UnaskedTarget", "unasked"]
 

@@ -22,8 +22,7 @@ from guard._effects.judge import REGENERABLE, Baseline, judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
-from guard._policy.matching.writable import within
-from guard._policy.settings.surroundings import git_config_names_programs
+from guard._policy import git_config_names_programs, within
 
 __all__ = ["LAYER_ID", "Reviewer", "effects_digest", "summary_line"]
 

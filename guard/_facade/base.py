@@ -47,8 +47,7 @@ from guard._grants.store import GrantStore
 from guard._home import GRANTS_FILE
 from guard._operator import OperatorCheck, OperatorSignature
 from guard._operator import check_operator_signature as _check_operator
-from guard._policy import PI_TOOLS, Verdict
-from guard._policy.cache import PolicyCache
+from guard._policy import PI_TOOLS, PolicyCache, Verdict
 from guard._storage import SyncedLedger
 
 __all__ = [

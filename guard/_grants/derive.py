@@ -24,9 +24,7 @@ from audit import ActionKind
 from guard._grants.facts import CallFacts, anchor, call_facts
 from guard._grants.model import GLOB_SPECIALS, Breadth, GrantOffer, GrantPattern, inside
 from guard._home import default_home
-from guard._policy.matching.checks import CHECKS
-from guard._policy.matching.realpath import realpath
-from guard._policy.settings.models import Verdict
+from guard._policy import CHECKS, Verdict, realpath
 
 __all__ = ["NEVER_GRANTED", "offers"]
 

@@ -30,7 +30,7 @@ from guard._grants.store import (
     Unusable,
     new_grant_id,
 )
-from guard._policy.settings.models import Verdict
+from guard._policy import Verdict
 
 __all__ = ["Cover", "GrantDesk", "GrantLimits"]
 

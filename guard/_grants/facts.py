@@ -21,12 +21,7 @@ from typing import Any, Literal
 
 from guard._errors import BadInputError
 from guard._evidence import normalize_path
-from guard._policy.bash.model import Command
-from guard._policy.bash.walker import analyze
-from guard._policy.matching.classify import pi_file_target
-from guard._policy.matching.paths import command_mentions
-from guard._policy.matching.realpath import realpath
-from guard._policy.settings.models import Verdict
+from guard._policy import Command, Verdict, analyze, command_mentions, pi_file_target, realpath
 
 __all__ = ["FILE_TOOLS", "SHELL_TOOL", "CallFacts", "Refusal", "anchor", "call_facts"]
 

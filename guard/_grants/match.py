@@ -18,8 +18,7 @@ from typing import Any
 
 from guard._grants.facts import anchor, call_facts
 from guard._grants.model import Coverage, CoverageReason, GrantPattern, glob_matches, inside
-from guard._policy.matching.realpath import realpath
-from guard._policy.settings.models import Verdict
+from guard._policy import Verdict, realpath
 
 __all__ = ["covers"]
 

@@ -27,7 +27,7 @@ from audit import AuditRecord, ExternalSource, JsonInputError, ReportRow, load_j
 from guard._errors import BadInputError
 from guard._evidence import Fingerprint
 from guard._lines import iter_frames
-from guard._policy.cache import PolicyCache
+from guard._policy import PolicyCache
 
 __all__ = ["SESSIONS_KIND", "guard_absent_rows"]
 

@@ -35,7 +35,7 @@ import shlex
 from collections.abc import Callable
 
 from guard._errors import BadInputError
-from guard._policy.matching.writable import within as is_within
+from guard._policy import within as is_within
 from guard._sandbox.model import LAYER_ENV, MountPath, SandboxInput
 from guard._sandbox.proxy import PROXY_PORT
 

@@ -42,15 +42,15 @@ from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
 from guard._home import CACHES_DIR, CONFIG_FILE, ENV_PREFIX, EXTENSION_DIR_NAME, pi_agent_dir
-from guard._policy.layering import CONFIG_FILE_NAME
-from guard._policy.matching.writable import too_wide
-from guard._policy.settings.models import SandboxSettings
-from guard._policy.settings.surroundings import (
+from guard._policy import (
+    CONFIG_FILE_NAME,
+    SandboxSettings,
     credential_files,
     git_config_values,
     placeholder_lists,
+    too_wide,
+    worktree_hook_files,
 )
-from guard._policy.settings.worktree_hooks import worktree_hook_files
 from guard._sandbox.argv import is_within
 from guard._sandbox.model import (
     CacheMount,

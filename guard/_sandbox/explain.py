@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from guard._policy.matching.writable import within
+from guard._policy import within
 
 __all__ = ["Refusal", "explain_network", "explain_output"]
 

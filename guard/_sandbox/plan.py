@@ -20,9 +20,15 @@ from guard._anchors import ANCHOR_ENV
 from guard._errors import BadInputError, SandboxUnavailableError
 from guard._hermetic import minimal_env, run
 from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
-from guard._policy.layering import CONFIG_FILE_NAME, load_layers
-from guard._policy.matching.writable import TOO_WIDE_HINT, too_wide
-from guard._policy.settings.models import ConfigProblem, LayerName, SandboxSettings
+from guard._policy import (
+    CONFIG_FILE_NAME,
+    TOO_WIDE_HINT,
+    ConfigProblem,
+    LayerName,
+    SandboxSettings,
+    load_layers,
+    too_wide,
+)
 from guard._sandbox.argv import (
     TMP,
     build_argv,

@@ -13,9 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guard._policy.layering import CONFIG_FILE_NAME
-from guard._policy.settings.config import read_layer
-from guard._policy.settings.models import TelemetrySettings
+from guard._policy import CONFIG_FILE_NAME, TelemetrySettings, read_layer
 
 __all__ = ["ExportConfig", "TelemetryOff", "export_config", "traces_endpoint"]
 

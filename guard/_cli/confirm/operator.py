@@ -85,7 +85,7 @@ def _label(text: str | None) -> str:
 def _configured_port(home: Path) -> int | None:
     """The user policy's ``[approvals] port`` (the page a session serves is there, so the
     passkey must be enrolled for it); ``None`` when it names none."""
-    from guard._policy.cache import PolicyCache
+    from guard._policy import PolicyCache
 
     port = PolicyCache(home).policy_for(Path.cwd()).approvals.port
     return port or None

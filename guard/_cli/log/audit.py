@@ -203,7 +203,7 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     rows, sources = list(moved.rows), list(moved.sources)
     if args.sessions is not None:
         from guard._pi.sessions_report import guard_absent_rows
-        from guard._policy.cache import PolicyCache
+        from guard._policy import PolicyCache
 
         classifier = PolicyCache(resolve_home(args.home))
         absent, source = guard_absent_rows(

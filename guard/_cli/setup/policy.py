@@ -30,8 +30,7 @@ def cmd_policy_show(args: argparse.Namespace) -> ExitCode:
 def cmd_policy_check(args: argparse.Namespace) -> ExitCode:
     """Validate one config file (default: the home's user file); problems go to stdout as
     JSON and fail with exit code 2. The user file may be absent: the built-in policy applies."""
-    from guard._policy import check_config_file
-    from guard._policy.layering import CONFIG_FILE_NAME
+    from guard._policy import CONFIG_FILE_NAME, check_config_file
 
     layer: Literal["user", "project"] | None = args.layer
     if args.file is None:

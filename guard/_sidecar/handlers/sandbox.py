@@ -11,8 +11,7 @@ from typing import Any
 from guard._effects import Baseline
 from guard._home import SESSION_TMP_DIR
 from guard._logging import get_logger
-from guard._policy import ToolFacts
-from guard._policy.settings.surroundings import note_pi_runtime
+from guard._policy import ToolFacts, note_pi_runtime
 from guard._sandbox import SandboxPlan, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
 from guard._sandbox.plan import effective_settings
