@@ -15,6 +15,16 @@ if typing.TYPE_CHECKING:
         Signable,
         question_digest,
     )
+    from guard._approvals.home import (
+        GONE,
+        REPLY_TIMEOUT,
+        Listed,
+        ask_sidecar,
+        pending_in,
+        port_holder,
+        sidecar_about,
+        sidecar_dirs,
+    )
     from guard._approvals.local import (
         SOCKET_NAME,
         LocalApprovals,
@@ -30,23 +40,39 @@ if typing.TYPE_CHECKING:
         Outcome,
         Pending,
     )
+    from guard._approvals.web import (
+        ApprovalPage,
+        Enrolment,
+        enrolled_port,
+    )
 
 __all__ = [
     "APPROVERS",
+    "GONE",
     "OUTCOMES",
+    "REPLY_TIMEOUT",
     "SOCKET_NAME",
     "Answer",
     "AnswerRequest",
     "ApprovalBroker",
+    "ApprovalPage",
     "Approver",
     "Asked",
     "Decision",
+    "Enrolment",
+    "Listed",
     "LocalApprovals",
     "Outcome",
     "Pending",
     "Signable",
     "ask_local",
+    "ask_sidecar",
+    "enrolled_port",
+    "pending_in",
+    "port_holder",
     "question_digest",
+    "sidecar_about",
+    "sidecar_dirs",
 ]
 
 # Each public name's home module, imported on first use.
@@ -55,6 +81,14 @@ _HOMES: dict[str, str] = {
     "Asked": "guard._approvals.broker",
     "Signable": "guard._approvals.broker",
     "question_digest": "guard._approvals.broker",
+    "GONE": "guard._approvals.home",
+    "Listed": "guard._approvals.home",
+    "REPLY_TIMEOUT": "guard._approvals.home",
+    "ask_sidecar": "guard._approvals.home",
+    "pending_in": "guard._approvals.home",
+    "port_holder": "guard._approvals.home",
+    "sidecar_about": "guard._approvals.home",
+    "sidecar_dirs": "guard._approvals.home",
     "LocalApprovals": "guard._approvals.local",
     "SOCKET_NAME": "guard._approvals.local",
     "ask_local": "guard._approvals.local",
@@ -66,6 +100,9 @@ _HOMES: dict[str, str] = {
     "OUTCOMES": "guard._approvals.model",
     "Outcome": "guard._approvals.model",
     "Pending": "guard._approvals.model",
+    "ApprovalPage": "guard._approvals.web",
+    "Enrolment": "guard._approvals.web",
+    "enrolled_port": "guard._approvals.web",
 }
 
 

@@ -22,7 +22,7 @@ from audit import (
     shorten,
     utc_now,
 )
-from guard._approvals.model import Approver
+from guard._approvals import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._errors import BadInputError, TtlError
 from guard._evidence import (
@@ -42,8 +42,7 @@ from guard._evidence import (
     normalize_tool_name,
     payload_hash,
 )
-from guard._grants.desk import GrantDesk
-from guard._grants.store import GrantStore
+from guard._grants import GrantDesk, GrantStore
 from guard._home import GRANTS_FILE
 from guard._operator import OperatorCheck, OperatorSignature
 from guard._operator import check_operator_signature as _check_operator

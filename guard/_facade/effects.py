@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from audit import utc_now
-from guard._approvals.model import Approver
-from guard._effects.model import Review
+from guard._approvals import Approver
+from guard._effects import Review
 from guard._evidence import (
     DEFAULT_TTL_SECONDS,
     Fingerprint,

@@ -12,9 +12,7 @@ from guard._consumer import check_input
 from guard._errors import BadInputError
 from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult, normalize_tool_name
 from guard._facade.base import GuardBase, preview_of
-from guard._grants import GrantOffer, offers
-from guard._grants.desk import GrantLimits
-from guard._grants.store import GrantRecord
+from guard._grants import GrantLimits, GrantOffer, GrantRecord, offers
 
 __all__ = ["GrantsPart"]
 

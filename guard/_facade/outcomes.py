@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from guard._approvals.model import Approver
+from guard._approvals import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._effects import UnaskedTarget
 from guard._evidence import (

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from audit import canonical_json, sha256_prefixed, shorten
-from guard._approvals.model import Approver
+from guard._approvals import Approver
 from guard._facade.grants import GrantsPart
 
 __all__ = ["SessionsPart"]

@@ -17,6 +17,10 @@ if typing.TYPE_CHECKING:
         NEVER_GRANTED,
         offers,
     )
+    from guard._grants.desk import (
+        GrantDesk,
+        GrantLimits,
+    )
     from guard._grants.match import (
         covers,
     )
@@ -27,6 +31,12 @@ if typing.TYPE_CHECKING:
         CoverageReason,
         GrantOffer,
         GrantPattern,
+        inside,
+    )
+    from guard._grants.store import (
+        GrantRecord,
+        GrantState,
+        GrantStore,
     )
 
 __all__ = [
@@ -35,9 +45,15 @@ __all__ = [
     "Breadth",
     "Coverage",
     "CoverageReason",
+    "GrantDesk",
+    "GrantLimits",
     "GrantOffer",
     "GrantPattern",
+    "GrantRecord",
+    "GrantState",
+    "GrantStore",
     "covers",
+    "inside",
     "offers",
 ]
 
@@ -45,6 +61,8 @@ __all__ = [
 _HOMES: dict[str, str] = {
     "NEVER_GRANTED": "guard._grants.derive",
     "offers": "guard._grants.derive",
+    "GrantDesk": "guard._grants.desk",
+    "GrantLimits": "guard._grants.desk",
     "covers": "guard._grants.match",
     "Breadth": "guard._grants.model",
     "COVERAGE_REASONS": "guard._grants.model",
@@ -52,6 +70,10 @@ _HOMES: dict[str, str] = {
     "CoverageReason": "guard._grants.model",
     "GrantOffer": "guard._grants.model",
     "GrantPattern": "guard._grants.model",
+    "inside": "guard._grants.model",
+    "GrantRecord": "guard._grants.store",
+    "GrantState": "guard._grants.store",
+    "GrantStore": "guard._grants.store",
 }
 
 

@@ -51,7 +51,7 @@ from guard._pi.install import ExtensionConfig
 from guard._pi.layout import InstallLocation, find_installs
 from guard._pi.probe import NodeFound, PiFound, find_node, find_pis
 from guard._pi.trust import TrustDecision
-from guard._telemetry.doctor import check_telemetry
+from guard._telemetry import check_telemetry
 
 __all__ = ["Check", "CheckName", "CheckStatus", "DoctorReport", "SandboxCheck", "diagnose"]
 

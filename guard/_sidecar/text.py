@@ -13,11 +13,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from audit import parse_iso
-from guard._effects.model import Hold
-from guard._effects.review import summary_line
+from guard._effects import Hold, summary_line
 from guard._evidence import Evaluation
-from guard._grants import GrantOffer
-from guard._grants.model import inside
+from guard._grants import GrantOffer, inside
 from guard._guard import DeclineReason
 from guard._policy import PI_TOOLS, PLANNER_TOOL_NAME, ToolFacts, Verdict, describe_source
 from guard._sandbox.model import SandboxPlan

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
-from guard._approvals.home import sidecar_dirs
+from guard._approvals import sidecar_dirs
 from guard._checks import Check
 from guard._errors import StateError
 from guard._telemetry.config import TelemetryOff, export_config, traces_endpoint

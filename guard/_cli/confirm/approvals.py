@@ -38,16 +38,17 @@ from typing import Literal
 from pydantic import ValidationError
 
 from audit import parse_iso, utc_now
-from guard._approvals.home import (
+from guard._approvals import (
     GONE,
     REPLY_TIMEOUT,
+    AnswerRequest,
+    Decision,
     Listed,
+    ask_local,
     ask_sidecar,
     pending_in,
     sidecar_dirs,
 )
-from guard._approvals.local import ask_local
-from guard._approvals.model import AnswerRequest, Decision
 from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit, stop_signals
@@ -320,7 +321,7 @@ def register(sub: Subparsers) -> None:
 def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
     """Serve the page until interrupted; the one-time login address goes to stderr (the
     operator's terminal), never to stdout or a file."""
-    from guard._approvals.web import ApprovalPage, enrolled_port
+    from guard._approvals import ApprovalPage, enrolled_port
     from guard._guard import Guard
 
     home = _home(args)

@@ -27,11 +27,10 @@ from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit
 from guard._errors import BadInputError, StateError
-from guard._grants.model import Breadth
+from guard._grants import Breadth
 
 if TYPE_CHECKING:
-    from guard._grants.desk import GrantDesk
-    from guard._grants.store import GrantState
+    from guard._grants import GrantDesk, GrantState
     from guard._guard import Guard
 
 __all__ = ["GrantListing", "GrantListings", "register"]

@@ -93,7 +93,7 @@ def _configured_port(home: Path) -> int | None:
 
 def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
     """Serve one enrolment; the login address goes to stderr, the credential to stdout."""
-    from guard._approvals.web import ApprovalPage, Enrolment, enrolled_port
+    from guard._approvals import ApprovalPage, Enrolment, enrolled_port
     from guard._guard import Guard
 
     label = _label(args.label)
@@ -119,7 +119,7 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
         try:
             page.start()
         except OSError as exc:
-            from guard._approvals.home import port_holder
+            from guard._approvals import port_holder
 
             holder = port_holder(home, port)
             why = f"cannot listen ({exc.strerror})" if holder is None else (

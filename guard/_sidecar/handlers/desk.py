@@ -9,8 +9,14 @@ import os
 from typing import Any
 
 from audit import utc_now
-from guard._approvals import AnswerRequest, LocalApprovals, Signable, question_digest
-from guard._approvals.home import sidecar_about, sidecar_dirs
+from guard._approvals import (
+    AnswerRequest,
+    LocalApprovals,
+    Signable,
+    question_digest,
+    sidecar_about,
+    sidecar_dirs,
+)
 from guard._errors import RpcFault
 from guard._evidence import Evaluation, Fingerprint
 from guard._logging import get_logger
@@ -79,7 +85,7 @@ class DeskPart(SidecarState):
         if not settings.page:
             return
         # The page's HTTP server is imported only when the policy asks for the page.
-        from guard._approvals.web import ApprovalPage, enrolled_port
+        from guard._approvals import ApprovalPage, enrolled_port
 
         # Without a port of its own, the page serves where an enrolled passkey signs.
         port = settings.port or enrolled_port(self.home) or 0

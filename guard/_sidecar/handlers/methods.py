@@ -72,7 +72,7 @@ from guard._sidecar.wire import (
 )
 
 if TYPE_CHECKING:
-    from guard._approvals.web import ApprovalPage  # the page's HTTP server: only if asked for
+    from guard._approvals import ApprovalPage  # the page's HTTP server: only if asked for
     from guard._telemetry import Telemetry, TelemetryOff
 
 __all__ = [

@@ -21,8 +21,7 @@ from guard._approvals import (
 )
 from guard._effects import Baseline, Reviewer, UnaskedTarget
 from guard._errors import GuardError, RpcFault, StateError
-from guard._grants import GrantOffer
-from guard._grants.store import GrantRecord
+from guard._grants import GrantOffer, GrantRecord
 from guard._guard import Guard
 from guard._logging import get_logger
 from guard._monitor import Monitor
@@ -35,7 +34,7 @@ from guard._sidecar.text import status_audit_damaged, status_home_unusable, stat
 from guard._sidecar.wire import GrantNote, SandboxPlanParams
 
 if TYPE_CHECKING:
-    from guard._approvals.web import ApprovalPage
+    from guard._approvals import ApprovalPage
     from guard._telemetry import Telemetry, TelemetryOff, TelemetryStatus
 
 __all__ = ["SidecarState", "alive", "grant_note", "open_problem"]
@@ -233,7 +232,7 @@ class SidecarState(RpcServer):
         """Export every guarded call as a span when the user's policy turns it on: the
         guard's every durable record is observed (its calls folded and queued, never
         waited on). Off, nothing of the export is imported."""
-        from guard._telemetry.config import TelemetryOff, export_config
+        from guard._telemetry import TelemetryOff, export_config
 
         assert self._guard is not None
         config = export_config(self.home)
@@ -243,7 +242,7 @@ class SidecarState(RpcServer):
             self._telemetry = None
             self._telemetry_off = config
             return
-        from guard._telemetry.export import Telemetry
+        from guard._telemetry import Telemetry
 
         telemetry = Telemetry.start(config, status_dir=self._session_dir)
         self._telemetry = telemetry
@@ -259,8 +258,7 @@ class SidecarState(RpcServer):
 
     def _telemetry_status(self) -> TelemetryStatus:
         """The export's status for ``/guard``."""
-        from guard._telemetry.export import off_status
-        from guard._telemetry.model import TelemetryStatus
+        from guard._telemetry import TelemetryStatus, off_status
 
         if self._telemetry is not None:
             return self._telemetry.status()
