@@ -57,8 +57,11 @@ if typing.TYPE_CHECKING:
     from guard._monitor import (
         Monitor,
     )
-    from guard._pi.install import (
+    from guard._pi import (
         InstallResult,
+        session_envelopes,
+    )
+    from guard._pi.install import (
         install,
     )
     from guard._policy import (
@@ -66,9 +69,8 @@ if typing.TYPE_CHECKING:
         Policy,
         Verdict,
     )
-    from guard._sidecar.handlers.methods import (
+    from guard._sidecar import (
         serve,
-        session_envelopes,
     )
 
 __all__ = [
@@ -133,13 +135,13 @@ _HOMES: dict[str, str] = {
     "Guard": "guard._guard",
     "default_home": "guard._home",
     "Monitor": "guard._monitor",
-    "InstallResult": "guard._pi.install",
+    "InstallResult": "guard._pi",
     "install": "guard._pi.install",
     "ConfigProblem": "guard._policy",
     "Policy": "guard._policy",
     "Verdict": "guard._policy",
-    "serve": "guard._sidecar.handlers.methods",
-    "session_envelopes": "guard._sidecar.handlers.methods",
+    "serve": "guard._sidecar",
+    "session_envelopes": "guard._pi",
 }
 
 

@@ -3,3 +3,57 @@
 ``extension/index.ts`` is package data: ``install`` copies it into pi's extension directory
 with a ``guard.json`` naming the Python that runs the sidecar.
 """
+
+import typing
+
+from guard._lazy import exports as _exports
+
+if typing.TYPE_CHECKING:
+    from guard._pi.doctor import (
+        diagnose,
+    )
+    from guard._pi.install import (
+        InstallResult,
+        Target,
+    )
+    from guard._pi.probe import (
+        newer_than_tested,
+    )
+    from guard._pi.session import (
+        session_envelopes,
+    )
+    from guard._pi.sessions_report import (
+        guard_absent_rows,
+    )
+    from guard._pi.tools import (
+        PlannerTool,
+        planner_tools,
+    )
+
+__all__ = [
+    "InstallResult",
+    "PlannerTool",
+    "Target",
+    "diagnose",
+    "guard_absent_rows",
+    "newer_than_tested",
+    "planner_tools",
+    "session_envelopes",
+]
+
+# Each public name's home module, imported on first use.
+_HOMES: dict[str, str] = {
+    "diagnose": "guard._pi.doctor",
+    "InstallResult": "guard._pi.install",
+    "Target": "guard._pi.install",
+    "newer_than_tested": "guard._pi.probe",
+    "session_envelopes": "guard._pi.session",
+    "guard_absent_rows": "guard._pi.sessions_report",
+    "PlannerTool": "guard._pi.tools",
+    "planner_tools": "guard._pi.tools",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

@@ -9,3 +9,26 @@ Above them, ``handlers.methods`` composes the method table (``Sidecar``) from it
 method goes into ``wire``, the handler it concerns and ``text``, and the shim
 (:mod:`guard._pi`) calls it.
 """
+
+import typing
+
+from guard._lazy import exports as _exports
+
+if typing.TYPE_CHECKING:
+    from guard._sidecar.handlers.methods import (
+        serve,
+    )
+
+__all__ = [
+    "serve",
+]
+
+# Each public name's home module, imported on first use.
+_HOMES: dict[str, str] = {
+    "serve": "guard._sidecar.handlers.methods",
+}
+
+
+# Hidden from mypy, which sees the imports above: a name not exported stays an error.
+if not typing.TYPE_CHECKING:
+    __getattr__, __dir__ = _exports(__name__, _HOMES, __all__)

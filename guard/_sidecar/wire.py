@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 from audit import WIRE_CONFIG
 from guard._evidence import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
-from guard._pi.tools import PlannerTool
+from guard._pi import PlannerTool
 from guard._policy import ToolFacts
 from guard._sandbox.model import SandboxPlan
 

@@ -202,7 +202,7 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
     moved = audit.set_aside_rows(log, records)
     rows, sources = list(moved.rows), list(moved.sources)
     if args.sessions is not None:
-        from guard._pi.sessions_report import guard_absent_rows
+        from guard._pi import guard_absent_rows
         from guard._policy import PolicyCache
 
         classifier = PolicyCache(resolve_home(args.home))

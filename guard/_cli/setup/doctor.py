@@ -20,7 +20,7 @@ __all__ = ["register"]
 
 
 def cmd_doctor(args: argparse.Namespace) -> ExitCode:
-    from guard._pi.doctor import diagnose
+    from guard._pi import diagnose
     from guard._sandbox.doctor import check_sandbox
 
     directory = Path(args.directory).absolute()

@@ -12,13 +12,13 @@ from guard._cli.exits import ExitCode
 from guard._cli.io import emit, end_at_once
 
 if TYPE_CHECKING:
-    from guard._pi.install import Target
+    from guard._pi import Target
 
 __all__ = ["register"]
 
 
 def cmd_serve(args: argparse.Namespace) -> ExitCode:
-    from guard._sidecar.handlers.methods import serve
+    from guard._sidecar import serve
 
     code = serve(sys.stdin.buffer, sys.stdout.buffer, home=args.home, verify_only=args.verify_only)
     end_at_once()  # what it owes is written and synced; pi waits for this process to end

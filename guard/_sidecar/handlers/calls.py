@@ -17,7 +17,7 @@ from guard._errors import RpcFault
 from guard._evidence import Evaluation
 from guard._guard import Guard, operator_reason_text
 from guard._logging import get_logger
-from guard._pi.session import session_envelopes
+from guard._pi import session_envelopes
 from guard._policy import pi_file_target
 from guard._sandbox import workspace_stamp
 from guard._sidecar.framing import RpcCode

@@ -33,7 +33,7 @@ from guard._guard import Guard
 from guard._home import LAYERS_DIR, SESSIONS_DIR, resolve_home
 from guard._logging import configure_logging, get_logger
 from guard._monitor import Monitor
-from guard._pi.session import session_envelopes
+from guard._pi import session_envelopes
 from guard._sandbox import SandboxPlan
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,

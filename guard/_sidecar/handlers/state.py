@@ -25,7 +25,7 @@ from guard._grants import GrantOffer, GrantRecord
 from guard._guard import Guard
 from guard._logging import get_logger
 from guard._monitor import Monitor
-from guard._pi.probe import newer_than_tested
+from guard._pi import newer_than_tested
 from guard._sandbox import SandboxPlan
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.network import SessionNetwork

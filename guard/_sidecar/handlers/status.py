@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from guard._errors import GuardError
-from guard._pi.tools import planner_tools
+from guard._pi import planner_tools
 from guard._policy import PI_TOOLS
 from guard._sidecar.framing import MAX_LINE_BYTES
 from guard._sidecar.handlers.state import SidecarState
