@@ -20,7 +20,7 @@ from guard._policy import CONFIG_FILE_NAME, read_layer
 from guard._storage import SqliteLedger, is_postgres_url, psycopg_missing, redact_url
 
 if TYPE_CHECKING:
-    from guard._storage.pg_ledger import PgLedger
+    from guard._storage import PgLedger
 
 __all__ = ["LEDGER_FILE", "ledger_source", "ledger_url", "open_ledger"]
 
@@ -79,6 +79,6 @@ def open_ledger(
     missing = psycopg_missing()
     if missing is not None:
         raise LedgerError(redact_url(url), missing)
-    from guard._storage.pg_ledger import PgLedger  # psycopg only when it is used
+    from guard._storage import PgLedger  # psycopg only when it is used
 
     return PgLedger.open(url, source=ledger_source(home), lazy=lazy)

@@ -18,7 +18,7 @@ from guard._evidence import Evaluation
 from guard._grants import GrantOffer, inside
 from guard._guard import DeclineReason
 from guard._policy import PI_TOOLS, PLANNER_TOOL_NAME, ToolFacts, Verdict, describe_source
-from guard._sandbox.model import SandboxPlan
+from guard._sandbox import SandboxPlan
 from guard._sidecar.escape import command_line, listing, one_line
 from guard._sidecar.wire import (
     Dialog,

@@ -15,7 +15,7 @@ from guard._evidence import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
 from guard._pi import PlannerTool
 from guard._policy import ToolFacts
-from guard._sandbox.model import SandboxPlan
+from guard._sandbox import SandboxPlan
 
 __all__ = [
     "ApprovalAnswerParams",

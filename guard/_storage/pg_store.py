@@ -31,8 +31,7 @@ from pydantic import BaseModel
 from audit import WIRE_CONFIG, LogFormatError
 from audit.lines import Chain, LogLineError, check_line, head_path_for, open_snapshot
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
-from guard._storage import SHIP_BATCH
-from guard._storage.pg_url import redact_url
+from guard._storage.pg_url import SHIP_BATCH, redact_url
 from guard._storage.postgres import connect, ensure_schema, explain
 
 __all__ = ["LoadedSource", "ShipResult", "load_source", "ship_log"]

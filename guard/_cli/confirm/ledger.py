@@ -64,7 +64,7 @@ def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
     missing = psycopg_missing()
     if missing is not None:
         raise LedgerError(redact_url(url), missing)
-    from guard._storage.pg_ledger import PgLedger  # psycopg only when it is used
+    from guard._storage import PgLedger  # psycopg only when it is used
 
     ledger = PgLedger.open(url, source="init")  # creates the schema when it is missing
     try:

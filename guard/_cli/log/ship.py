@@ -43,7 +43,7 @@ def _url(value: str, flag: str) -> str:
 
 def cmd_audit_ship(args: argparse.Namespace) -> ExitCode:
     url = _url(args.to, "--to")
-    from guard._storage.pg_store import ship_log  # psycopg only when it is used (said first)
+    from guard._storage import ship_log  # psycopg only when it is used (said first)
 
     log = Path(args.log) if args.log is not None else existing_home(args.home) / AUDIT_LOG_FILE
 
@@ -78,7 +78,7 @@ def cmd_audit_verify_from(
     if not args.source:
         raise BadInputError("--source", "is required with --from (the log id to verify)")
     url = _url(args.from_, "--from")
-    from guard._storage.pg_store import load_source  # psycopg only when it is used
+    from guard._storage import load_source  # psycopg only when it is used
 
     with tempfile.TemporaryDirectory(prefix="pi-guard-verify-") as scratch:
         loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")

@@ -32,7 +32,7 @@ from guard._errors import BadInputError
 from guard._home import ensure_private_dir, resolve_home
 
 if TYPE_CHECKING:
-    from guard._sandbox.model import SandboxPlan
+    from guard._sandbox import SandboxPlan
 
 __all__ = ["register"]
 

@@ -14,7 +14,7 @@ from guard._effects import Reviewer
 from guard._errors import GuardError, RpcFault
 from guard._home import LAYERS_DIR, SESSIONS_DIR
 from guard._policy import analyze
-from guard._sandbox.explain import explain_network, explain_output
+from guard._sandbox import explain_network, explain_output
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.handlers.state import SidecarState, alive
 from guard._sidecar.text import effects_dialog, effects_note

@@ -12,9 +12,8 @@ from guard._effects import Baseline
 from guard._home import SESSION_TMP_DIR
 from guard._logging import get_logger
 from guard._policy import ToolFacts, note_pi_runtime
-from guard._sandbox import SandboxPlan, workspace_stamp
+from guard._sandbox import SandboxPlan, effective_settings, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
-from guard._sandbox.plan import effective_settings
 from guard._sidecar.handlers.desk import DeskPart
 from guard._sidecar.text import sandbox_block_reason, sandbox_notice
 from guard._sidecar.wire import SandboxPlanParams, SandboxPlanReply
