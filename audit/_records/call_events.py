@@ -317,7 +317,10 @@ class ApprovalRefusedData(WireModel):
     (``already-answered``), after the deadline (``expired``) or after the question was
     withdrawn (``withdrawn``); or the caller was not the operator: another user on the socket
     (``other-user``) or a process in another pid or user namespace, as every command of the
-    agent's sandbox is (``sandboxed-peer``), on the page no session or a wrong login token
+    agent's sandbox is (``sandboxed-peer``; on the page: a request from a process inside a
+    bubblewrap sandbox, whatever it was refused for, never counted against the login
+    lock-out; ``unknown-peer`` when the page found no process at the other end, not counted
+    either), on the page no session or a wrong login token
     (``no-session``, ``bad-login``; ``login-locked-out`` for the wrong token that locks logins,
     ``login-locked`` for each try after it), another ``Host`` (DNS
     rebinding) or ``Origin`` (a cross-site request), or no CSRF token (``bad-host``, ``bad-origin``,
@@ -334,6 +337,7 @@ class ApprovalRefusedData(WireModel):
         "withdrawn",
         "other-user",
         "sandboxed-peer",
+        "unknown-peer",
         "no-session",
         "bad-login",
         "login-locked-out",

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from audit import JsonInputError, load_json
 from guard._approvals.model import AnswerRequest, Approver
+from guard._approvals.peers import place_of
 
 if TYPE_CHECKING:
     from guard._approvals.broker import ApprovalBroker
@@ -102,21 +103,6 @@ def _peer(conn: socket.socket) -> tuple[int, int]:
     return int(pid), int(uid)
 
 
-def _outside_our_namespaces(pid: int) -> bool:
-    """Whether the peer runs in another pid or user namespace than this sidecar (as every
-    command of the agent's sandbox does: bubblewrap always unshares the pid namespace), or
-    cannot be placed (fail closed)."""
-    if pid <= 0:
-        return True
-    try:
-        return any(
-            os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}")
-            for ns in ("pid", "user")
-        )
-    except OSError:
-        return True
-
-
 class LocalApprovals:
     """The socket listener of one sidecar (a thread); ``on_refused`` hears every refusal."""
 
@@ -159,7 +145,7 @@ class LocalApprovals:
         if uid != os.getuid():
             self._on_refused("other-user", "", "cli")
             return {"error": "refused"}
-        if _outside_our_namespaces(pid):
+        if place_of(pid) != "outside":
             # A sandboxed command that reached a socket (another home's, one not hidden):
             # it is never the operator, whatever it asks.
             self._on_refused("sandboxed-peer", "", "cli")

@@ -8,7 +8,9 @@ Only the operator can answer:
 * a one-time login token (printed to the operator's terminal, never to anything the model
   reads) is traded at ``/login?token=…`` for a session cookie (``HttpOnly``,
   ``SameSite=Strict``, ``Path=/``); after :data:`MAX_FAILED_LOGINS` wrong tokens logins
-  are locked;
+  are locked; a wrong token counts only when it came from a process outside any bubblewrap
+  sandbox (the TCP peer found and placed by ``peers.py``): a command of the agent's sandbox
+  shares loopback with the page in the ``open`` network and must not lock the operator out;
 * every request must name this server in ``Host`` (DNS rebinding), every POST must come
   with this server's ``Origin`` and the session's CSRF token (``X-CSRF-Token``); no CORS
   header is ever sent; the page runs under a strict Content-Security-Policy and writes
@@ -26,7 +28,8 @@ ceremony per login instead: ``/api/enrol`` gives the creation options (a fresh, 
 challenge) and takes the authenticator's answer, checked by :func:`enrolled_credential` and
 handed to :attr:`Enrolment.keep`.
 
-Every refusal is passed to ``on_refused`` (the CLI audits it as ``approval.refused``).
+Every refusal is passed to ``on_refused`` (the CLI audits it as ``approval.refused``); one
+from a sandboxed peer as ``sandboxed-peer``, one whose peer is not found as ``unknown-peer``.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from audit import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
 from guard._approvals.local import serve_in_thread
 from guard._approvals.model import AnswerRequest, ApprovalId
+from guard._approvals.peers import PeerPlace, tcp_peer_place
 from guard._errors import GuardError
 from guard._evidence import KEYRING_FILE, PublicKeyring
 from guard._home import SESSIONS_DIR
@@ -84,6 +88,17 @@ _ENROL_STATIC = {"/": ("enrol.html", "text/html"), "/enrol.js": ("enrol.js", "te
                  "/app.css": _CSS}  # fmt: skip
 
 Reply = tuple[HTTPStatus, dict[str, Any]]
+
+
+def _counts(place: PeerPlace) -> bool:
+    """Whether a wrong login from ``place`` counts against the lock-out: only from a process
+    found outside any bubblewrap sandbox (a browser's own sandbox is not the agent's)."""
+    return place in ("outside", "other-namespace")
+
+
+def _named(why: str, place: PeerPlace) -> str:
+    """The refusal's reason: the sender's place when it is sandboxed or not found."""
+    return {"bwrap-sandbox": "sandboxed-peer", "unknown": "unknown-peer"}.get(place, why)
 
 
 @dataclass
@@ -234,23 +249,37 @@ class ApprovalPage:
         names = {self.host, LOCAL_RP_ID} if self.host == "127.0.0.1" else {self.host}
         return {f"{name}:{self.port}" for name in names}
 
-    def login(self, token: str) -> str | None:
-        """A new session cookie for the right token (once); ``None`` and counted otherwise."""
+    def login(self, token: str, placed: Callable[[], PeerPlace] = lambda: "outside") -> str | None:
+        """A new session cookie for the right token (once); ``None`` otherwise. A wrong token
+        counts against the lock-out only when ``placed`` (where the request came from, asked
+        only then) says the sender runs outside any bubblewrap sandbox."""
+        with self._lock:
+            expected = self._token
+            if (
+                self._failed < MAX_FAILED_LOGINS
+                and expected is not None
+                and hmac.compare_digest(token.encode(), expected.encode())
+            ):
+                self._token = None  # one time
+                cookie = secrets.token_urlsafe(32)
+                self._sessions[cookie] = secrets.token_urlsafe(32)
+                return cookie
+        place = placed()  # outside the lock: it reads /proc
         with self._lock:
             if self._failed >= MAX_FAILED_LOGINS:
-                self._on_refused("login-locked", None)
-                return None
-            expected = self._token
-            if expected is None or not hmac.compare_digest(token.encode(), expected.encode()):
+                self._on_refused(_named("login-locked", place), None)
+            elif not _counts(place):
+                self._on_refused(_named("bad-login", place), None)
+            else:
                 self._failed += 1
                 # The wrong token that locks logins is audited as the lock-out itself.
                 locks = self._failed == MAX_FAILED_LOGINS
                 self._on_refused("login-locked-out" if locks else "bad-login", None)
-                return None
-            self._token = None  # one time
-            cookie = secrets.token_urlsafe(32)
-            self._sessions[cookie] = secrets.token_urlsafe(32)
-            return cookie
+        return None
+
+    def refuse(self, why: str, approval_id: str | None, placed: Callable[[], PeerPlace]) -> None:
+        """Pass a refusal on, named for a sender that is sandboxed or not found."""
+        self._on_refused(_named(why, placed()), approval_id)
 
     def csrf_for(self, cookie: str | None) -> str | None:
         with self._lock:
@@ -449,10 +478,21 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- the checks every request passes -----------------------------------------------------
 
+    def _placed(self) -> PeerPlace:
+        """Where the sender of this request runs (looked up once, on the first refusal)."""
+        place: PeerPlace | None = getattr(self, "_place", None)
+        if place is None:
+            peer = (str(self.client_address[0]), int(self.client_address[1]))
+            bound = self.server.server_address  # (address, port): an AF_INET server
+            assert isinstance(bound, tuple)
+            place = tcp_peer_place(peer, (str(bound[0]), int(bound[1])))
+            self._place = place
+        return place
+
     def _host_ok(self) -> bool:
         if self.headers.get("Host") in self.owner.hosts():
             return True
-        self.owner._on_refused("bad-host", None)
+        self.owner.refuse("bad-host", None, self._placed)
         self._send(HTTPStatus.MISDIRECTED_REQUEST, {"error": "bad-host"})
         return False
 
@@ -467,7 +507,7 @@ class _Handler(BaseHTTPRequestHandler):
         cookie = self._cookie()
         csrf = self.owner.csrf_for(cookie)
         if cookie is None or csrf is None:
-            self.owner._on_refused("no-session", None)
+            self.owner.refuse("no-session", None, self._placed)
             self._send(HTTPStatus.UNAUTHORIZED, {"error": "no-session"})
             return None
         return cookie, csrf
@@ -507,7 +547,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _login(self, query: str) -> None:
         token = (parse_qs(query).get("token") or [""])[0]
-        cookie = self.owner.login(token)
+        cookie = self.owner.login(token, self._placed)
         if cookie is None:
             # A person opened it: a page in words, not {"error": "bad-login"}.
             self._send_bytes(HTTPStatus.FORBIDDEN, _BAD_LOGIN_PAGE, "text/html")
@@ -529,7 +569,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         origin = self.headers.get("Origin")
         if origin is None or origin.removeprefix("http://") not in self.owner.hosts():
-            self.owner._on_refused("bad-origin", None)
+            self.owner.refuse("bad-origin", None, self._placed)
             self._send(HTTPStatus.FORBIDDEN, {"error": "bad-origin"})
             return
         session = self._session()
@@ -537,7 +577,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         sent = self.headers.get("X-CSRF-Token") or ""
         if not hmac.compare_digest(sent.encode(), session[1].encode()):
-            self.owner._on_refused("bad-csrf", None)
+            self.owner.refuse("bad-csrf", None, self._placed)
             self._send(HTTPStatus.FORBIDDEN, {"error": "bad-csrf"})
             return
         body = self._json_body()

@@ -329,11 +329,19 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
     if not 0 <= port <= 65535:
         raise BadInputError("--port", "must be 0..65535", port)
     lock = threading.Lock()
+    heard: dict[tuple[str, str | None], int] = {}
     with Guard.open(home) as guard:
 
         def refused(why: str, approval_id: str | None) -> None:
-            with lock:  # the page's threads share one audit appender
-                guard.approval_refused(why, "web", approval_id)
+            with lock:  # counted on the page's threads, audited on this one, coalesced
+                heard[(why, approval_id)] = heard.get((why, approval_id), 0) + 1
+
+        def audit_refused() -> None:
+            with lock:
+                taken = dict(heard)
+                heard.clear()
+            for (why, approval_id), count in taken.items():
+                guard.approval_refused(why, "web", approval_id, count=count)
 
         page = ApprovalPage(home, port=port, on_refused=refused)
         try:
@@ -351,7 +359,8 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
                 )
                 sys.stderr.flush()
                 while not stop.wait(_WAKE_SECONDS):
-                    pass
+                    audit_refused()  # a flood is a few records a wake, never one a request
         finally:
             page.close()
+            audit_refused()
     return ExitCode.OK
