@@ -12,7 +12,7 @@ __all__ = ["register"]
 
 
 def cmd_demo(args: argparse.Namespace) -> ExitCode:
-    from guard._demo import run_demo
+    from guard._cli.setup.story import run_demo
 
     return ExitCode(run_demo(sys.stdout))
 
