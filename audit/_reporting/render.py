@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from audit._reporting.rows import NO_SESSION, AuditReport, GrantRow, ReportRow
+from audit._reporting.rows import NO_SESSION, AuditReport, EffectsRow, GrantRow, ReportRow
 from audit._reporting.table import render_table, safe_cell, short_hash
 
 __all__ = ["TABLE_WIDTH", "render_report"]
@@ -83,6 +83,42 @@ def _grants_table(report: AuditReport, *, wide: bool) -> str:
     )
 
 
+def _by(row: EffectsRow) -> str:
+    """Who settled a review, in a few words."""
+    if row.by == "operator":
+        return f"operator ({row.approver})" if row.approver else "operator"
+    return row.by or "nobody yet"
+
+
+def _held(row: EffectsRow) -> str:
+    """What a review held (``kind path (reason)``), else what the command changed."""
+    more = f" … {row.held_total} in all" if row.held_total > len(row.held_paths) else ""
+    if row.held_paths:
+        return "; ".join(row.held_paths) + more
+    return ", ".join(f"{n} {kind}" for kind, n in row.counts.items()) or "-"
+
+
+def _effects_table(report: AuditReport, *, wide: bool) -> str:
+    """The effects review: every command that held work (``wide``: every one that changed
+    something), what it held, how it ended and by whom."""
+    shown = [e for e in report.effects if wide or e.held]
+    if not shown:
+        return ""
+    rows = [
+        [str(e.seq), e.ts if wide else _when(e.ts), e.outcome, _by(e),
+         *([e.tool_call_id or "-", e.evidence_id or "-"] if wide else []),
+         e.command or "-",
+         _held(e)]
+        for e in shown
+    ]  # fmt: skip
+    headers = ["SEQ", "TIME", "OUTCOME", "BY", *(["CALL", "EVIDENCE"] if wide else []),
+               "COMMAND", "HELD"]  # fmt: skip
+    what = "every command that changed the workspace" if wide else "commands that held work"
+    return f"\neffects review ({what}):\n" + render_table(
+        headers, rows, width=None if wide else TABLE_WIDTH
+    )
+
+
 def _compact_tables(report: AuditReport, external: bool) -> str:
     """The per-call tables within :data:`TABLE_WIDTH`: what, when, the result and what it
     was; hashes, call ids and the rest are in ``--wide`` and ``--json``."""
@@ -122,7 +158,7 @@ def _compact_tables(report: AuditReport, external: bool) -> str:
         text += "\nran without asking because a user rule allowed it:\n" + render_table(
             headers, allowed, width=TABLE_WIDTH
         )
-    return text + _grants_table(report, wide=False)
+    return text + _grants_table(report, wide=False) + _effects_table(report, wide=False)
 
 
 def _wide_tables(report: AuditReport, external: bool) -> str:
@@ -192,7 +228,7 @@ def _wide_tables(report: AuditReport, external: bool) -> str:
         text += "\nran without asking because a user rule allowed it:\n" + render_table(
             headers, allowed
         )
-    return text + _grants_table(report, wide=True)
+    return text + _grants_table(report, wide=True) + _effects_table(report, wide=True)
 
 
 def _count_by(items: Iterable[tuple[str, int]]) -> dict[str, int]:
@@ -225,6 +261,10 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
             f" (grants: {len(report.grants)})"
         )
     lines.append(f"  declined by the operator (did not run): {s.declined}")
+    if s.stopped:
+        lines.append(
+            f"  stopped by the operator (No, and stop the agent; did not run): {s.stopped}"
+        )
     lines.append(f"  blocked by the guard (did not run): {s.blocked}")
     lines.extend(f"    {reason}: {count}" for reason, count in s.blocked_by_reason.items())
     if s.delivered_late:
@@ -237,6 +277,12 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
             f"{s.ran_unasked}"
         )
         lines.extend(f"    {why}: {count}" for why, count in s.ran_unasked_by_reason.items())
+    if s.effects_reviewed:
+        lines.append(
+            f"  effects review: {s.effects_reviewed} commands changed the workspace,"
+            f" {s.effects_held} held work for the operator"
+        )
+        lines.extend(f"    {what}: {count}" for what, count in s.effects_by_outcome.items())
     if len(s.by_session) > 1 or (s.by_session and NO_SESSION not in s.by_session):
         covered = _count_by(
             (g.session or NO_SESSION, g.covered) for g in report.grants if g.covered
@@ -245,7 +291,8 @@ def render_report(report: AuditReport, *, wide: bool = False) -> str:
         lines.extend(
             f"    {safe_cell(session)[:48]}: {c['executions']} risky ran ({c['gaps']} gaps),"
             f" {c['confirmed']} yes, {c['declined']} no, {c['blocked']} blocked,"
-            f" {c['allowedByRule']} by a user rule"
+            + (f" {c['stopped']} stopped," if c.get("stopped") else "")
+            + f" {c['allowedByRule']} by a user rule"
             + (f", {c['ranUnasked']} restorable unasked" if c.get("ranUnasked") else "")
             + (f", {covered[session]} by a grant" if session in covered else "")
             for session, c in s.by_session.items()

@@ -16,10 +16,16 @@ only records *before* it count:
 Calls that did not run are counted too, so an auditor sees everything the operator was
 asked and what happened: every ``confirmation.declined`` is a row of ``stopped`` (the
 operator said no or did not answer: ``declined``, ``timeout``; or the guard blocked it:
-``no-ui``, ``sidecar-unavailable``, ``blocked-by-policy``, ``confirmed-unrecorded``), with
-``deliveredLate`` when the shim delivered it after a sidecar restart. The summary counts
-``confirmations`` (``confirmation.recorded``), ``declined`` and ``blocked`` apart from the
-executions; stopped calls never make a gap. A destructive call that ran without a dialog
+``no-ui``, ``sidecar-unavailable``, ``blocked-by-policy``, ``confirmed-unrecorded``; or the
+operator's "No, and stop the agent": ``stopped``, the call asked and every other call of
+that turn), with ``deliveredLate`` when the shim delivered it after a sidecar restart. The
+summary counts ``confirmations`` (``confirmation.recorded``), ``declined``, ``stopped`` and
+``blocked`` apart from the executions; calls that did not run never make a gap.
+
+The effects review: each ``effects.reviewed`` that changed something is an
+:class:`EffectsRow` (what was held, applied or discarded and by whom; see
+:mod:`audit._reporting.effects`), counted in ``effectsReviewed``, ``effectsHeld`` and
+``effectsByOutcome``. A destructive call that ran without a dialog
 because every target was restorable against the operator's baseline (``ranUnasked``) is
 counted as ``ranUnasked``, never as a gap nor as confirmed.
 
@@ -55,6 +61,7 @@ from audit._records.call_events import (
     ToolExecutedData,
 )
 from audit._records.models import AuditRecord
+from audit._reporting.effects import EFFECTS_EVENTS, effects_rows
 from audit._reporting.grants import GRANT_EVENTS, GrantTally, grant_event, tally_of
 from audit._reporting.rows import (
     GAP_REASONS,
@@ -115,6 +122,7 @@ def build_report(
             "evidence.rejected",
             "tool.executed",
             *GRANT_EVENTS,
+            *EFFECTS_EVENTS,
         )
     ]
     consumed_ids = {
@@ -196,6 +204,7 @@ def build_report(
                 )
             )
 
+    effects = effects_rows(relevant)
     for i, row in enumerate(rows):
         if row.grant_id is not None:
             grants[row.grant_id].ran += 1
@@ -216,6 +225,7 @@ def build_report(
         not_consumed=sum(1 for r in rows if r.consumption == "not-consumed"),
         confirmations=confirmations,
         declined=sum(1 for r in stopped if r.outcome == "declined"),
+        stopped=sum(1 for r in stopped if r.outcome == "stopped"),
         blocked=sum(1 for r in stopped if r.outcome == "blocked"),
         blocked_by_reason=_count(r.reason for r in stopped if r.outcome == "blocked"),
         delivered_late=late + sum(1 for r in stopped if r.delivered_late),
@@ -233,6 +243,11 @@ def build_report(
             and typed(r, ConfirmationRecordedData).operator_credential is not None
         ),
         rejected_by_reason=_count(reason for r in refusals for reason in r.reasons),
+        effects_reviewed=len(effects),
+        effects_held=sum(1 for e in effects if e.held),
+        effects_by_outcome=_count(
+            e.outcome if e.by is None else f"{e.outcome} by {e.by}" for e in effects
+        ),
     )
     return AuditReport(
         decision="gaps" if gaps else "no-gaps",
@@ -242,6 +257,7 @@ def build_report(
         stopped=tuple(stopped),
         allowed=tuple(allowed),
         grants=tuple(g.row() for g in grants.values()),
+        effects=tuple(effects),
     )
 
 
@@ -260,8 +276,8 @@ def _by_session(
     def bump(session: str | None, key: str) -> None:
         counts = out.setdefault(
             session or NO_SESSION,
-            dict.fromkeys(("executions", "gaps", "confirmed", "declined", "blocked",
-                           "allowedByRule"), 0),
+            dict.fromkeys(("executions", "gaps", "confirmed", "declined", "stopped",
+                           "blocked", "allowedByRule"), 0),
         )  # fmt: skip
         counts[key] = counts.get(key, 0) + 1  # ranUnasked: only where a call ran so
 
@@ -311,7 +327,11 @@ def _stopped(record: AuditRecord, dec: ConfirmationDeclinedData) -> StoppedRow:
         action_kind=dec.action_kind,
         path=dec.path,
         payload_hash=dec.payload_hash,
-        outcome="declined" if dec.reason in OPERATOR_DECLINES else "blocked",
+        outcome="stopped"
+        if dec.reason == "stopped"
+        else "declined"
+        if dec.reason in OPERATOR_DECLINES
+        else "blocked",
         reason=dec.reason,
         delivered_late=bool(dec.delivered_late),
         occurred_at_iso=dec.occurred_at_iso,

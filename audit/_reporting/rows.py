@@ -21,6 +21,7 @@ __all__ = [
     "AllowedRow",
     "AuditReport",
     "Classification",
+    "EffectsRow",
     "ExternalSource",
     "GapReason",
     "GrantEnd",
@@ -92,7 +93,9 @@ OPERATOR_DECLINES: frozenset[str] = frozenset({"declined", "timeout"})
 class StoppedRow(_Wire):
     """One call that did not run: a ``confirmation.declined`` record (see the docstring).
 
-    ``outcome``: ``declined`` (the operator's No or no answer) or ``blocked`` (the guard).
+    ``outcome``: ``declined`` (the operator's No or no answer), ``stopped`` (the operator's
+    "No, and stop the agent": the call asked and every other call of that turn, queued or
+    not yet asked) or ``blocked`` (the guard).
     """
 
     seq: int
@@ -102,12 +105,44 @@ class StoppedRow(_Wire):
     action_kind: Literal["local-safe", "destructive", "protected"]
     path: str | None
     payload_hash: str
-    outcome: Literal["declined", "blocked"]
+    outcome: Literal["declined", "blocked", "stopped"]
     reason: str
     delivered_late: bool
     occurred_at_iso: str | None
     preview: str | None = None
     session: str | None = None
+
+
+class EffectsRow(_Wire):
+    """One agent command's effects review (an ``effects.reviewed`` that changed something)
+    and how it was settled (see :mod:`audit._reporting.effects`).
+
+    ``outcome``: ``applied``, ``discarded`` or ``held`` (no answer in the log yet); ``by``:
+    ``operator`` (on the screen ``approver`` names), ``timeout``, ``no-ui``,
+    ``sidecar-restart`` (a discard nobody answered), or for what was applied at once without
+    holding anything: ``user-rule``, ``call-approved`` (the operator's yes to the call) or
+    ``nothing-lost`` (the review's own rules). ``heldPaths``: what was held (``kind path
+    (reason)``, at most 64; ``heldTotal`` counts them all); ``command``: the call's preview.
+    """
+
+    seq: int
+    ts: str
+    layer: str
+    tool_call_id: str | None
+    session: str | None
+    command: str | None
+    outcome: Literal["applied", "discarded", "held"]
+    by: Literal[
+        "operator", "timeout", "no-ui", "sidecar-restart", "user-rule", "call-approved",
+        "nothing-lost",
+    ] | None  # fmt: skip
+    approver: Literal["pi-dialog", "cli", "web"] | None
+    held: bool
+    held_total: int
+    held_paths: tuple[str, ...]
+    counts: dict[str, int]
+    evidence_id: str | None
+    resolved_seq: int | None
 
 
 class AllowedRow(_Wire):
@@ -181,6 +216,8 @@ class ReportSummary(_Wire):
     not_consumed: int
     confirmations: int = 0
     declined: int = 0
+    stopped: int = 0
+    """Calls of a turn the operator stopped ("No, and stop the agent"): none of them ran."""
     blocked: int = 0
     blocked_by_reason: dict[str, int] = {}
     delivered_late: int = 0
@@ -197,6 +234,13 @@ class ReportSummary(_Wire):
     """Confirmations whose evidence the operator's own authenticator signed (a passkey)."""
     rejected_by_reason: dict[str, int] = {}
     """Every ``evidence.rejected`` of the log, by reason: why consumers refused evidence."""
+    effects_reviewed: int = 0
+    """Agent commands whose effects review found a change (see ``AuditReport.effects``)."""
+    effects_held: int = 0
+    """Of those, the ones that held work for the operator."""
+    effects_by_outcome: dict[str, int] = {}
+    """``applied``/``discarded``/``held`` and by whom: ``applied by operator``, ``discarded
+    by timeout``, ``applied by nothing-lost`` …"""
 
 
 class AuditReport(_Wire):
@@ -209,6 +253,7 @@ class AuditReport(_Wire):
     stopped: tuple[StoppedRow, ...] = ()
     allowed: tuple[AllowedRow, ...] = ()
     grants: tuple[GrantRow, ...] = ()
+    effects: tuple[EffectsRow, ...] = ()
 
     @property
     def exit_code(self) -> int:
