@@ -456,6 +456,7 @@ WING_FACES = {
         "load_layers",
         "note_pi_runtime",
         "pi_file_target",
+        "pi_settings_resources",
         "placeholder_lists",
         "read_layer",
         "read_mcp_servers",

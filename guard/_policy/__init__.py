@@ -73,6 +73,9 @@ if typing.TYPE_CHECKING:
         McpServers,
         read_mcp_servers,
     )
+    from guard._policy.settings.pi_resources import (
+        pi_settings_resources,
+    )
     from guard._policy.settings.surroundings import (
         credential_files,
         git_config_names_programs,
@@ -114,6 +117,7 @@ __all__ = [
     "load_layers",
     "note_pi_runtime",
     "pi_file_target",
+    "pi_settings_resources",
     "placeholder_lists",
     "read_layer",
     "read_mcp_servers",
@@ -155,6 +159,7 @@ _HOMES: dict[str, str] = {
     "Verdict": "guard._policy.settings.models",
     "McpServers": "guard._policy.settings.pi_mcp",
     "read_mcp_servers": "guard._policy.settings.pi_mcp",
+    "pi_settings_resources": "guard._policy.settings.pi_resources",
     "credential_files": "guard._policy.settings.surroundings",
     "git_config_names_programs": "guard._policy.settings.surroundings",
     "git_config_values": "guard._policy.settings.surroundings",

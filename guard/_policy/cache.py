@@ -29,12 +29,11 @@ _PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
 _MAX_CACHED = 64
 
 _MCP_FILES = ("mcp.json", Path(".pi") / "mcp.json")  # pi's user and project MCP servers
+_SETTINGS_FILES = ("settings.json", Path(".pi") / "settings.json")  # pi's, user and project
 _MAX_FACTS = 4096
 
 _FileStamp = tuple[int, int] | None
-Stamp = tuple[
-    _FileStamp, _FileStamp, _FileStamp, _FileStamp, _FileStamp, tuple[tuple[str, ...], ...]
-]
+Stamp = tuple[tuple[_FileStamp, ...], tuple[tuple[str, ...], ...]]
 
 
 def _stat(path: Path) -> tuple[int, int] | None:
@@ -66,14 +65,17 @@ class PolicyCache:
 
     def policy_for(self, cwd: str | os.PathLike[str]) -> Policy:
         workspace = Path(cwd)
-        stamp = (
+        files = (
             _stat(self.home / _USER_CONFIG),
             _stat(workspace / _PROJECT_CONFIG),
             _stat(pi_agent_dir() / _MCP_FILES[0]),
             _stat(workspace / _MCP_FILES[1]),
             _stat(workspace / ".git" / "config"),  # core.hooksPath: the work tree's hooks
-            runtime_stamp(),
+            # what pi's settings name for it to load (a new entry is protected at once)
+            _stat(pi_agent_dir() / _SETTINGS_FILES[0]),
+            _stat(workspace / _SETTINGS_FILES[1]),
         )
+        stamp = (files, runtime_stamp())
         key = os.fspath(workspace)
         cached = self._cache.get(key)
         if cached is not None and cached[0] == stamp:

@@ -43,6 +43,7 @@ from guard._policy.settings.models import (
     Settings,
 )
 from guard._policy.settings.pi_mcp import MCP_FILE, read_mcp_servers, server_key
+from guard._policy.settings.pi_resources import pi_settings_resources
 from guard._policy.settings.surroundings import placeholder_lists
 from guard._policy.settings.worktree_hooks import worktree_hook_files
 
@@ -99,6 +100,9 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     files = [f for f in (builtin, user, project_layer) if f is not None]
     # The work tree's hook files: what the operator's git runs of this project (githooks(5)).
     lists = {**placeholder_lists(), "WORKTREE_HOOKS": worktree_hook_files(project_dir)}
+    # What pi's settings files name for it to load, wherever it lies (pi_resources.py).
+    code, text = pi_settings_resources(project_dir, placeholders["PI_AGENT_DIR"])
+    lists.update(PI_SETTINGS_CODE=code, PI_SETTINGS_TEXT=text)
     loaded = MergedLayers(placeholders=placeholders, placeholder_lists=lists)
     for layer_file in files:
         loaded.problems.extend(layer_file.problems)

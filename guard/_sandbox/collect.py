@@ -47,6 +47,7 @@ from guard._policy import (
     SandboxSettings,
     credential_files,
     git_config_values,
+    pi_settings_resources,
     placeholder_lists,
     too_wide,
     worktree_hook_files,
@@ -507,6 +508,9 @@ def collect_input(
     # One still missing is not kept absent (bwrap would leave an empty directory of that name
     # in the workspace, which breaks the operator's git): the effects review holds it.
     hook_files = worktree_hook_files(ws.path)
+    # What pi's settings name for it to load (extensions, local packages, skills …), outside
+    # .pi too: read-only where it is; one still missing is held by the effects review.
+    code, text = pi_settings_resources(ws.path, agent, user_home.path)
     protected: list[str | os.PathLike[str]] = [
         agent,
         agent / "extensions" / EXTENSION_DIR_NAME,
@@ -519,6 +523,8 @@ def collect_input(
         shell,
         *(path for path, _ in git_files),
         *hook_files,
+        *code,
+        *text,
         *extra_read_only,
     ]
     can_write = os.access(ws.path, os.W_OK) and ws_writable
