@@ -41,6 +41,7 @@ __all__ = [
     "credential_files",
     "git_config_names_programs",
     "git_config_values",
+    "git_program_key",
     "git_user_files",
     "note_pi_runtime",
     "path_dirs",
@@ -220,10 +221,16 @@ def _path_in(value: str, home: str) -> str | None:
     return None
 
 
+def git_program_key(key: str) -> bool:
+    """Whether a git config key (``section.key``, lower-cased) names a program, hooks or
+    another config file git reads (``core.fsmonitor``, a filter driver, an include …)."""
+    return _GIT_PROGRAM_KEYS.match(key) is not None
+
+
 def git_config_names_programs(path: Path) -> bool:
     """Whether a git config file names a program or hooks (``core.hooksPath``,
     ``core.fsmonitor``, an ``!`` alias, a filter driver, an include …)."""
-    return any(_GIT_PROGRAM_KEYS.match(key) for key, _ in git_config_values(path))
+    return any(git_program_key(key) for key, _ in git_config_values(path))
 
 
 def git_user_files(env: Mapping[str, str]) -> tuple[str, ...]:

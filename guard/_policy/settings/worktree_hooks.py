@@ -4,8 +4,13 @@ githooks(5): ``core.hooksPath`` names the hooks directory, relative to the work 
 managers put it there (husky 4-8: ``.husky``; husky 9: ``.husky/_``, whose generated
 scripts run ``.husky/<hook>``, the files the project edits). Others install a shim in
 ``.git/hooks`` that reads a configuration of the work tree naming the commands to run
-(lefthook: ``lefthook.yml``; pre-commit: ``.pre-commit-config.yaml``). A write to any of
-them by the agent would run at the operator's next ``git commit``, with the user's rights.
+(lefthook: ``lefthook.yml``; pre-commit: ``.pre-commit-config.yaml``). The repository's
+config may also name programs in the work tree (git-config(1)): ``core.fsmonitor``, filter,
+diff and merge drivers, ``!`` aliases, the editor or pager (run from the top of the work
+tree, so every word of the value holding a ``/`` that lands in it counts), and files it
+includes (``include.path``, ``includeIf.*.path``: relative to the config that names them,
+read in turn). A write to any of them by the agent would run at the operator's next
+``git commit`` or ``git status``, with the user's rights.
 
 Read-only, from the repository's own config and hooks; never raises. A repository whose
 ``.git`` is a file (a linked worktree, a submodule) is read through its ``gitdir:`` line.
@@ -14,9 +19,10 @@ Read-only, from the repository's own config and hooks; never raises. A repositor
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
-from guard._policy.settings.surroundings import git_config_values
+from guard._policy.settings.surroundings import git_config_values, git_program_key
 
 __all__ = ["worktree_hook_files"]
 
@@ -43,6 +49,7 @@ _MANAGERS: dict[bytes, tuple[str, ...]] = {
     b"pre_commit": (".pre-commit-config.yaml", ".pre-commit-config.yml"),
 }
 _MAX_SCRIPT = 64 << 10
+_MAX_INCLUDES = 16
 
 
 def _gitdir(worktree: str) -> str | None:
@@ -83,6 +90,43 @@ def _mentions(hooks_dir: str, needle: bytes) -> bool:
     return False
 
 
+def _inside(path: str, top: str) -> bool:
+    return path != top and path.startswith(top + "/")
+
+
+def _config_values(config: Path, top: str, found: list[str]) -> Iterator[tuple[str, str]]:
+    """The repository config's values, and those of the files it includes (each included
+    file inside the work tree is added to ``found``)."""
+    queue, seen = [config], set[str]()
+    while queue and len(seen) < _MAX_INCLUDES:
+        current = queue.pop(0)
+        if str(current) in seen:
+            continue
+        seen.add(str(current))
+        for key, value in git_config_values(current):
+            if key.startswith("include") and key.endswith(".path") and value:
+                target = os.path.expanduser(value)
+                included = os.path.normpath(os.path.join(current.parent, target))
+                if _inside(included, top):
+                    found.append(included)
+                queue.append(Path(included))
+                continue
+            yield key, value
+
+
+def _program_paths(value: str, top: str) -> list[str]:
+    """The words of a command git runs from the top of the work tree that name a path in it."""
+    paths = []
+    for word in value.lstrip("!").split():
+        word = word.strip("'\";&|()")
+        if "/" not in word or word.startswith("-") or any(c in word for c in "$`*?"):
+            continue  # a variable, a substitution or a glob: not a path known here
+        path = os.path.normpath(os.path.join(top, os.path.expanduser(word)))
+        if _inside(path, top):
+            paths.append(path)
+    return paths
+
+
 def worktree_hook_files(worktree: str | os.PathLike[str] | None) -> tuple[str, ...]:
     """The paths under ``worktree`` that the operator's git runs (see the module)."""
     if worktree is None:
@@ -93,8 +137,11 @@ def worktree_hook_files(worktree: str | os.PathLike[str] | None) -> tuple[str, .
         return ()
     found: list[str] = []
     hooks_dirs = [os.path.join(gitdir, "hooks")]
-    for key, value in git_config_values(Path(gitdir) / "config"):
+    for key, value in _config_values(Path(gitdir) / "config", top, found):
         if key != "core.hookspath" or not value:
+            shell = not key.startswith("alias.") or value.lstrip().startswith("!")
+            if git_program_key(key) and shell:  # an alias without ! runs git itself
+                found += _program_paths(value, top)
             continue
         path = os.path.normpath(os.path.join(top, os.path.expanduser(value)))
         hooks_dirs.append(path)
@@ -108,4 +155,26 @@ def worktree_hook_files(worktree: str | os.PathLike[str] | None) -> tuple[str, .
     for needle, configs in _MANAGERS.items():
         if any(_mentions(d, needle) for d in hooks_dirs):
             found += [os.path.join(top, name) for name in configs]
+    for directory in hooks_dirs:
+        found += _hooks_run(directory, top)
     return tuple(dict.fromkeys(found))
+
+
+def _hooks_run(hooks_dir: str, top: str) -> list[str]:
+    """What the hooks in ``hooks_dir`` run by a path in the work tree (simple-git-hooks
+    writes the command itself: ``./scripts/pre-commit.sh``); git runs hooks from the top."""
+    try:
+        names = [n for n in os.listdir(hooks_dir) if n in _HOOKS]
+    except OSError:
+        return []
+    paths: list[str] = []
+    for name in names:
+        try:
+            with open(os.path.join(hooks_dir, name), encoding="utf-8", errors="replace") as f:
+                text = f.read(_MAX_SCRIPT)
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if not line.lstrip().startswith("#"):
+                paths += _program_paths(line, top)
+    return paths
