@@ -116,6 +116,10 @@ def _plain(command: Command, text: str, cwd: str) -> bool:
     return re.fullmatch(shape, text) is not None
 
 
+def _beneath(path: str | None, parents: set[str]) -> bool:
+    return path is not None and any(path.startswith(p.rstrip("/") + "/") for p in parents)
+
+
 def _pinned_option(value: str, cwd: str) -> str:
     """``--opt=VALUE`` with VALUE absolute when it names a file that is there
     (``chmod --reference=c.md``), else the option as written."""
@@ -155,7 +159,10 @@ def _bash_facts(command: Command, cwd: str, home: str, verdict: Verdict) -> Call
             fixed.append(_pinned_option(value, cwd) if option else value)
     chosen = set(targets)
     pinned = chosen | set(fixed)
-    if any(m.path not in (chosen if m.target else pinned) for m in mentions):
+    # What a copy or move writes beneath its destination (``mv a b/``: ``b/a``) is named by
+    # the destination, an argument.
+    beneath = {m.path for m in mentions if not m.target and _beneath(m.path, chosen)}
+    if any(m.path not in (chosen if m.target else pinned | beneath) for m in mentions):
         return "unresolved-part"
     if not listed <= chosen | {realpath(t) for t in chosen}:
         return "unresolved-part"

@@ -12,7 +12,9 @@ written. The few programs whose arguments are not regular (``dd``, ``find``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import posixpath
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from guard._policy.bash.model import Command, Word
@@ -56,8 +58,11 @@ class Shape:
     always_recursive: bool = False
     destination: Use | None = None
     """The last operand, or the value of ``-t``/``--target-directory``, is the destination."""
-    moved_too: tuple[str, ...] = ()
-    """Options whose values are operands too, after the others (``mv -t DIR``)."""
+    splits_destination: bool = False
+    """Recursively (``cp -r``, ``mv``), the destination itself and, beneath it, what each
+    operand becomes there (``mv notes.md /tmp/`` writes ``/tmp`` and ``/tmp/notes.md``, never
+    all of ``/tmp``). A word the shell expands, ``-T`` (the operand's content lands in the
+    destination itself) or a program without this (``rsync --delete``) write all of it."""
     values: Use | None = None
     """How every option value is used; ``None``: they are not paths."""
     assignments: bool = False
@@ -153,13 +158,16 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
     (
         _set("mv"),
         Shape(
-            operands=Use(read=True, write=True, target=True, recursive=True),
-            moved_too=_TARGET_DIRECTORY,
+            operands=Use(read=True, write=True, target=True),
+            destination=Use(read=True, write=True, target=True),
+            always_recursive=True,
+            splits_destination=True,
         ),
     ),
     (_set("ln"), replace(_COPIER, operands=_WRITTEN)),
     (_set("rsync"), replace(_COPIER, always_recursive=True)),
-    (_set("cp install scp ditto gcp"), _COPIER),
+    (_set("cp"), replace(_COPIER, splits_destination=True)),
+    (_set("install scp ditto gcp"), _COPIER),
     (_set("tee"), Shape(operands=Use(read=False, write=True, target=True))),
     (_set("touch mkdir"), Shape(operands=Use(read=False, write=True))),
     (
@@ -227,6 +235,31 @@ SHAPES: Mapping[str, Shape] = _table(_FAMILIES)
 _UNSEEN = _set("/dev/null /dev/stdout /dev/stderr /dev/tty")
 
 
+_PLAIN = re.compile(r"[^*?\[\]{}~$`]+")
+"""A path word the shell does not expand: only those split a destination (else all of it)."""
+
+
+def _destination(
+    word: Word, sources: Sequence[Word], use: Use, recursive: bool
+) -> list[tuple[Word, Use]]:
+    """The destination ``word`` of a copy or move of ``sources`` (see
+    ``Shape.splits_destination``; no sources: all of it)."""
+    if not recursive:
+        return [(word, use)]
+    names = [posixpath.basename((s.value or "").rstrip("/")) for s in sources]
+    plain = [word.value, *(s.value for s in sources)]
+    if (
+        not sources
+        or any(v is None or not _PLAIN.fullmatch(v) for v in plain)
+        or any(n in ("", ".", "..") for n in names)
+    ):
+        return [(word, replace(use, recursive=True))]
+    whole = replace(use, recursive=True, target=False)  # written there, named by its source
+    return [(word, use)] + [
+        (Word(posixpath.join(word.value, name), word.raw), whole) for name in names
+    ]
+
+
 def touched(command: Command) -> list[tuple[Word, Use]]:
     """Every word of ``command`` that names a path, with how the command uses it, in order."""
     out: list[tuple[Word, Use]] = [
@@ -255,13 +288,13 @@ def touched(command: Command) -> list[tuple[Word, Use]]:
         named = option_value(args, *_TARGET_DIRECTORY)
         destinations = named or operands[-1:]
         operands = operands if named else operands[:-1]
-    operands += option_value(args, *shape.moved_too) if shape.moved_too else []
     recursive = shape.always_recursive or has_flag(flags, *shape.recursive)
     use = replace(shape.operands, recursive=True) if recursive else shape.operands
     out += [(word, use) for word in operands]
     if shape.destination is not None:
-        dest = replace(shape.destination, recursive=True) if recursive else shape.destination
-        out += [(word, dest) for word in destinations]
+        split = shape.splits_destination and not has_flag(flags, "-T", "--no-target-directory")
+        for word in destinations:
+            out += _destination(word, operands if split else [], shape.destination, recursive)
     if shape.values is not None:
         out += [(word, shape.values) for word in values]
     if shape.assignments:
