@@ -247,17 +247,16 @@ def _destination(
     if not recursive:
         return [(word, use)]
     names = [posixpath.basename((s.value or "").rstrip("/")) for s in sources]
-    plain = [word.value, *(s.value for s in sources)]
+    dest = word.value
     if (
-        not sources
-        or any(v is None or not _PLAIN.fullmatch(v) for v in plain)
+        dest is None
+        or not sources
+        or any(v is None or not _PLAIN.fullmatch(v) for v in (dest, *(s.value for s in sources)))
         or any(n in ("", ".", "..") for n in names)
     ):
         return [(word, replace(use, recursive=True))]
     whole = replace(use, recursive=True, target=False)  # written there, named by its source
-    return [(word, use)] + [
-        (Word(posixpath.join(word.value, name), word.raw), whole) for name in names
-    ]
+    return [(word, use)] + [(Word(posixpath.join(dest, name), word.raw), whole) for name in names]
 
 
 def touched(command: Command) -> list[tuple[Word, Use]]:
