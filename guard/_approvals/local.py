@@ -3,7 +3,8 @@
 Contract: :class:`LocalApprovals` serves one JSON request per connection (one line in, one line
 out) on ``<session dir>/approvals.sock``: ``{"op": "list"}`` gives the pending questions,
 ``{"op": "answer", "id", "digest", "decision", "reason", "approver"}`` answers one as
-approver ``cli`` (or ``web``: the page of ``pi-guard approvals serve`` relays its answers),
+approver ``cli``, or ``web`` when it came through a page: the page shows ``pageKey``, the key
+this sidecar writes beside its socket (``page.key``, ``0600``), which no sandbox sees;
 ``{"op": "state", "id"}`` says what became of one without answering it.
 Only the operator reaches it: the guard home is hidden from the agent's sandbox and refused
 to pi's file tools, the socket is ``0600`` in a ``0700`` directory, and a peer of another
@@ -16,8 +17,10 @@ descriptor (``/proc/self/fd/N/…``): a Unix socket path is limited to 107 bytes
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import os
+import secrets
 import selectors
 import socket
 import socketserver
@@ -36,9 +39,18 @@ from guard._approvals.peers import place_of
 if TYPE_CHECKING:
     from guard._approvals.broker import ApprovalBroker
 
-__all__ = ["MAX_REQUEST_BYTES", "SOCKET_NAME", "LocalApprovals", "ask_local", "serve_in_thread"]
+__all__ = [
+    "MAX_REQUEST_BYTES",
+    "PAGE_KEY_NAME",
+    "SOCKET_NAME",
+    "LocalApprovals",
+    "ask_local",
+    "page_key",
+    "serve_in_thread",
+]
 
 SOCKET_NAME = "approvals.sock"
+PAGE_KEY_NAME = "page.key"
 MAX_REQUEST_BYTES = 64 * 1024
 
 
@@ -103,6 +115,16 @@ def _peer(conn: socket.socket) -> tuple[int, int]:
     return int(pid), int(uid)
 
 
+def page_key(directory: Path) -> str | None:
+    """The key a page relays its answers with to the sidecar of ``directory`` (``None``:
+    none there, the sidecar ended or never listened)."""
+    try:
+        with open(directory / PAGE_KEY_NAME, encoding="ascii") as handle:
+            return handle.read(256).strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
 class LocalApprovals:
     """The socket listener of one sidecar (a thread); ``on_refused`` hears every refusal."""
 
@@ -119,9 +141,16 @@ class LocalApprovals:
         self._on_refused = on_refused
         self._about = about  # op ``about``: whose session this is (its id, folder, page)
         self._stop: Callable[[], None] | None = None
+        self._page_key = secrets.token_urlsafe(32)
 
     def start(self) -> None:
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        key = self.directory / PAGE_KEY_NAME
+        with contextlib.suppress(FileNotFoundError):
+            key.unlink()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(key, flags, 0o600), "w", encoding="ascii") as handle:
+            handle.write(self._page_key + "\n")
         outer = self
 
         class Handler(socketserver.StreamRequestHandler):
@@ -175,14 +204,22 @@ class LocalApprovals:
         if request.get("op") == "answer":
             try:
                 answer = AnswerRequest.model_validate(
-                    {k: v for k, v in request.items() if k not in ("op", "approver")},
+                    {k: v for k, v in request.items() if k not in ("op", "approver", "pageKey")},
                     by_alias=True,
                     by_name=False,
                 )
             except ValidationError as exc:
                 where = ".".join(str(x) for x in exc.errors()[0]["loc"])
                 return {"error": f"invalid {where}"}
-            approver: Approver = "web" if request.get("approver") == "web" else "cli"
+            # web only through a page: it shows the key this sidecar wrote beside its socket
+            # (the guard home, which no sandbox sees); the client's word alone is cli.
+            key = request.get("pageKey")
+            through_page = isinstance(key, str) and hmac.compare_digest(
+                key.encode(), self._page_key.encode()
+            )
+            approver: Approver = (
+                "web" if request.get("approver") == "web" and through_page else "cli"
+            )
             outcome = self._broker.answer(answer, approver)
             if outcome != "accepted":
                 self._on_refused(outcome, answer.id, approver)
@@ -195,6 +232,8 @@ class LocalApprovals:
             self._stop = None
         with contextlib.suppress(OSError):
             self.path.unlink()
+        with contextlib.suppress(OSError):
+            (self.directory / PAGE_KEY_NAME).unlink()
 
 
 def ask_local(directory: Path, request: dict[str, Any], timeout: float = 5.0) -> dict[str, Any]:

@@ -53,7 +53,7 @@ from pydantic.alias_generators import to_camel
 
 from audit import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
-from guard._approvals.local import serve_in_thread
+from guard._approvals.local import page_key, serve_in_thread
 from guard._approvals.model import AnswerRequest, ApprovalId
 from guard._approvals.peers import PeerPlace, tcp_peer_place
 from guard._errors import GuardError
@@ -344,9 +344,8 @@ class ApprovalPage:
         holder = self._holder(sidecar, request.id)
         if holder is None:
             return {"outcome": "unknown-id"}
-        reply = ask_sidecar(
-            holder, {"op": "answer", "approver": "web", **request.model_dump(mode="json")}
-        )
+        relayed = {"op": "answer", "approver": "web", "pageKey": page_key(holder)}
+        reply = ask_sidecar(holder, {**relayed, **request.model_dump(mode="json")})
         if reply is None:  # its sidecar ended: the question went with it
             return {"outcome": "withdrawn"}
         outcome = reply.get("outcome")

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 
 from guard._approvals.broker import ApprovalBroker, question_digest
-from guard._approvals.local import SOCKET_NAME, LocalApprovals
+from guard._approvals.local import PAGE_KEY_NAME, SOCKET_NAME, LocalApprovals, page_key
 from guard._approvals.model import AnswerRequest, Pending
 from guard._hermetic import system_program
 from tests.cli_runner import Result, invoke
@@ -447,6 +447,35 @@ def test_a_peer_in_another_pid_namespace_is_refused_whatever_it_asks(
         capture_output=True, text=True, timeout=30, check=False, cwd=side.directory,
     )  # fmt: skip
     assert [p["id"] for p in json.loads(same.stdout)["pending"]] == [approval.id]
+
+
+def test_the_approver_comes_from_how_the_answer_arrived(home: Home, tmp_path: Path) -> None:
+    """A client that says ``"approver": "web"`` is not the page: the answer counts as the
+    terminal's (``cli``) unless it shows the key the sidecar wrote beside its socket (in the
+    guard home, which no sandbox sees), as the page does when it relays an answer."""
+    side = home.sidecar()
+    client = tmp_path / "client.py"
+    client.write_text(
+        "import json, socket, sys\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        "s.connect(sys.argv[1])\n"
+        "s.sendall((sys.argv[2] + '\\n').encode())\n"
+        "print(s.makefile().readline(), end='')\n"
+    )
+    key = page_key(side.directory)
+    assert key is not None and (side.directory / PAGE_KEY_NAME).stat().st_mode & 0o077 == 0
+    for shown, approver in ((None, "cli"), ("guess", "cli"), ("", "cli"), (key, "web")):
+        approval = side.ask()
+        answer = {"op": "answer", "id": approval.id, "digest": approval.digest,
+                  "decision": "yes", "approver": "web", "pageKey": shown}  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(client), SOCKET_NAME, json.dumps(answer)],
+            capture_output=True, text=True, timeout=30, check=False, cwd=side.directory,
+        )  # fmt: skip
+        assert json.loads(done.stdout) == {"outcome": "accepted"}, done.stderr
+        assert side.answer_of(approval.id).approver == approver, shown
+    side.local.close()
+    assert page_key(side.directory) is None  # gone with the listener
 
 
 def test_a_peer_of_another_user_is_refused_even_where_it_can_connect() -> None:
