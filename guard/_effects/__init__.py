@@ -16,7 +16,7 @@ from guard._effects.judge import judge
 from guard._effects.layer import read_effects
 from guard._effects.model import Effect, EffectKind, Hold, HoldReason, Review, ReviewDecision
 from guard._effects.quiet import QUIET_RULES, UnaskedReason, UnaskedTarget, unasked
-from guard._effects.review import LAYER_ID, Reviewer, effects_digest, summary_line
+from guard._effects.review import LAYER_ID, Reviewer, effects_digest, size_text, summary_line
 
 __all__ = [
     "LAYER_ID",
@@ -36,6 +36,7 @@ __all__ = [
     "judge",
     "read_effects",
     "recover",
+    "size_text",
     "summary_line",
     "unasked",
 ]

@@ -24,7 +24,7 @@ from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
 from guard._policy import git_config_names_programs, within
 
-__all__ = ["LAYER_ID", "Reviewer", "effects_digest", "summary_line"]
+__all__ = ["LAYER_ID", "Reviewer", "effects_digest", "size_text", "summary_line"]
 
 LAYER_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 _HELD = "held.json"
@@ -35,7 +35,8 @@ def effects_digest(effects: Sequence[Effect]) -> str:
     return sha256_prefixed(canonical_json([e.model_dump(mode="json") for e in effects]))
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """``12 B``, ``4.0 KiB``, ``14.2 MiB``: a size for people."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
@@ -57,7 +58,7 @@ def summary_line(held: Sequence[Hold]) -> str:
             size = sum(h.bytes for h in items)
             plural = "s" if len(items) != 1 else ""
             noun = "file" if files == 1 else "files"
-            parts.append(f"{len(items)} {label}{plural} ({files} {noun}, {_size(size)})")
+            parts.append(f"{len(items)} {label}{plural} ({files} {noun}, {size_text(size)})")
     return ", ".join(parts)
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from audit import parse_iso
-from guard._effects import Hold, summary_line
+from guard._effects import Hold, size_text, summary_line
 from guard._evidence import Evaluation
 from guard._grants import GrantOffer, inside
 from guard._guard import DeclineReason
@@ -268,7 +268,8 @@ def block_reason_for(
         " (print or JSON mode)",
         "sidecar-unavailable": "the guard sidecar was unavailable (fail closed)",
         "blocked-by-policy": "the policy blocks it outright",
-        "stopped": "the operator stopped the agent; the rest of this turn is declined",
+        "stopped": "stopped by the operator (No, and stop the agent): the rest of this turn"
+        " is declined",
     }[reason]
     if reason == "declined" and operator_reason:
         what += f', saying: "{one_line(operator_reason, VALUE_LIMIT)}"'
@@ -414,9 +415,13 @@ def runtime_note(has_ui: bool) -> str:
 # -- the planner tool --------------------------------------------------------------------------
 
 
-def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> EffectsDialog:
+def effects_dialog(
+    held: Sequence[Hold], command: str, output_tail: str, moved: Mapping[str, str] | None = None
+) -> EffectsDialog:
     """What the operator sees when a command's changes are held: the command, what would
-    be lost (each path with why, sizes, counts), the end of its output."""
+    be lost (each path with why, its files and size; a deletion the command moved says
+    where to: ``moved``, workspace-relative path to destination), the end of its output.
+    Discard comes first unless applying only creates files (see :class:`EffectsDialog`)."""
     lines = [f"Command:  {command_line(command)}", f"Held:     {one_line(summary_line(held))}"]
     why = {
         "untracked": "not in git",
@@ -430,27 +435,49 @@ def effects_dialog(held: Sequence[Hold], command: str, output_tail: str) -> Effe
         "mode": "setuid, world-writable, or the owner's access taken away",
     }
     for hold in held[:12]:
-        effect = hold.effect
-        size = f", {hold.files} files" if hold.files > 1 else ""
-        lines.append(
-            f"  {one_line(effect.kind)} {one_line(effect.path, VALUE_LIMIT)}"
-            f" ({why[hold.reason]}{size})"
+        effect, to = hold.effect, (moved or {}).get(hold.effect.path)
+        noun = "file" if hold.files == 1 else "files"
+        size = f"; {hold.files} {noun}, {size_text(hold.bytes)}" if hold.files else ""
+        kind = (
+            f"moved to {one_line(to, VALUE_LIMIT)}:"
+            if to and effect.kind == "deleted"
+            else (one_line(effect.kind))
         )
+        lines.append(f"  {kind} {one_line(effect.path, VALUE_LIMIT)} ({why[hold.reason]}{size})")
     if len(held) > 12:
         lines.append(f"  … and {len(held) - 12} more")
     tail = [one_line(line, VALUE_LIMIT) for line in output_tail.splitlines()[-5:] if line.strip()]
     if tail:
         lines.append("Output:   " + tail[0])
         lines += [f"          {line}" for line in tail[1:]]
+    creates = _only_creates(held)
     lines.append(
-        "The command has ended; the rest of what it did is applied. Discard is preselected:"
-        " Enter alone keeps the workspace as it was for these."
+        "The command has ended; the rest of what it did is applied. "
+        + (
+            "Apply is preselected (applying loses nothing): Enter alone applies; no answer"
+            " in time discards."
+            if creates
+            else "Discard is preselected: Enter alone keeps the workspace as it was for these."
+        )
     )
     return EffectsDialog(
         title=f"operator-guard: the agent's command wants to {_held_wants(held)}",
         message="\n".join(lines),
         discard="Discard these changes",
         apply="Apply them (records signed, report-only evidence)",
+        preselect="apply" if creates else "discard",
+    )
+
+
+def _only_creates(held: Sequence[Hold]) -> bool:
+    """Applying loses nothing: every held change creates a path where none was, and none in
+    a place whose content runs (``.pi``, ``.git``) or was set to run (a mode hold)."""
+    return bool(held) and all(
+        h.effect.kind == "created"
+        and h.effect.was == "none"
+        and h.reason not in ("conflict", "mode")
+        and not {".pi", ".git"}.intersection(h.effect.path.split("/"))
+        for h in held
     )
 
 

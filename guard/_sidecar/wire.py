@@ -291,12 +291,15 @@ class EffectsReviewParams(_Wire):
 
 
 class EffectsDialog(_Wire):
-    """The held effects, for ``ctx.ui.select``: ``discard`` first (preselected)."""
+    """The held effects, for ``ctx.ui.select``: the ``preselect`` choice first (Enter alone
+    takes it). ``discard`` wherever applying would lose work or change a place whose content
+    runs (``.pi``, ``.git``); ``apply`` for what only creates files. No answer discards."""
 
     title: str
     message: str
     discard: str
     apply: str
+    preselect: Literal["discard", "apply"] = "discard"
 
 
 class EffectsReviewReply(_Wire):

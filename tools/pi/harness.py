@@ -540,7 +540,9 @@ class PiRpc:
             said = answer(event)
             if said is None:
                 return
-            discard, apply = event["options"]
+            # by label: the preselected choice comes first (Apply for what only creates)
+            (apply,) = [o for o in event["options"] if str(o).startswith("Apply")]
+            (discard,) = [o for o in event["options"] if o != apply]
             self.send({"type": "extension_ui_response", "id": event["id"],
                        "value": apply if said is True else discard})  # fmt: skip
         elif method == "input" and reasons:

@@ -80,7 +80,7 @@ SHAPES: Mapping[str, tuple[type[BaseModel], tuple[str, ...]]] = {
         EffectsReviewReply,
         ("decision", "summary", "note", "dialog", "hint", "approval"),
     ),
-    "EFFECTS_DIALOG": (EffectsDialog, ("title", "message", "discard", "apply")),
+    "EFFECTS_DIALOG": (EffectsDialog, ("title", "message", "discard", "apply", "preselect")),
     "EFFECTS_RESOLVE": (EffectsResolveReply, ("decision", "note")),
 }
 

@@ -52,7 +52,7 @@ const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?",
 const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
 const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string" } as const;
 const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?", approval: "object?" } as const;
-const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string" } as const;
+const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string", preselect: "string" } as const;
 const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
 // </wire shapes>
 const POLL_MS = 300; // how often an open dialog asks whether another screen answered
@@ -163,13 +163,7 @@ function claimSpool(): string[] {
 	return readdirSync(HERE).flatMap((name) => (CLAIMED.test(name) ? [join(HERE, name)] : []));
 }
 
-const parse = (line: string): unknown => {
-	try {
-		return JSON.parse(line);
-	} catch {
-		return undefined;
-	}
-};
+const parse = (line: string): unknown => { try { return JSON.parse(line); } catch { return undefined; } };
 /** A claimed spool's events in batches that fit one request; lines that do not parse (a torn write) are dropped. */
 function batches(text: string): unknown[][] {
 	const out: unknown[][] = [];
@@ -179,11 +173,7 @@ function batches(text: string): unknown[][] {
 		if (!line.trim()) continue;
 		const event = parse(line);
 		if (event === undefined) continue;
-		if (batch.length && (bytes + line.length > MAX_BATCH_BYTES || batch.length >= MAX_BATCH_EVENTS)) {
-			out.push(batch);
-			batch = [];
-			bytes = 0;
-		}
+		if (batch.length && (bytes + line.length > MAX_BATCH_BYTES || batch.length >= MAX_BATCH_EVENTS)) out.push(batch), (batch = []), (bytes = 0);
 		batch.push(event), (bytes += line.length);
 	}
 	if (batch.length) out.push(batch);
@@ -203,11 +193,8 @@ const noSandbox = (why: string) =>
  * (Linux `/proc/self/fd`), so nothing can change between the check and the read or write. A new file is made
  * through the already checked directory's descriptor, O_EXCL: never in another place, never through a link. */
 const fdPath = (fd: number): string => (existsSync(`/proc/self/fd/${fd}`) ? readlinkSync(`/proc/self/fd/${fd}`) : "");
-function refused(path: string, opened: string, real: string, write: boolean): Error {
-	return new Error(
-		`operator-guard refused this file access: ${path} now leads to ${opened || "another file"}, not to ${real} as when the guard decided. Nothing was ${write ? "written" : "read"}. [reason: path-changed-after-decision]`,
-	);
-}
+const refused = (path: string, opened: string, real: string, write: boolean): Error =>
+	new Error(`operator-guard refused this file access: ${path} now leads to ${opened || "another file"}, not to ${real} as when the guard decided. Nothing was ${write ? "written" : "read"}. [reason: path-changed-after-decision]`);
 function openJudged(path: string, real: string | undefined, write: boolean): number {
 	if (real === undefined) throw new Error(`operator-guard refused this file access: ${path} was not judged by the guard. Nothing was done. [reason: not-judged]`);
 	let fd: number;
@@ -244,8 +231,7 @@ const judgedRead = (path: string, real: string | undefined): Buffer => {
 const judgedWrite = (path: string, real: string | undefined, content: string): void => {
 	const fd = openJudged(path, real, true);
 	try {
-		ftruncateSync(fd, 0);
-		writeSync(fd, content, 0, "utf8");
+		ftruncateSync(fd, 0), writeSync(fd, content, 0, "utf8");
 	} finally {
 		closeSync(fd);
 	}
@@ -287,14 +273,7 @@ function holdTyping(ui: ExtensionContext["ui"] | undefined): () => void {
 }
 
 /** The sidecar answered with a JSON-RPC error: it is alive but refused this request. */
-class RpcError extends Error {
-	constructor(
-		msg: string,
-		readonly reason: string,
-	) {
-		super(msg);
-	}
-}
+class RpcError extends Error { constructor(msg: string, readonly reason: string) { super(msg); } }
 
 /** The sidecar's reply to `method`, narrowed to `shape`; a reply of another shape fails like a refusal. */
 const malformed = (method: string) => new RpcError(`sidecar sent a malformed ${method} reply`, "malformed-reply");
@@ -509,6 +488,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const [id, params] = args as [string, unknown];
 			const judgedInput = judgedInputs.get(id);
 			judgedInputs.delete(id);
+			if (stopped) return stopQueued(args[4] as ExtensionContext, id, tool.name, params).then((text) => Promise.reject(new Error(text)));
 			if (judgedInput === undefined || judgedInput !== canon(params)) {
 				const call = { toolName: tool.name, input: params, cwd: sessionCwd, toolCallId: id, reason: "input-changed-after-decision" };
 				void sidecar?.call("audit.declined", call).catch(() => spool({ kind: "declined", ...call }));
@@ -561,7 +541,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			let choice: string | undefined;
 			const typed = holdTyping(hasUi ? ui : undefined);
 			try {
-				if (ui && hasUi) choice = await ui.select(`${dialog.title}\n${dialog.message}`, [dialog.discard, dialog.apply], { timeout, signal: closer.signal });
+				if (ui && hasUi) choice = await ui.select(`${dialog.title}\n${dialog.message}`, dialog.preselect === "apply" ? [dialog.apply, dialog.discard] : [dialog.discard, dialog.apply], { timeout, signal: closer.signal });
 				else if (approval) {
 					process.stderr.write(`operator-guard: what the agent's command did is held for the operator: pi-guard approvals approve ${approval.id} (or decline it, or the page of pi-guard approvals serve); no answer within ${timeout / 1000} s discards it\n`);
 					await Promise.race([watching, new Promise((r) => setTimeout(r, timeout))]);
@@ -901,17 +881,34 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		ctx.abort();
 		return declineStopped(ctx, call, approval);
 	};
+	const stopTexts = new Map<string, string>(); // each call of the stopped turn: what the model reads
 	const declineStopped = async (ctx: ExtensionContext, call: Call, approval?: { approvalId: string }): Promise<ToolCallEventResult> => {
+		let text: string;
 		try {
 			const declined = await sidecar!.call("audit.declined", { ...call, reason: "stopped", ...(approval ? { approvalId: approval.approvalId } : {}) });
-			return blocked(ctx, call.toolName, expect("audit.declined", declined, { blockReason: "string" }).blockReason);
+			text = expect("audit.declined", declined, { blockReason: "string" }).blockReason;
 		} catch (err) {
 			if (!(err instanceof RpcError)) spool({ kind: "declined", reason: "stopped", ...call });
-			return blocked(ctx, call.toolName, `operator-guard blocked this call (stopped by the operator); the audit failed: ${message(err)}`);
+			text = `operator-guard blocked this call (stopped by the operator); the audit failed: ${message(err)}`;
 		}
+		stopTexts.set(call.toolCallId, text);
+		return blocked(ctx, call.toolName, text);
 	};
+	/** A call of the stopped turn the guard has not declined (pi queued it, or aborted it asking no extension): declined now. */
+	const stopQueued = async (ctx: ExtensionContext, toolCallId: string, toolName: string, input: unknown): Promise<string> =>
+		stopTexts.get(toolCallId) ?? String((await declineStopped(ctx, { toolName, input, cwd: ctx.cwd, toolCallId })).reason);
+	const turnCalls = new Map<string, unknown>(); // the arguments of the latest turn's calls
 	pi.on("agent_start", async () => {
 		stopped = false; // the operator prompted again
+		stopTexts.clear(), turnCalls.clear();
+	});
+	// pi's own result of a stopped turn's call ("Operation aborted") becomes the guard's: the model reads who stopped it.
+	pi.on("message_end", async (event, ctx) => {
+		const m: unknown = event.message, id = String(get(m, "toolCallId"));
+		if (get(m, "role") === "assistant") for (const c of (get(m, "content") as unknown[] | undefined) ?? []) if (get(c, "type") === "toolCall") turnCalls.set(String(get(c, "id")), get(c, "arguments"));
+		if (!stopped || get(m, "role") !== "toolResult") return undefined;
+		const text = await stopQueued(ctx, id, String(get(m, "toolName")), turnCalls.get(id) ?? {});
+		return { message: { ...event.message, content: [{ type: "text" as const, text }], isError: true } as typeof event.message };
 	});
 
 	pi.on("tool_result", async (event, ctx) => {
@@ -921,6 +918,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const file = judgedByCall.get(event.toolCallId);
 		judgedByCall.delete(event.toolCallId);
 		if (file !== undefined && ![...judgedByCall.values()].includes(file)) judged.delete(file);
+		if (stopTexts.has(event.toolCallId)) return undefined; // refused unrun: declined as stopped
 		// event.input is the input as executed: a later extension may have changed it.
 		// Not awaited: auditing (an fsync) must not slow the tool loop; stop() drains it.
 		const call = { toolCallId: event.toolCallId, toolName: event.toolName, input: event.input, cwd: ctx.cwd };

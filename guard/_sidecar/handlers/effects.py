@@ -105,7 +105,8 @@ class EffectsPart(SidecarState):
             return EffectsReviewReply(
                 decision="discarded", summary=review.summary, note=note, hint=hint
             ).model_dump(mode="json")
-        dialog = effects_dialog(review.held, p.command, p.output_tail)
+        moved = _moves(p.command, workspace)
+        dialog = effects_dialog(review.held, p.command, p.output_tail, moved)
         pending = self._broker.ask(
             kind="effects",
             title=dialog.title,
@@ -171,6 +172,39 @@ class EffectsPart(SidecarState):
             evidence_id=record.evidence_id,
             envelope=record.envelope.model_dump(mode="json") if record.envelope else None,
         )
+
+
+def _moves(command: str, workspace: str) -> dict[str, str]:
+    """Where a plain ``mv`` of the command put each path it moved out of the workspace
+    (workspace-relative source -> destination as written), for the dialog: a deletion the
+    command moved elsewhere says so. What the analysis cannot read names nothing."""
+    try:
+        script = analyze(command, cwd=workspace)
+    except Exception:  # an analysis that fails names nothing
+        return {}
+    out: dict[str, str] = {}
+    for c in (c for c in script.commands if c.program == "mv"):
+        words = [w.value for w in c.args]
+        if None in words:
+            continue
+        values = [w for w in words if w is not None]
+        target = next(
+            (v.split("=", 1)[1] for v in values if v.startswith("--target-directory=")), None
+        )
+        plain = [v for v in values if not v.startswith("-")]
+        if "-t" in values and values.index("-t") + 1 < len(values):
+            target = values[values.index("-t") + 1]
+            plain = [v for v in plain if v != target]
+        if target is None and len(plain) >= 2:
+            target, plain = plain[-1], plain[:-1]
+        if target is None:
+            continue
+        into = target.endswith("/") or len(plain) > 1 or os.path.isdir(os.path.join(c.cwd, target))
+        for source in plain:
+            rel = os.path.relpath(os.path.normpath(os.path.join(c.cwd, source)), workspace)
+            name = os.path.basename(source.rstrip("/"))
+            out[rel] = os.path.join(target, name) if into else target
+    return out
 
 
 def _runs_git_plainly(command: str, cwd: str) -> bool:

@@ -74,11 +74,11 @@ def test_three_sessions_on_one_home_each_record_names_its_own(tmp_path: Path) ->
 
     report = build_report(records)
     assert report.summary.by_session == {
-        "sess-a": {"executions": 2, "gaps": 0, "confirmed": 2, "declined": 0, "blocked": 0,
+        "sess-a": {"executions": 2, "gaps": 0, "confirmed": 2, "declined": 0, "stopped": 0, "blocked": 0,
                    "allowedByRule": 0},
-        "sess-b": {"executions": 1, "gaps": 0, "confirmed": 1, "declined": 1, "blocked": 0,
+        "sess-b": {"executions": 1, "gaps": 0, "confirmed": 1, "declined": 1, "stopped": 0, "blocked": 0,
                    "allowedByRule": 0},
-        "sess-c": {"executions": 1, "gaps": 0, "confirmed": 1, "declined": 1, "blocked": 0,
+        "sess-c": {"executions": 1, "gaps": 0, "confirmed": 1, "declined": 1, "stopped": 0, "blocked": 0,
                    "allowedByRule": 0},
     }  # fmt: skip
     assert {r.session for r in report.rows} == set(ids)
