@@ -209,11 +209,12 @@ def test_the_agents_command_cannot_use_the_page(
     world: World, model_server: ScriptedModelServer
 ) -> None:
     """The page listens on the host's loopback, which the agent's commands share (network
-    open): without the operator's token they list nothing and answer nothing, and each try
-    is audited."""
+    open): without the operator's token they list nothing and answer nothing, each try is
+    audited as the sandbox's, and wrong tokens from there never lock the operator out."""
     page = ApprovalPage(world.home, on_refused=lambda why, _id: refused.append(why))
     refused: list[str] = []
     page.start()
+    login = urlsplit(page.login_url)  # printed to the operator's terminal
     base = f"http://127.0.0.1:{page.port}"
     tries = [
         f"curl -s -o /dev/null -w '%{{http_code}}\\n' {base}/api/pending",
@@ -221,6 +222,9 @@ def test_the_agents_command_cannot_use_the_page(
         f"curl -s -o /dev/null -w '%{{http_code}}\\n' -H 'Host: evil.example' {base}/",
         f"curl -s -o /dev/null -w '%{{http_code}}\\n' -X POST -H 'Origin: http://evil.example'"
         f" -H 'Content-Type: application/json' -d '{{}}' {base}/api/answer",
+        "curl -s"
+        + "".join(f" -o /dev/null '{base}/login?token=g{i}'" for i in range(8))
+        + "; echo tried",
     ]
     model_server.add_scenario(
         "page-attack",
@@ -233,11 +237,16 @@ def test_the_agents_command_cannot_use_the_page(
                 lambda r: False if is_guard_dialog(r) else None,
                 timeout=90,
             )
+        conn = http.client.HTTPConnection("127.0.0.1", page.port, timeout=10)
+        conn.request("GET", f"{login.path}?{login.query}", headers={"Host": login.netloc})
+        assert conn.getresponse().status == 303  # the operator's login still works
+        conn.close()
     finally:
         page.close()
     codes = [result_text(e).strip() for e in tool_ends(events)[: len(tries)]]
-    assert codes == ["401", "403", "421", "403"], codes
-    assert refused == ["no-session", "bad-login", "bad-host", "bad-origin"]
+    assert codes == ["401", "403", "421", "403", "tried"], codes
+    # each refusal names the sandbox the request came from, whatever it was refused for
+    assert refused == ["sandboxed-peer"] * (4 + 8)
     assert (world.project / "build" / "keep.txt").exists()
     assert world.audit("confirmation.recorded") == []
 
