@@ -34,9 +34,10 @@ def effects_review() -> str:
     ]
     dialog = effects_dialog(held, "rm -rf drafts", "removed 'drafts'")
     note = effects_note("discarded", held)
-    return "\n".join(
-        [dialog.title, dialog.message, f"→ {dialog.discard}", f"  {dialog.apply}", "", note]
-    )
+    first, second = (dialog.discard, dialog.apply)
+    if dialog.preselect == "apply":
+        first, second = second, first
+    return "\n".join([dialog.title, dialog.message, f"→ {first}", f"  {second}", "", note])
 
 
 def grant_offer() -> str:
