@@ -20,6 +20,7 @@ from guard._cli.confirm.approvals import ApprovalListings
 from guard._cli.confirm.grants import GrantListings
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
+from guard._evidence.statement import DecisionStatement, OperatorDecision
 from guard._pi.doctor import DoctorReport
 from planning import PLANNERS
 
@@ -52,6 +53,10 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
     }
     out["audit-record.schema.json"] = AuditRecord.model_json_schema()
     out["audit-head.schema.json"] = AuditHead.model_json_schema()  # logs before checkpoints
+    # The in-toto predicate "operator decision, report-only" (docs/dsse.md), as a verifier
+    # reads it, and the whole statement it sits in.
+    out["dsse-predicate-operator-decision.v1.schema.json"] = OperatorDecision.model_json_schema()
+    out["dsse-statement.v1.schema.json"] = DecisionStatement.model_json_schema()
     out["proof-inclusion.v1.schema.json"] = InclusionProof.model_json_schema()
     out["proof-consistency.v1.schema.json"] = ConsistencyProof.model_json_schema()
     for event, model in sorted(EVENT_MODELS.items()):

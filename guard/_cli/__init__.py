@@ -1,11 +1,11 @@
 """``pi-guard``: the command-line boundary, where our errors become one line and an exit code.
 
 One module per command group, each with ``register(subparsers)``, in three rooms: ``confirm/``
-(``evidence``, ``ledger``, ``grants``, ``approvals``, ``operator``), ``log/`` (``audit`` with
-``tlog`` and ``ship``) and ``setup/`` (``pi``, ``doctor``, ``sandbox``, ``policy``, ``plan``,
-``demo``). Exit codes live in :mod:`guard._cli.exits` with the one table that maps our
-exceptions to them. A new command group is a new module in one of those rooms and one line
-in :data:`_GROUPS`.
+(``evidence``, ``statement``, ``ledger``, ``grants``, ``approvals``, ``operator``), ``log/``
+(``audit`` with ``tlog`` and ``ship``) and ``setup/`` (``pi``, ``doctor``, ``sandbox``,
+``policy``, ``plan``, ``demo``). Exit codes live in :mod:`guard._cli.exits` with the one
+table that maps our exceptions to them. A new command group is a new module in one of those
+rooms and one line in :data:`_GROUPS`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from guard._cli.args import Parser, Subparsers, home_arg
-from guard._cli.confirm import approvals, evidence, grants, ledger, operator
+from guard._cli.confirm import approvals, evidence, grants, ledger, operator, statement
 from guard._cli.exits import ExitCode, exit_for
 from guard._cli.log import audit
 from guard._cli.setup import demo, doctor, pi, plan, policy, sandbox
@@ -29,6 +29,7 @@ Handler = Callable[[argparse.Namespace], ExitCode]
 
 _GROUPS: tuple[Callable[[Subparsers], None], ...] = (
     evidence.register,
+    statement.register,
     plan.register,
     audit.register,
     ledger.register,

@@ -12,9 +12,11 @@ for a call classified with the policy in force and its input exactly as it will 
 :class:`KeyStore` and :class:`Signer` hold the signing key and stay in the guard home;
 :func:`mint_envelope` only after the operator's yes, with the ``confirmation.recorded``
 record durable before the evidence leaves the process; :func:`consume_synced` only with
-``pending`` recomputed from the call about to run. Everything else here (the models,
-:class:`Fingerprint`, :class:`PublicKeyring`, the normalizers, :func:`reserve`, which signs
-nothing, and the doctor's :func:`check_key`) is safe to use anywhere above this floor.
+``pending`` recomputed from the call about to run; :func:`sign_statement` only for a
+statement built from a verified log (:func:`dsse_from_log` verifies it first). Everything
+else here (the models, :class:`Fingerprint`, :class:`PublicKeyring`, the normalizers,
+:func:`reserve`, which signs nothing, the doctor's :func:`check_key`, the DSSE shapes,
+:func:`verify_dsse` and :func:`read_public_key`) is safe to use anywhere above this floor.
 """
 
 import typing
@@ -27,6 +29,15 @@ if typing.TYPE_CHECKING:
     )
     from guard._evidence.doctor import (
         check_key,
+    )
+    from guard._evidence.dsse import (
+        PAYLOAD_TYPE,
+        DsseCheck,
+        DsseEnvelope,
+        dsse_from_log,
+        read_public_key,
+        sign_statement,
+        verify_dsse,
     )
     from guard._evidence.envelope import (
         Reservation,
@@ -65,6 +76,13 @@ if typing.TYPE_CHECKING:
     from guard._evidence.single_use import (
         consume_synced,
     )
+    from guard._evidence.statement import (
+        PREDICATE_TYPE,
+        STATEMENT_TYPE,
+        DecisionStatement,
+        OperatorDecision,
+        statement_for,
+    )
 
 __all__ = [
     "DEFAULT_SKEW",
@@ -73,8 +91,14 @@ __all__ = [
     "EVIDENCE_SCHEMA",
     "KEYRING_FILE",
     "MAX_TTL_SECONDS",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
     "ConsumeResult",
     "CoveredBy",
+    "DecisionStatement",
+    "DsseCheck",
+    "DsseEnvelope",
     "Evaluation",
     "EvidenceDetails",
     "EvidenceEnvelope",
@@ -83,6 +107,7 @@ __all__ = [
     "Keyring",
     "KeyringEntry",
     "MatchResult",
+    "OperatorDecision",
     "PublicKeyring",
     "RecordResult",
     "ReportOnly",
@@ -91,17 +116,29 @@ __all__ = [
     "check_key",
     "compute_fingerprint",
     "consume_synced",
+    "dsse_from_log",
     "mint_envelope",
     "normalize_path",
     "normalize_tool_name",
     "payload_hash",
+    "read_public_key",
     "reserve",
+    "sign_statement",
+    "statement_for",
+    "verify_dsse",
 ]
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
     "DEFAULT_SKEW": "guard._evidence.consume",
     "check_key": "guard._evidence.doctor",
+    "DsseCheck": "guard._evidence.dsse",
+    "DsseEnvelope": "guard._evidence.dsse",
+    "PAYLOAD_TYPE": "guard._evidence.dsse",
+    "dsse_from_log": "guard._evidence.dsse",
+    "read_public_key": "guard._evidence.dsse",
+    "sign_statement": "guard._evidence.dsse",
+    "verify_dsse": "guard._evidence.dsse",
     "Reservation": "guard._evidence.envelope",
     "mint_envelope": "guard._evidence.envelope",
     "reserve": "guard._evidence.envelope",
@@ -129,6 +166,11 @@ _HOMES: dict[str, str] = {
     "RecordResult": "guard._evidence.models",
     "ReportOnly": "guard._evidence.models",
     "consume_synced": "guard._evidence.single_use",
+    "DecisionStatement": "guard._evidence.statement",
+    "OperatorDecision": "guard._evidence.statement",
+    "PREDICATE_TYPE": "guard._evidence.statement",
+    "STATEMENT_TYPE": "guard._evidence.statement",
+    "statement_for": "guard._evidence.statement",
 }
 
 

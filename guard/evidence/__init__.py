@@ -26,6 +26,13 @@ each leaves a check to its caller:
   must have loaded it from a keyring the signing key signed (:meth:`KeyStore.public_keyring`).
 * :class:`ConsumptionLedger` and :class:`SqliteLedger` make an id single-use only within one
   ledger: the caller must give every consumer of the same evidence the same ledger.
+* :func:`verify_dsse` checks an operator-decision statement in a DSSE envelope against one
+  public key (:func:`read_public_key` reads a PEM file or a keyring's active key); it is
+  safe anywhere, and its ``verified`` says only that the key signed a report-only decision:
+  it authorizes nothing and consumes nothing. :func:`dsse_from_log` signs the statement of a
+  recorded yes from a log it verifies first; :func:`sign_statement` signs any
+  :class:`DecisionStatement` it is given, so the caller must have built it
+  (:func:`statement_for`) from a ``confirmation.recorded`` record of a verified log.
 * :data:`DEFAULT_SKEW` and :data:`TRUSTED_ORIGINS` are the defaults the recipes use; a
   caller that passes others has decided the clock tolerance and the origins it trusts.
 """
@@ -40,6 +47,15 @@ if typing.TYPE_CHECKING:
         TRUSTED_ORIGINS,
         check_and_consume,
     )
+    from guard._evidence.dsse import (
+        PAYLOAD_TYPE,
+        DsseCheck,
+        DsseEnvelope,
+        dsse_from_log,
+        read_public_key,
+        sign_statement,
+        verify_dsse,
+    )
     from guard._evidence.fingerprint import (
         compute_fingerprint,
         normalize_path,
@@ -51,6 +67,13 @@ if typing.TYPE_CHECKING:
         PublicKeyring,
         Signer,
     )
+    from guard._evidence.statement import (
+        PREDICATE_TYPE,
+        STATEMENT_TYPE,
+        DecisionStatement,
+        OperatorDecision,
+        statement_for,
+    )
     from guard._storage import (
         ConsumptionLedger,
         SqliteLedger,
@@ -58,17 +81,29 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_SKEW",
+    "PAYLOAD_TYPE",
+    "PREDICATE_TYPE",
+    "STATEMENT_TYPE",
     "TRUSTED_ORIGINS",
     "ConsumptionLedger",
+    "DecisionStatement",
+    "DsseCheck",
+    "DsseEnvelope",
     "KeyStore",
+    "OperatorDecision",
     "PublicKeyring",
     "Signer",
     "SqliteLedger",
     "check_and_consume",
     "compute_fingerprint",
+    "dsse_from_log",
     "normalize_path",
     "normalize_tool_name",
     "payload_hash",
+    "read_public_key",
+    "sign_statement",
+    "statement_for",
+    "verify_dsse",
 ]
 
 # Each public name's home module, imported on first use.
@@ -76,10 +111,22 @@ _HOMES: dict[str, str] = {
     "DEFAULT_SKEW": "guard._evidence.consume",
     "TRUSTED_ORIGINS": "guard._evidence.consume",
     "check_and_consume": "guard._evidence.consume",
+    "PAYLOAD_TYPE": "guard._evidence.dsse",
+    "DsseCheck": "guard._evidence.dsse",
+    "DsseEnvelope": "guard._evidence.dsse",
+    "dsse_from_log": "guard._evidence.dsse",
+    "read_public_key": "guard._evidence.dsse",
+    "sign_statement": "guard._evidence.dsse",
+    "verify_dsse": "guard._evidence.dsse",
     "compute_fingerprint": "guard._evidence.fingerprint",
     "normalize_path": "guard._evidence.fingerprint",
     "normalize_tool_name": "guard._evidence.fingerprint",
     "payload_hash": "guard._evidence.fingerprint",
+    "PREDICATE_TYPE": "guard._evidence.statement",
+    "STATEMENT_TYPE": "guard._evidence.statement",
+    "DecisionStatement": "guard._evidence.statement",
+    "OperatorDecision": "guard._evidence.statement",
+    "statement_for": "guard._evidence.statement",
     "KeyStore": "guard._evidence.keys",
     "PublicKeyring": "guard._evidence.keys",
     "Signer": "guard._evidence.keys",
