@@ -1,7 +1,8 @@
 """A move or a recursive copy into a directory writes what lands there, not the whole of it:
 ``mv notes.md /tmp/`` in a project under ``/tmp`` is not a write of the guard's home or
 installation beside it (``cp notes.md /tmp/`` never was). A destination the shell expands,
-``-T``, ``rsync`` (``--delete``) or a source that is the guard's home still reach all of it."""
+``-T``, ``rsync`` (``--delete``), a source that is the guard's home or a link to it still
+reach all of it."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ STILL_THE_GUARDS = [
     "mv notes.md $DEST",
     "rsync -a --delete docs/ {parent}/",
     "mv . {parent}/",
+    "mv notes.md lnk/",
+    "cp -r docs lnk/",
+    "ln -s {guard} l2 && mv notes.md l2/",
 ]
 
 
@@ -43,6 +47,7 @@ def policy(world: World) -> Policy:
     (world.project / "notes.md").write_text("my notes\n")
     (world.project / "docs").mkdir()
     world.guard_home.mkdir(parents=True)
+    (world.project / "lnk").symlink_to(world.guard_home)
     return world.policy()
 
 
