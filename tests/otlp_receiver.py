@@ -1,7 +1,7 @@
 """A real OTLP/HTTP receiver on 127.0.0.1 for the tests, built on the OpenTelemetry protobuf
 definitions (``opentelemetry-proto``): ``POST /v1/traces`` and ``/v1/logs`` bodies decode
 as ``ExportTraceServiceRequest`` / ``ExportLogsServiceRequest``, and every span is kept with
-its attributes as plain Python values. ``delay`` makes it slow; ``status`` makes it refuse.
+its attributes as plain Python values, and every body as it arrived. ``delay`` makes it slow; ``status`` makes it refuse.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ class OtlpReceiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
     logs: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, str]] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)
+    """Every request body as it arrived, decompressed: what was exported, byte for byte."""
     port: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -83,6 +85,7 @@ class OtlpReceiver:
             body = gzip.decompress(body)
         with self._lock:
             self.requests.append({"path": path, **headers})
+            self.bodies.append(body)
         if path == "/v1/traces":
             request = ExportTraceServiceRequest()
             request.ParseFromString(body)
