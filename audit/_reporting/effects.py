@@ -28,16 +28,13 @@ from audit._records.call_events import (
 )
 from audit._records.fields import Approver
 from audit._records.models import AuditRecord
-from audit._reporting.rows import EffectsRow, typed
+from audit._reporting.rows import EffectsRow, SettledBy, typed
 from audit._reporting.show import session_of
 
 __all__ = ["EFFECTS_EVENTS", "effects_rows"]
 
 EFFECTS_EVENTS = ("effects.reviewed", "effects.resolved")
 
-SettledBy = Literal[
-    "operator", "timeout", "no-ui", "sidecar-restart", "user-rule", "call-approved", "nothing-lost"
-]
 _BY: dict[str, SettledBy] = {
     "timeout": "timeout",
     "no-ui": "no-ui",

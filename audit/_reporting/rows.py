@@ -11,6 +11,7 @@ from typing import Literal, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 
 from audit._errors import RecordDataError
+from audit._records.fields import Approver
 from audit._records.models import AuditRecord
 from audit._records.wire import WIRE_CONFIG, ActionKind
 
@@ -28,6 +29,7 @@ __all__ = [
     "GrantRow",
     "ReportRow",
     "ReportSummary",
+    "SettledBy",
     "StoppedRow",
     "typed",
 ]
@@ -113,6 +115,12 @@ class StoppedRow(_Wire):
     session: str | None = None
 
 
+SettledBy = Literal[
+    "operator", "timeout", "no-ui", "sidecar-restart", "user-rule", "call-approved", "nothing-lost"
+]
+"""Who settled an effects review (see :class:`EffectsRow`)."""
+
+
 class EffectsRow(_Wire):
     """One agent command's effects review (an ``effects.reviewed`` that changed something)
     and how it was settled (see :mod:`audit._reporting.effects`).
@@ -132,11 +140,8 @@ class EffectsRow(_Wire):
     session: str | None
     command: str | None
     outcome: Literal["applied", "discarded", "held"]
-    by: Literal[
-        "operator", "timeout", "no-ui", "sidecar-restart", "user-rule", "call-approved",
-        "nothing-lost",
-    ] | None  # fmt: skip
-    approver: Literal["pi-dialog", "cli", "web"] | None
+    by: SettledBy | None
+    approver: Approver | None
     held: bool
     held_total: int
     held_paths: tuple[str, ...]
