@@ -40,6 +40,7 @@ from guard._facade import (
     operator_reason_text,
 )
 from guard._home import AUDIT_LOG_FILE, ensure_private_dir, env, resolve_home
+from guard._known_homes import remember_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
 from guard._storage import SqliteLedger
@@ -82,6 +83,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
             setting = (env("AUDIT_PREVIEWS") or "on").strip().lower()
             preview = setting not in ("0", "off", "false", "no")
         root = ensure_private_dir(resolve_home(home))
+        remember_home(root)  # every session's sandbox hides every home (_known_homes.py)
         keys = KeyStore.open(root)
         signer, created = keys.ensure_key()
         retired = keys.retired_on_create

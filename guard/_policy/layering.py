@@ -17,6 +17,7 @@ from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
 from guard._evidence import normalize_path
 from guard._home import env, pi_agent_dir
+from guard._known_homes import known_homes, known_homes_file
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.globs import expand_lists
 from guard._policy.matching.rules import CompiledRule, compile_rule
@@ -100,6 +101,10 @@ def load_layers(home: Path, project: Path | None) -> MergedLayers:
     files = [f for f in (builtin, user, project_layer) if f is not None]
     # The work tree's hook files: what the operator's git runs of this project (githooks(5)).
     lists = {**placeholder_lists(), "WORKTREE_HOOKS": worktree_hook_files(project_dir)}
+    # Every other guard home this user's guard opened, and where they are noted.
+    placeholders["GUARD_HOMES_FILE"] = normalize_path(os.fspath(known_homes_file()), here)
+    real_home = os.path.realpath(guard_home)
+    lists["GUARD_HOMES"] = tuple(h for h in known_homes() if h not in (guard_home, real_home))
     # What pi's settings files name for it to load, wherever it lies (pi_resources.py).
     code, text = pi_settings_resources(project_dir, placeholders["PI_AGENT_DIR"])
     lists.update(PI_SETTINGS_CODE=code, PI_SETTINGS_TEXT=text)

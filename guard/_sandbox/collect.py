@@ -42,6 +42,7 @@ from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
 from guard._home import CACHES_DIR, CONFIG_FILE, ENV_PREFIX, EXTENSION_DIR_NAME, pi_agent_dir
+from guard._known_homes import known_homes
 from guard._policy import (
     CONFIG_FILE_NAME,
     SandboxSettings,
@@ -52,7 +53,7 @@ from guard._policy import (
     too_wide,
     worktree_hook_files,
 )
-from guard._sandbox.argv import is_within
+from guard._sandbox.argv import TMP, is_within
 from guard._sandbox.model import (
     CacheMount,
     MountPath,
@@ -542,6 +543,14 @@ def collect_input(
         hidden_paths.append(runtime)
     hidden_paths += [agent / name for name in _SECRET_AGENT_FILES]
     hidden_paths += list(settings.hidden)
+    # Every other guard home this user's guard opened (never one that holds the workspace;
+    # one under /tmp only where the host's /tmp is shown: the sandbox's own hides it, and a
+    # temporary home that is gone before a command ran would make bwrap refuse to start).
+    hidden_paths += [
+        h
+        for h in known_homes()
+        if not is_within(ws.path, h) and (settings.tmp == "host" or not is_within(h, TMP))
+    ]
     hidden_paths += list(credential_files(environ))
     hidden = [h for h in _resolved(hidden_paths) if h.kind != "missing"]
 
