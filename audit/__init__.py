@@ -1,13 +1,21 @@
-"""Lowest layer: canonical JSON, the hash-chained JSONL audit log, its signed head and verify,
-and the primitives every layer above shares (strict JSON loading, timestamps, base64url, the
-wire config and shared wire types, ``shorten``).
+"""The audit log's package: its one exception tree, and the faces by audience beside it.
 
-Two more faces sit beside this one: :mod:`audit.tlog` (the transparency log over the
-records: Merkle trees, checkpoints, proofs, anchors) and :mod:`audit.lines` (reading the
-log's raw lines yourself). The exception tree is here, for all three.
+Each audience has a face of its own, every one lazy (a name is imported on first use):
 
-Imports nothing of ``guard`` or ``planning``. Nothing here authorizes anything: the log
-and its report only record and classify what happened.
+* :mod:`audit.log`, for writing: the appender :class:`~audit.log.AuditLog` (which takes the
+  typed event models of :mod:`audit.wire`), the head's signer and trusted keys, recovery
+  after a crash, preview redaction;
+* :mod:`audit.verify`, for reading and verifying: ``verify_log`` against the signed head,
+  ``read_records``, the report (``pi-guard audit report``) and ``show``;
+* :mod:`audit.wire`, the pydantic shapes of the wire and the primitives every layer above
+  shares: the record and head lines, each event's data model and registry, strict JSON,
+  canonical JSON and SHA-256, timestamps, base64url, the wire config and shared wire types;
+* :mod:`audit.tlog` (the transparency log over the records: Merkle trees, checkpoints,
+  proofs, anchors) and :mod:`audit.lines` (reading the log's raw lines yourself).
+
+This face keeps what all of them share: the exception tree and ``shorten`` (how its
+messages quote a bad value). Imports nothing of ``guard`` or ``planning``. Nothing here
+authorizes anything: the log and its report only record and classify what happened.
 """
 
 import typing
@@ -15,15 +23,6 @@ import typing
 from audit._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
-    from audit._checking.verify import (
-        FAULT_KINDS,
-        FaultKind,
-        ProgressCallback,
-        VerifyDecision,
-        VerifyResult,
-        tty_progress,
-        verify_log,
-    )
     from audit._errors import (
         AuditError,
         CanonicalizationError,
@@ -47,257 +46,33 @@ if typing.TYPE_CHECKING:
         UsageError,
         shorten,
     )
-    from audit._records.call_events import (
-        ApprovalRefusedData,
-        ConfirmationDeclinedData,
-        ConfirmationRecordedData,
-        ConfirmationRequestedData,
-        EffectsResolvedData,
-        EffectsReviewedData,
-        EvidenceConsumedData,
-        EvidenceRejectedData,
-        GrantUseRef,
-        HeldEffectData,
-        NetworkRefusedData,
-        PlannerReportedData,
-        ToolExecutedData,
-    )
-    from audit._records.canonical import (
-        canonical_json,
-        sha256_hex,
-        sha256_prefixed,
-    )
-    from audit._records.fields import (
-        MAX_OPERATOR_REASON_CHARS,
-        Approver,
-        SessionRef,
-    )
-    from audit._records.log_events import (
-        GrantCreatedData,
-        GrantExpiredData,
-        GrantPatternData,
-        GrantRevokedData,
-        GrantUsedData,
-        KeyGeneratedData,
-        KeyRetiredData,
-        KeyRotatedData,
-        LogCreatedData,
-        LogRecoveredData,
-        OperatorEnrolledData,
-        OperatorRemovedData,
-        SessionEndedData,
-        SessionStartedData,
-    )
-    from audit._records.models import (
-        EVENT_MODELS,
-        GENESIS_DOMAIN,
-        HEAD_DOMAIN,
-        KNOWN_EVENTS,
-        LOG_SCHEMA,
-        RESERVED_EVENTS,
-        AuditHead,
-        AuditRecord,
-        genesis_hash,
-    )
-    from audit._records.read import (
-        read_records,
-    )
-    from audit._records.wire import (
-        MAX_INT_DIGITS,
-        MAX_JSON_BYTES,
-        WIRE_CONFIG,
-        ActionKind,
-        EvidenceId,
-        GrantId,
-        IsoMillis,
-        KeyId,
-        Origin,
-        Sha256,
-        Signature,
-        b64url_decode,
-        b64url_encode,
-        format_iso,
-        load_json,
-        parse_iso,
-        utc_now,
-    )
-    from audit._redaction.redact import (
-        REDACTED,
-        redact_preview,
-    )
-    from audit._reporting.recovered import (
-        SET_ASIDE_KIND,
-        SetAside,
-        set_aside_rows,
-    )
-    from audit._reporting.render import (
-        render_report,
-    )
-    from audit._reporting.report import (
-        build_report,
-    )
-    from audit._reporting.rows import (
-        GAP_REASONS,
-        AllowedRow,
-        AuditReport,
-        Classification,
-        ExternalSource,
-        GapReason,
-        ReportRow,
-        ReportSummary,
-        StoppedRow,
-    )
-    from audit._reporting.show import (
-        filter_records,
-        grant_of,
-        render_records,
-        render_records_jsonl,
-        session_of,
-    )
-    from audit._reporting.table import (
-        render_table,
-    )
-    from audit._writing.log import (
-        MAX_LINE_BYTES,
-        AuditLog,
-    )
-    from audit._writing.recover import (
-        RecoveryResult,
-        recover_log,
-    )
-    from audit._writing.signing import (
-        HeadSigner,
-        PublicKeys,
-    )
 
 __all__ = [
-    "EVENT_MODELS",
-    "FAULT_KINDS",
-    "GAP_REASONS",
-    "GENESIS_DOMAIN",
-    "HEAD_DOMAIN",
-    "KNOWN_EVENTS",
-    "LOG_SCHEMA",
-    "MAX_INT_DIGITS",
-    "MAX_JSON_BYTES",
-    "MAX_LINE_BYTES",
-    "MAX_OPERATOR_REASON_CHARS",
-    "REDACTED",
-    "RESERVED_EVENTS",
-    "SET_ASIDE_KIND",
-    "WIRE_CONFIG",
-    "ActionKind",
-    "AllowedRow",
-    "ApprovalRefusedData",
-    "Approver",
     "AuditError",
-    "AuditHead",
-    "AuditLog",
-    "AuditRecord",
-    "AuditReport",
     "CanonicalizationError",
-    "Classification",
-    "ConfirmationDeclinedData",
-    "ConfirmationRecordedData",
-    "ConfirmationRequestedData",
-    "EffectsResolvedData",
-    "EffectsReviewedData",
     "EventDataError",
     "EventError",
-    "EvidenceConsumedData",
-    "EvidenceId",
-    "EvidenceRejectedData",
-    "ExternalSource",
-    "FaultKind",
-    "GapReason",
-    "GrantCreatedData",
-    "GrantExpiredData",
-    "GrantId",
-    "GrantPatternData",
-    "GrantRevokedData",
-    "GrantUseRef",
-    "GrantUsedData",
-    "HeadSigner",
-    "HeldEffectData",
-    "IsoMillis",
     "JsonInputError",
-    "KeyGeneratedData",
-    "KeyId",
-    "KeyRetiredData",
-    "KeyRotatedData",
     "LogClosedError",
-    "LogCreatedData",
     "LogError",
     "LogFormatError",
     "LogIntegrityError",
     "LogNotAFileError",
     "LogNotFoundError",
-    "LogRecoveredData",
     "LogWriteError",
-    "NetworkRefusedData",
     "NoteError",
-    "OperatorEnrolledData",
-    "OperatorRemovedData",
-    "Origin",
-    "PlannerReportedData",
-    "ProgressCallback",
     "ProofError",
-    "PublicKeys",
     "RecordDataError",
     "RecordTooLargeError",
-    "RecoveryResult",
-    "ReportRow",
-    "ReportSummary",
     "ReservedEventError",
-    "SessionEndedData",
-    "SessionRef",
-    "SessionStartedData",
-    "SetAside",
-    "Sha256",
-    "Signature",
     "SignerError",
-    "StoppedRow",
-    "ToolExecutedData",
     "UnknownEventError",
     "UsageError",
-    "VerifyDecision",
-    "VerifyResult",
-    "b64url_decode",
-    "b64url_encode",
-    "build_report",
-    "canonical_json",
-    "filter_records",
-    "format_iso",
-    "genesis_hash",
-    "grant_of",
-    "load_json",
-    "parse_iso",
-    "read_records",
-    "recover_log",
-    "redact_preview",
-    "render_records",
-    "render_records_jsonl",
-    "render_report",
-    "render_table",
-    "session_of",
-    "set_aside_rows",
-    "sha256_hex",
-    "sha256_prefixed",
     "shorten",
-    "tty_progress",
-    "utc_now",
-    "verify_log",
 ]
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
-    "FAULT_KINDS": "audit._checking.verify",
-    "FaultKind": "audit._checking.verify",
-    "ProgressCallback": "audit._checking.verify",
-    "VerifyDecision": "audit._checking.verify",
-    "VerifyResult": "audit._checking.verify",
-    "tty_progress": "audit._checking.verify",
-    "verify_log": "audit._checking.verify",
     "AuditError": "audit._errors",
     "CanonicalizationError": "audit._errors",
     "EventDataError": "audit._errors",
@@ -319,94 +94,6 @@ _HOMES: dict[str, str] = {
     "UnknownEventError": "audit._errors",
     "UsageError": "audit._errors",
     "shorten": "audit._errors",
-    "ApprovalRefusedData": "audit._records.call_events",
-    "ConfirmationDeclinedData": "audit._records.call_events",
-    "ConfirmationRecordedData": "audit._records.call_events",
-    "ConfirmationRequestedData": "audit._records.call_events",
-    "EffectsResolvedData": "audit._records.call_events",
-    "EffectsReviewedData": "audit._records.call_events",
-    "EvidenceConsumedData": "audit._records.call_events",
-    "EvidenceRejectedData": "audit._records.call_events",
-    "GrantUseRef": "audit._records.call_events",
-    "HeldEffectData": "audit._records.call_events",
-    "NetworkRefusedData": "audit._records.call_events",
-    "PlannerReportedData": "audit._records.call_events",
-    "ToolExecutedData": "audit._records.call_events",
-    "canonical_json": "audit._records.canonical",
-    "sha256_hex": "audit._records.canonical",
-    "sha256_prefixed": "audit._records.canonical",
-    "Approver": "audit._records.fields",
-    "MAX_OPERATOR_REASON_CHARS": "audit._records.fields",
-    "SessionRef": "audit._records.fields",
-    "GrantCreatedData": "audit._records.log_events",
-    "GrantExpiredData": "audit._records.log_events",
-    "GrantPatternData": "audit._records.log_events",
-    "GrantRevokedData": "audit._records.log_events",
-    "GrantUsedData": "audit._records.log_events",
-    "KeyGeneratedData": "audit._records.log_events",
-    "KeyRetiredData": "audit._records.log_events",
-    "KeyRotatedData": "audit._records.log_events",
-    "LogCreatedData": "audit._records.log_events",
-    "LogRecoveredData": "audit._records.log_events",
-    "OperatorEnrolledData": "audit._records.log_events",
-    "OperatorRemovedData": "audit._records.log_events",
-    "SessionEndedData": "audit._records.log_events",
-    "SessionStartedData": "audit._records.log_events",
-    "AuditHead": "audit._records.models",
-    "AuditRecord": "audit._records.models",
-    "EVENT_MODELS": "audit._records.models",
-    "GENESIS_DOMAIN": "audit._records.models",
-    "HEAD_DOMAIN": "audit._records.models",
-    "KNOWN_EVENTS": "audit._records.models",
-    "LOG_SCHEMA": "audit._records.models",
-    "RESERVED_EVENTS": "audit._records.models",
-    "genesis_hash": "audit._records.models",
-    "read_records": "audit._records.read",
-    "ActionKind": "audit._records.wire",
-    "EvidenceId": "audit._records.wire",
-    "GrantId": "audit._records.wire",
-    "IsoMillis": "audit._records.wire",
-    "KeyId": "audit._records.wire",
-    "MAX_INT_DIGITS": "audit._records.wire",
-    "MAX_JSON_BYTES": "audit._records.wire",
-    "Origin": "audit._records.wire",
-    "Sha256": "audit._records.wire",
-    "Signature": "audit._records.wire",
-    "WIRE_CONFIG": "audit._records.wire",
-    "b64url_decode": "audit._records.wire",
-    "b64url_encode": "audit._records.wire",
-    "format_iso": "audit._records.wire",
-    "load_json": "audit._records.wire",
-    "parse_iso": "audit._records.wire",
-    "utc_now": "audit._records.wire",
-    "REDACTED": "audit._redaction.redact",
-    "redact_preview": "audit._redaction.redact",
-    "SET_ASIDE_KIND": "audit._reporting.recovered",
-    "SetAside": "audit._reporting.recovered",
-    "set_aside_rows": "audit._reporting.recovered",
-    "render_report": "audit._reporting.render",
-    "build_report": "audit._reporting.report",
-    "AllowedRow": "audit._reporting.rows",
-    "AuditReport": "audit._reporting.rows",
-    "Classification": "audit._reporting.rows",
-    "ExternalSource": "audit._reporting.rows",
-    "GAP_REASONS": "audit._reporting.rows",
-    "GapReason": "audit._reporting.rows",
-    "ReportRow": "audit._reporting.rows",
-    "ReportSummary": "audit._reporting.rows",
-    "StoppedRow": "audit._reporting.rows",
-    "filter_records": "audit._reporting.show",
-    "grant_of": "audit._reporting.show",
-    "render_records": "audit._reporting.show",
-    "render_records_jsonl": "audit._reporting.show",
-    "session_of": "audit._reporting.show",
-    "render_table": "audit._reporting.table",
-    "AuditLog": "audit._writing.log",
-    "MAX_LINE_BYTES": "audit._writing.log",
-    "RecoveryResult": "audit._writing.recover",
-    "recover_log": "audit._writing.recover",
-    "HeadSigner": "audit._writing.signing",
-    "PublicKeys": "audit._writing.signing",
 }
 
 

@@ -111,7 +111,7 @@ class CanonicalizationError(AuditError):
 
 
 class JsonInputError(AuditError):
-    """JSON text that :func:`audit.load_json` refuses; nothing was decoded.
+    """JSON text that :func:`audit.wire.load_json` refuses; nothing was decoded.
 
     ``code`` is a kebab-case reason (``invalid-json``, ``not-utf8``, ``too-large``,
     ``duplicate-key``, ``non-finite-number``, ``number-too-long``, ``number-out-of-range``,
@@ -128,7 +128,7 @@ class JsonInputError(AuditError):
 
 
 class EventError(AuditError):
-    """:meth:`audit.AuditLog.append` refused an event; nothing was written."""
+    """:meth:`audit.log.AuditLog.append` refused an event; nothing was written."""
 
     def __init__(self, event: str, problem: str) -> None:
         self.event = shorten(event, 80)
@@ -137,7 +137,7 @@ class EventError(AuditError):
 
 
 class UnknownEventError(EventError):
-    """The event name is not in :data:`audit.KNOWN_EVENTS`."""
+    """The event name is not in :data:`audit.wire.KNOWN_EVENTS`."""
 
     def __init__(self, event: object) -> None:
         super().__init__(str(event), "unknown event name")
@@ -203,7 +203,7 @@ class LogNotAFileError(LogError):
 
 
 class LogClosedError(LogError):
-    """The :class:`audit.AuditLog` was closed."""
+    """The :class:`audit.log.AuditLog` was closed."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path, "audit log is closed")
@@ -216,7 +216,7 @@ class LogWriteError(LogError):
 class LogFormatError(LogError):
     """A line that is not part of an intact chain, met while reading records.
 
-    ``line`` is 1-based; ``kind`` is a fault kind (see :data:`audit.FAULT_KINDS`).
+    ``line`` is 1-based; ``kind`` is a fault kind (see :data:`audit.verify.FAULT_KINDS`).
     """
 
     def __init__(self, path: str | os.PathLike[str], line: int, kind: str, detail: str) -> None:
@@ -231,7 +231,7 @@ class LogIntegrityError(LogError):
 
     The appender refuses to sign a new head over such a log, because that would
     hide the damage; run ``verify_log`` and keep the files for the auditor.
-    ``kind`` is a fault kind (see :data:`audit.FAULT_KINDS`).
+    ``kind`` is a fault kind (see :data:`audit.verify.FAULT_KINDS`).
     """
 
     def __init__(self, path: str | os.PathLike[str], kind: str, detail: str) -> None:

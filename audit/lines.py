@@ -1,9 +1,9 @@
 """Reading the log's lines yourself: for readers that walk the file on their own terms.
 
-Most callers want :func:`audit.read_records` or :func:`audit.verify_log`. A reader that must
-stop at a byte offset, resume a chain, or walk backwards from the end (the guard's ledger
-sync and recall, the central store's shipper) uses these instead, and then owns what
-:func:`audit.verify_log` would have checked for it:
+Most callers want :func:`audit.verify.read_records` or :func:`audit.verify.verify_log`. A
+reader that must stop at a byte offset, resume a chain, or walk backwards from the end (the
+guard's ledger sync and recall, the central store's shipper) uses these instead, and then
+owns what :func:`audit.verify.verify_log` would have checked for it:
 
 * :func:`open_snapshot` gives a consistent ``(file, size, head bytes)`` under the appenders'
   lock; read no further than ``size``, and treat a final line without its LF as torn;

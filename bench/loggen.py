@@ -16,8 +16,8 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from audit import LOG_SCHEMA, canonical_json, genesis_hash
 from audit.tlog import Checkpoint, Frontier, TreeState, leaf_hash, origin_for, sign_checkpoint
+from audit.wire import LOG_SCHEMA, canonical_json, genesis_hash
 
 _ID_PLACEHOLDER = "oce_" + "Q" * 22
 _BASE = datetime(2026, 11, 22, 1, 0, 0, tzinfo=UTC)

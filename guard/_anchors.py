@@ -16,7 +16,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditError, verify_log
+from audit import AuditError
 from audit.tlog import (
     AnchorDir,
     Anchored,
@@ -27,6 +27,7 @@ from audit.tlog import (
     origin_for,
     read_tree_state,
 )
+from audit.verify import verify_log
 from guard._checks import Check
 from guard._evidence import PublicKeyring
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 
 __all__ = ["Check", "CheckName", "CheckStatus"]
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard._errors import BadInputError
 from guard._evidence import (
     ConsumeResult,

@@ -17,7 +17,9 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from audit import AuditLog, VerifyResult, utc_now, verify_log
+from audit.log import AuditLog
+from audit.verify import VerifyResult, verify_log
+from audit.wire import utc_now
 from guard._anchors import anchor_dir
 from guard._consumer import consume_call
 from guard._errors import LedgerError

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from audit import JsonInputError, load_json
+from audit import JsonInputError
+from audit.wire import load_json
 from planning import MAX_INPUT_BYTES, PLANNERS, PlanInput, PlanInputError, parse_plan_input
 
 __all__ = ["plan_input"]

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import b64url_encode
+from audit.wire import b64url_encode
 from guard._operator import OperatorSignature, approval_statement, statement_challenge
 
 __all__ = ["ORIGIN", "RP_ID", "SoftAuthenticator"]

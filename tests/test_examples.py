@@ -96,7 +96,7 @@ def test_the_guides_hand_check_of_an_operator_signature_runs(tmp_path: Path) -> 
     """The guide's few lines check a real passkey-signed envelope, and fail on a changed one."""
     import secrets
 
-    from audit import utc_now
+    from audit.wire import utc_now
     from guard._operator import enrolled_credential
     from tests.softauthn import SoftAuthenticator
 

@@ -19,45 +19,95 @@ from types import ModuleType
 import pytest
 
 AUDIT = [
-    "EVENT_MODELS",
+    "AuditError",
+    "CanonicalizationError",
+    "EventDataError",
+    "EventError",
+    "JsonInputError",
+    "LogClosedError",
+    "LogError",
+    "LogFormatError",
+    "LogIntegrityError",
+    "LogNotAFileError",
+    "LogNotFoundError",
+    "LogWriteError",
+    "NoteError",
+    "ProofError",
+    "RecordDataError",
+    "RecordTooLargeError",
+    "ReservedEventError",
+    "SignerError",
+    "UnknownEventError",
+    "UsageError",
+    "shorten",
+]
+
+AUDIT_LOG = [
+    "MAX_LINE_BYTES",
+    "REDACTED",
+    "AuditLog",
+    "HeadSigner",
+    "PublicKeys",
+    "RecoveryResult",
+    "recover_log",
+    "redact_preview",
+]
+
+AUDIT_VERIFY = [
     "FAULT_KINDS",
     "GAP_REASONS",
+    "SET_ASIDE_KIND",
+    "AllowedRow",
+    "AuditReport",
+    "Classification",
+    "ExternalSource",
+    "FaultKind",
+    "GapReason",
+    "ProgressCallback",
+    "ReportRow",
+    "ReportSummary",
+    "SetAside",
+    "StoppedRow",
+    "VerifyDecision",
+    "VerifyResult",
+    "build_report",
+    "filter_records",
+    "grant_of",
+    "read_records",
+    "render_records",
+    "render_records_jsonl",
+    "render_report",
+    "render_table",
+    "session_of",
+    "set_aside_rows",
+    "tty_progress",
+    "verify_log",
+]
+
+AUDIT_WIRE = [
+    "EVENT_MODELS",
     "GENESIS_DOMAIN",
     "HEAD_DOMAIN",
     "KNOWN_EVENTS",
     "LOG_SCHEMA",
     "MAX_INT_DIGITS",
     "MAX_JSON_BYTES",
-    "MAX_LINE_BYTES",
     "MAX_OPERATOR_REASON_CHARS",
-    "REDACTED",
     "RESERVED_EVENTS",
-    "SET_ASIDE_KIND",
     "WIRE_CONFIG",
     "ActionKind",
-    "AllowedRow",
-    "AuditError",
     "ApprovalRefusedData",
     "Approver",
     "AuditHead",
-    "AuditLog",
     "AuditRecord",
-    "AuditReport",
-    "CanonicalizationError",
-    "Classification",
     "ConfirmationDeclinedData",
     "ConfirmationRecordedData",
     "ConfirmationRequestedData",
     "EffectsResolvedData",
     "EffectsReviewedData",
-    "EventDataError",
-    "EventError",
     "EvidenceConsumedData",
     "EvidenceId",
     "EvidenceRejectedData",
-    "ExternalSource",
-    "FaultKind",
-    "GapReason",
     "GrantCreatedData",
     "GrantExpiredData",
     "GrantId",
@@ -65,76 +115,35 @@ AUDIT = [
     "GrantRevokedData",
     "GrantUseRef",
     "GrantUsedData",
-    "HeadSigner",
     "HeldEffectData",
     "IsoMillis",
-    "JsonInputError",
     "KeyGeneratedData",
     "KeyId",
     "KeyRetiredData",
     "KeyRotatedData",
-    "LogClosedError",
     "LogCreatedData",
-    "LogError",
-    "LogFormatError",
-    "LogIntegrityError",
-    "LogNotAFileError",
-    "LogNotFoundError",
     "LogRecoveredData",
     "NetworkRefusedData",
     "OperatorEnrolledData",
     "OperatorRemovedData",
-    "LogWriteError",
-    "NoteError",
     "Origin",
     "PlannerReportedData",
-    "ProgressCallback",
-    "ProofError",
-    "PublicKeys",
-    "RecordDataError",
-    "RecordTooLargeError",
-    "RecoveryResult",
-    "ReportRow",
-    "ReportSummary",
-    "ReservedEventError",
     "SessionEndedData",
     "SessionRef",
     "SessionStartedData",
-    "SetAside",
     "Sha256",
     "Signature",
-    "SignerError",
-    "StoppedRow",
     "ToolExecutedData",
-    "UnknownEventError",
-    "UsageError",
-    "VerifyDecision",
-    "VerifyResult",
     "b64url_decode",
     "b64url_encode",
-    "build_report",
     "canonical_json",
-    "filter_records",
     "format_iso",
     "genesis_hash",
     "load_json",
     "parse_iso",
-    "read_records",
-    "recover_log",
-    "redact_preview",
-    "grant_of",
-    "render_records",
-    "render_records_jsonl",
-    "render_report",
-    "render_table",
-    "set_aside_rows",
-    "session_of",
     "sha256_hex",
     "sha256_prefixed",
-    "shorten",
-    "tty_progress",
     "utc_now",
-    "verify_log",
 ]
 
 PLANNING = [
@@ -274,7 +283,10 @@ AUDIT_TLOG = [
 EXPECTED = {
     "audit": AUDIT,
     "audit.lines": AUDIT_LINES,
+    "audit.log": AUDIT_LOG,
     "audit.tlog": AUDIT_TLOG,
+    "audit.verify": AUDIT_VERIFY,
+    "audit.wire": AUDIT_WIRE,
     "planning": PLANNING,
     "guard": GUARD,
     "guard.evidence": GUARD_EVIDENCE,
@@ -602,14 +614,22 @@ def _type_only_homes(package: ModuleType) -> dict[str, str]:
 
 
 def _lazy_faces() -> list[str]:
-    """Every package of ours whose ``__init__.py`` imports its names on first use."""
+    """Every face of ours (a package's ``__init__.py`` or a module) that imports its names on
+    first use."""
     root = Path(__file__).resolve().parents[1]
-    return sorted(
+    packages = [
         ".".join(init.parent.relative_to(root).parts)
         for top in ("audit", "guard", "planning")
         for init in (root / top).rglob("__init__.py")
         if "_HOMES" in init.read_text(encoding="utf-8")
-    )
+    ]
+    # audit's faces by audience are modules of their own (audit.log, audit.verify, audit.wire).
+    modules = [
+        f"audit.{face.stem}"
+        for face in (root / "audit").glob("[!_]*.py")
+        if "_HOMES" in face.read_text(encoding="utf-8")
+    ]
+    return sorted(packages + modules)
 
 
 @pytest.mark.parametrize("name", _lazy_faces())

@@ -14,8 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from audit import EVENT_MODELS, AuditHead, AuditRecord, AuditReport, VerifyResult
 from audit.tlog import ConsistencyProof, InclusionProof, ProofCheck
+from audit.verify import AuditReport, VerifyResult
+from audit.wire import EVENT_MODELS, AuditHead, AuditRecord
 from guard._cli.confirm.approvals import ApprovalListings
 from guard._cli.confirm.grants import GrantListings
 from guard._evidence.keys import Keyring

@@ -52,7 +52,7 @@ Approver = Literal["pi-dialog", "cli", "web"]
 
 
 class WireModel(BaseModel):
-    """A shape of the log's wire: camelCase, strict, frozen (:data:`audit.WIRE_CONFIG`)."""
+    """A shape of the log's wire: camelCase, strict, frozen (:data:`audit.wire.WIRE_CONFIG`)."""
 
     model_config = WIRE_CONFIG
 

@@ -145,4 +145,4 @@ EVENT_MODELS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
 
 KNOWN_EVENTS: frozenset[str] = frozenset(EVENT_MODELS)
 RESERVED_EVENTS: frozenset[str] = frozenset({"log.created", "log.recovered"})
-"""Written only by :class:`audit.AuditLog` itself."""
+"""Written only by :class:`audit.log.AuditLog` itself."""

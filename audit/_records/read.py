@@ -19,7 +19,7 @@ __all__ = ["read_records"]
 def read_records(path: str | os.PathLike[str]) -> Iterator[AuditRecord]:
     """Yield every record of the log at ``path``, checking hashes, ``seq`` and ``prev``.
 
-    The signed head is not checked here (use :func:`audit.verify_log`). Raises
+    The signed head is not checked here (use :func:`audit.verify.verify_log`). Raises
     :class:`audit.LogFormatError` at the first line that breaks the chain and
     :class:`audit.LogNotFoundError` if there is no log.
     """

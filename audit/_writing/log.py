@@ -22,7 +22,7 @@ head, and a ``log.recovered`` record says what was moved. Anything else (a head
 with a bad signature or an unknown key, two or more records after the head, a
 record after it that does not chain, a log shorter than its head) cannot come
 from a crash: the appender raises :class:`audit.LogIntegrityError` and never
-signs over it. Only the operator's ``pi-guard audit recover`` (:func:`audit.recover_log`)
+signs over it. Only the operator's ``pi-guard audit recover`` (:func:`audit.log.recover_log`)
 moves such a log aside, and it records what it did in the new log.
 
 Before its first append, and whenever the file is not as this process last left it
@@ -151,8 +151,8 @@ class AuditLog:
         not check out raises :class:`audit.LogIntegrityError`. A torn final line, or the
         one unsigned record a crash can leave, is quarantined here. ``previews=False``
         drops every ``preview`` field before it is written; otherwise previews are
-        passed through :func:`audit.redact_preview`. An ``operatorReason`` is always
-        redacted the same way (at most :data:`audit.MAX_OPERATOR_REASON_CHARS` characters).
+        passed through :func:`audit.log.redact_preview`. An ``operatorReason`` is always
+        redacted the same way (at most :data:`audit.wire.MAX_OPERATOR_REASON_CHARS` characters).
 
         Every line up to the head's record is checked against the signed head here, and
         again before an append whenever the file changed under this process. ``anchors``:
@@ -227,7 +227,7 @@ class AuditLog:
         return self._append_reserved(event, data)
 
     def _append_reserved(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
-        """:meth:`append` without the reserved-event check (for :func:`audit.recover_log`)."""
+        """:meth:`append` without the reserved-event check (for :func:`audit.log.recover_log`)."""
         payload = normalize(event, data, previews=self._previews)
         with self._lock:
             fd = self._require_open()

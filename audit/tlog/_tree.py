@@ -7,7 +7,7 @@ the cache is missing, stale or wrong, the frontier is rebuilt from the whole log
 (``O(n)`` once); an append otherwise reads one record and hashes ``O(log n)`` nodes.
 
 The head file ``<log>.head`` is a C2SP checkpoint (:mod:`audit.tlog._note`). Logs written
-before checkpoints have a JSON head (:class:`audit.AuditHead`); those still verify,
+before checkpoints have a JSON head (:class:`audit.wire.AuditHead`); those still verify,
 and the first append replaces it with a checkpoint.
 """
 

@@ -26,7 +26,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from floors import Floors, RawLog, insert_once, open_ledger
 from harness import Row, median_ms, percentile
 
-from audit import canonical_json
+from audit.wire import canonical_json
 from guard import Guard
 
 SECTION = "inprocess"

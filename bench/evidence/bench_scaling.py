@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from floors import RawLog, insert_once, open_ledger
 from harness import Row
 
-from audit import AuditLog
+from audit.log import AuditLog
 from guard import Guard
 from guard.evidence import KeyStore
 

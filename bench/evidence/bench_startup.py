@@ -20,7 +20,7 @@ from floors import floor_readline_sha256
 from harness import Row
 from loggen import generate, key_id_of
 
-from audit import AuditLog
+from audit.log import AuditLog
 from audit.tlog import AnchorDir, open_checkpoint
 
 SECTION = "startup"

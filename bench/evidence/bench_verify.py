@@ -20,7 +20,7 @@ from floors import floor_readline_sha256
 from harness import Row
 from loggen import generate, key_id_of
 
-from audit import verify_log
+from audit.verify import verify_log
 
 SECTION = "verify"
 WORKERS = os.cpu_count() or 1

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
 
-from audit import b64url_encode, canonical_json, format_iso, parse_iso, sha256_prefixed, utc_now
+from audit.wire import (
+    b64url_encode,
+    canonical_json,
+    format_iso,
+    parse_iso,
+    sha256_prefixed,
+    utc_now,
+)
 from guard._approvals.model import Answer, AnswerRequest, Approver, Outcome, Pending
 from guard._evidence import Fingerprint, Reservation, reserve
 from guard._operator import (

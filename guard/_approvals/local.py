@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from audit import JsonInputError, load_json
+from audit import JsonInputError
+from audit.wire import load_json
 from guard._approvals.model import AnswerRequest, Approver
 from guard._approvals.peers import place_of
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG, Approver, EvidenceId, IsoMillis, Sha256
+from audit.wire import WIRE_CONFIG, Approver, EvidenceId, IsoMillis, Sha256
 from guard._operator import OperatorSignature
 
 __all__ = [

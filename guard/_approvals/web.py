@@ -51,7 +51,7 @@ from urllib.parse import parse_qs, urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from audit import EvidenceId, Sha256, b64url_encode, utc_now
+from audit.wire import EvidenceId, Sha256, b64url_encode, utc_now
 from guard._approvals.home import ask_sidecar, pending_in, sidecar_about
 from guard._approvals.local import page_key, serve_in_thread
 from guard._approvals.model import AnswerRequest, ApprovalId

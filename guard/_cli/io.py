@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar
 from pydantic import ConfigDict, RootModel
 
 import audit
+import audit.wire
 from guard._errors import BadInputError
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ def read_file_arg(value: str, what: str) -> str:
 def load_json_object(text: str, what: str) -> dict[str, Any]:
     """Parse a JSON object strictly (:func:`audit.load_json`); anything else is a BadInputError."""
     try:
-        value = audit.load_json(text, max_bytes=MAX_JSON_BYTES)
+        value = audit.wire.load_json(text, max_bytes=MAX_JSON_BYTES)
     except audit.JsonInputError as exc:
         raise BadInputError(what, exc.problem, exc.value) from None
     if not isinstance(value, dict):

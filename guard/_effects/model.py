@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 
 __all__ = [
     "Effect",

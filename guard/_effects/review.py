@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from audit import canonical_json, sha256_prefixed
+from audit.wire import canonical_json, sha256_prefixed
 from guard._effects.apply import apply_effects, recover
 from guard._effects.judge import REGENERABLE, Baseline, judge
 from guard._effects.layer import read_effects

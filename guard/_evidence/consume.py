@@ -30,7 +30,8 @@ from collections.abc import Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any, get_args
 
-from audit import CanonicalizationError, Origin, b64url_decode, parse_iso
+from audit import CanonicalizationError
+from audit.wire import Origin, b64url_decode, parse_iso
 from guard._errors import MalformedEvidence
 from guard._evidence.envelope import ParsedEnvelope, parse_envelope, signing_message
 from guard._evidence.fingerprint import Fingerprint

@@ -21,15 +21,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from audit import (
-    WIRE_CONFIG,
-    AuditRecord,
-    JsonInputError,
-    LogFormatError,
-    load_json,
-    read_records,
-    verify_log,
-)
+from audit import JsonInputError, LogFormatError
+from audit.verify import read_records, verify_log
+from audit.wire import WIRE_CONFIG, AuditRecord, load_json
 from guard._errors import BadInputError, KeyringError
 from guard._evidence.keys import PublicKeyring, Signer, key_id_for
 from guard._evidence.statement import (

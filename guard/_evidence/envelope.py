@@ -15,16 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from audit import (
-    Approver,
-    CanonicalizationError,
-    JsonInputError,
-    Origin,
-    b64url_encode,
-    canonical_json,
-    format_iso,
-    load_json,
-)
+from audit import CanonicalizationError, JsonInputError
+from audit.wire import Approver, Origin, b64url_encode, canonical_json, format_iso, load_json
 from guard._errors import MalformedEvidence
 from guard._evidence.fingerprint import Fingerprint
 from guard._evidence.keys import Signer

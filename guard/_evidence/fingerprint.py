@@ -16,14 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from audit import (
-    WIRE_CONFIG,
-    ActionKind,
-    CanonicalizationError,
-    Sha256,
-    canonical_json,
-    sha256_prefixed,
-)
+from audit import CanonicalizationError
+from audit.wire import WIRE_CONFIG, ActionKind, Sha256, canonical_json, sha256_prefixed
 from guard._errors import BadInputError
 
 __all__ = [

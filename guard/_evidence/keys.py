@@ -33,10 +33,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pydantic import BaseModel, Field, ValidationError
 
-from audit import (
+from audit import UsageError
+from audit.wire import (
     WIRE_CONFIG,
     KeyId,
-    UsageError,
     b64url_decode,
     b64url_encode,
     canonical_json,

@@ -20,7 +20,7 @@ from pydantic import (
 )
 from pydantic.json_schema import SkipJsonSchema
 
-from audit import (
+from audit.wire import (
     WIRE_CONFIG,
     ActionKind,
     Approver,

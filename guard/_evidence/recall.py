@@ -25,8 +25,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from audit import LogNotFoundError, parse_iso, utc_now
+from audit import LogNotFoundError
 from audit.lines import LogLineError, check_line, lines_backward, open_snapshot, pread_exact
+from audit.wire import parse_iso, utc_now
 from guard._errors import LedgerError, MalformedEvidence
 from guard._evidence.envelope import ParsedEnvelope, parse_envelope
 from guard._evidence.models import MAX_TTL_SECONDS

@@ -31,8 +31,10 @@ from typing import IO, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import LogNotFoundError, parse_iso, verify_log
+from audit import LogNotFoundError
 from audit.lines import Chain, LogLineError, check_line, open_snapshot
+from audit.verify import verify_log
+from audit.wire import parse_iso
 from guard._errors import LedgerError
 from guard._evidence.recall import CONSUMED_EXPIRY_BOUND
 from guard._storage import LogPosition, SyncedLedger

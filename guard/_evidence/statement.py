@@ -21,7 +21,7 @@ from pydantic import (
     model_serializer,
 )
 
-from audit import (
+from audit.wire import (
     WIRE_CONFIG,
     ActionKind,
     Approver,

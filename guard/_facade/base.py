@@ -12,16 +12,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from audit import (
-    EVENT_MODELS,
-    MAX_OPERATOR_REASON_CHARS,
-    AuditLog,
-    AuditRecord,
-    Origin,
-    redact_preview,
-    shorten,
-    utc_now,
-)
+from audit import shorten
+from audit.log import AuditLog, redact_preview
+from audit.wire import EVENT_MODELS, MAX_OPERATOR_REASON_CHARS, AuditRecord, Origin, utc_now
 from guard._approvals import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._errors import BadInputError, TtlError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard._approvals import Approver
 from guard._effects import Review
 from guard._evidence import (

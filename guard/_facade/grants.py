@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from audit import canonical_json, sha256_prefixed, utc_now
+from audit.wire import canonical_json, sha256_prefixed, utc_now
 from guard._consumer import check_input
 from guard._errors import BadInputError
 from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult, normalize_tool_name

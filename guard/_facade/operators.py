@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from audit import format_iso, utc_now
+from audit.wire import format_iso, utc_now
 from guard._consumer import check_tool_call_id
 from guard._errors import BadInputError, TtlError
 from guard._evidence import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, Reservation, reserve

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from audit import canonical_json, sha256_prefixed, shorten
+from audit import shorten
+from audit.wire import canonical_json, sha256_prefixed
 from guard._approvals import Approver
 from guard._facade.grants import GrantsPart
 

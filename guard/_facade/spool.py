@@ -13,8 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
-from audit import WIRE_CONFIG, IsoMillis, LogIntegrityError, parse_iso, utc_now
+from audit import LogIntegrityError
 from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
+from audit.wire import WIRE_CONFIG, IsoMillis, parse_iso, utc_now
 from guard._facade.base import LateDeclineReason
 from guard._facade.outcomes import OutcomesPart
 

@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from audit import ActionKind
+from audit.wire import ActionKind
 from guard._grants.facts import CallFacts, anchor, call_facts
 from guard._grants.model import GLOB_SPECIALS, Breadth, GrantOffer, GrantPattern, inside
 from guard._home import default_home

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from audit import AuditRecord, canonical_json, format_iso, parse_iso, sha256_prefixed, shorten
+from audit import shorten
+from audit.wire import AuditRecord, canonical_json, format_iso, parse_iso, sha256_prefixed
 from guard._evidence import PublicKeyring, Signer
 from guard._grants.match import covers
 from guard._grants.model import GrantOffer

@@ -15,7 +15,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
-from audit import WIRE_CONFIG, ActionKind
+from audit.wire import WIRE_CONFIG, ActionKind
 
 __all__ = [
     "COVERAGE_REASONS",

@@ -25,12 +25,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audit import (
+from audit import JsonInputError
+from audit.wire import (
     WIRE_CONFIG,
     EvidenceId,
     GrantId,
     IsoMillis,
-    JsonInputError,
     KeyId,
     Sha256,
     Signature,

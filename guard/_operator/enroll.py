@@ -13,7 +13,7 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from audit import b64url_encode, format_iso
+from audit.wire import b64url_encode, format_iso
 from guard._errors import BadInputError
 from guard._operator.model import ALGORITHMS, OperatorCredential
 

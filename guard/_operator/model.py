@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG, IsoMillis, canonical_json
+from audit.wire import WIRE_CONFIG, IsoMillis, canonical_json
 
 __all__ = [
     "ALGORITHMS",

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from audit import b64url_encode
+from audit.wire import b64url_encode
 from guard._operator.model import (
     OperatorCredential,
     OperatorSignature,

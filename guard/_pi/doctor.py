@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._anchors import check_audit
 from guard._checks import Check, CheckName, CheckStatus
 from guard._evidence import check_key

@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audit import WIRE_CONFIG, sha256_prefixed
+from audit.wire import WIRE_CONFIG, sha256_prefixed
 from guard._errors import BadInputError, InstallTargetError, ModifiedInstallError, PiFileError
 from guard._home import pi_agent_dir
 from guard._pi.layout import (

@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._home import CONFIG_FILE, EXTENSION_DIR_NAME
 
 __all__ = [

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._hermetic import SYSTEM_PATH, minimal_env
 from guard._home import PI_PACKAGES
 from guard._pi.trust import TRUST_INTRODUCED

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from audit import JsonInputError, load_json
+from audit import JsonInputError
+from audit.wire import load_json
 from guard._evidence import EVIDENCE_CUSTOM_TYPE
 from guard._lines import iter_frames
 

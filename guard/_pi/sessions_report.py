@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit import AuditRecord, ExternalSource, JsonInputError, ReportRow, load_json
+from audit import JsonInputError
+from audit.verify import ExternalSource, ReportRow
+from audit.wire import AuditRecord, load_json
 from guard._errors import BadInputError
 from guard._evidence import Fingerprint
 from guard._lines import iter_frames

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._policy import PLANNER_TOOL_NAME
 
 __all__ = ["PlannerTool", "planner_tools"]

@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._errors import PiFileError
 
 __all__ = [

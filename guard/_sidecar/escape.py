@@ -21,7 +21,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from audit import redact_preview
+from audit.log import redact_preview
 
 __all__ = [
     "UNSAFE_CATEGORIES",

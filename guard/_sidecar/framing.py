@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from audit import JsonInputError, load_json
+from audit import JsonInputError
+from audit.wire import load_json
 from guard._errors import InvalidRequestFault, RpcFault
 from guard._lines import MAX_LINE_BYTES, READ_CHUNK, Frame, LineSplitter, iter_frames
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from audit import parse_iso
+from audit.wire import parse_iso
 from guard._effects import Hold, size_text, summary_line
 from guard._evidence import Evaluation
 from guard._grants import GrantOffer, inside

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._evidence import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
 from guard._pi import PlannerTool

@@ -28,8 +28,9 @@ from typing import IO, Any, TypeVar
 import psycopg
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG, LogFormatError
+from audit import LogFormatError
 from audit.lines import Chain, LogLineError, check_line, head_path_for, open_snapshot
+from audit.wire import WIRE_CONFIG
 from guard._errors import AuditStoreError, AuditStoreMismatch, BadInputError
 from guard._storage.pg_url import SHIP_BATCH, redact_url
 from guard._storage.postgres import connect, ensure_schema, explain

@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from audit import AuditRecord
+from audit.wire import AuditRecord
 from guard._telemetry.model import AttributeValue, CallSpan
 
 __all__ = ["CALL_EVENTS", "MAX_OPEN_CALLS", "CallFolder"]

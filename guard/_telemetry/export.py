@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from audit import AuditRecord
+from audit.wire import AuditRecord
 from guard._logging import get_logger
 from guard._telemetry.calls import CallFolder
 from guard._telemetry.config import ExportConfig, TelemetryOff, export_config

@@ -10,7 +10,7 @@ import sys
 
 from audit_testkit import FixedSigner, executed
 
-from audit import AuditLog
+from audit.log import AuditLog
 
 
 def main() -> None:

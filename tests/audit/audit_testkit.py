@@ -150,7 +150,7 @@ def legacy_head(log_path: Any, signer: FixedSigner, **changes: Any) -> bytes:
     """A JSON head of the format before checkpoints, naming the last line (or as told)."""
     import base64
 
-    from audit import HEAD_DOMAIN, canonical_json
+    from audit.wire import HEAD_DOMAIN, canonical_json
 
     last = json.loads(log_path.read_bytes().splitlines()[-1])
     head = {"seq": last["seq"], "hash": last["hash"], "ts": last["ts"], "keyId": signer.key_id}

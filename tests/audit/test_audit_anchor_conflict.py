@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditLog, NoteError
+from audit import NoteError
+from audit.log import AuditLog
 from audit.tlog import AnchorDir, open_checkpoint, sign_checkpoint
 from tests.audit.audit_testkit import FixedSigner, executed
 

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from audit import AuditLog, canonical_json, sha256_prefixed, verify_log
+from audit.log import AuditLog
+from audit.verify import verify_log
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed, keyring, legacy_head
 
 SIGNER = FixedSigner(bytes(range(1, 33)))

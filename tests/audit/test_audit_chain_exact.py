@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from audit import canonical_json
 from audit._errors import LogLineError
 from audit._records.chain import check_body_exact, check_parts
+from audit.wire import canonical_json
 
 GOOD: dict[str, Any] = {
     "seq": 0,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditLog
 from audit._errors import LogLineError, LogNotAFileError, LogWriteError
 from audit._records.chain import Chain, check_body, open_snapshot
+from audit.log import AuditLog
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x31" * 32)

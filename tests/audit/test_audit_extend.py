@@ -16,17 +16,10 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
-    AuditLog,
-    LogIntegrityError,
-    UsageError,
-    build_report,
-    canonical_json,
-    read_records,
-    recover_log,
-    sha256_prefixed,
-    verify_log,
-)
+from audit import LogIntegrityError, UsageError
+from audit.log import AuditLog, recover_log
+from audit.verify import build_report, read_records, verify_log
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, consumed, executed, recorded
 
 HEAD = "audit.jsonl.head"

@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit import canonical_json
 from audit._errors import AuditError, LogLineError
 from audit._records.chain import check_body, check_body_exact
+from audit.wire import canonical_json
 
 _TS = "2026-11-23T10:00:00.000Z"
 

@@ -14,10 +14,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from freezegun import freeze_time
 
 from audit import (
-    LOG_SCHEMA,
-    MAX_OPERATOR_REASON_CHARS,
-    AuditLog,
-    AuditRecord,
     EventDataError,
     LogClosedError,
     LogFormatError,
@@ -27,13 +23,18 @@ from audit import (
     ReservedEventError,
     SignerError,
     UnknownEventError,
+)
+from audit.log import AuditLog
+from audit.tlog import leaf_hash, node_hash
+from audit.verify import read_records, verify_log
+from audit.wire import (
+    LOG_SCHEMA,
+    MAX_OPERATOR_REASON_CHARS,
+    AuditRecord,
     canonical_json,
     genesis_hash,
-    read_records,
     sha256_prefixed,
-    verify_log,
 )
-from audit.tlog import leaf_hash, node_hash
 from tests.audit.audit_testkit import FixedSigner, executed, keyring, phash
 
 

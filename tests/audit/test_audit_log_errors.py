@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from audit import AuditLog, EventDataError, ReservedEventError
+from audit import EventDataError, ReservedEventError
 from audit._records.models import EVENT_MODELS
 from audit._writing.events import _errors_of
+from audit.log import AuditLog
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SECRET = "sk-live-4f9c2e7a1b3d5f60718293a4b5c6d7e8"

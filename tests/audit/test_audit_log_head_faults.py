@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import audit._writing.files
-from audit import AuditLog
 from audit._errors import LogWriteError
+from audit.log import AuditLog
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x41" * 32)

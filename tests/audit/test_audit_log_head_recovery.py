@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditLog, LogIntegrityError, canonical_json, sha256_prefixed
+from audit import LogIntegrityError
+from audit.log import AuditLog
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, executed, legacy_head
 
 

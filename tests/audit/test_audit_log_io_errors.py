@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, LogWriteError, read_records, verify_log
+from audit import LogWriteError
+from audit.log import AuditLog
+from audit.verify import read_records, verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -123,7 +125,8 @@ def test_a_head_that_cannot_be_replaced_leaves_an_unsigned_tail_moved_aside_next
 
 _WRITE_PAST_LIMIT = """
 import resource, signal, sys
-from audit import AuditLog, LogWriteError
+from audit import LogWriteError
+from audit.log import AuditLog
 from tests.audit.audit_testkit import FixedSigner, executed
 path, limit = sys.argv[1], int(sys.argv[2])
 signer = FixedSigner(bytes(range(32)))

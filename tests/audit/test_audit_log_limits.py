@@ -12,14 +12,10 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from audit import (
-    AuditLog,
-    LogIntegrityError,
-    RecordTooLargeError,
-    canonical_json,
-    sha256_prefixed,
-)
+from audit import LogIntegrityError, RecordTooLargeError
 from audit._records.chain import MAX_HEAD_BYTES
+from audit.log import AuditLog
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed, legacy_head
 
 _DATA = {"planner": "p", "decision": "d", "reasons": ["r" * 500] * 8}

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from audit import AuditLog, EventDataError
+from audit import EventDataError
+from audit.log import AuditLog
 from tests.audit.audit_testkit import FixedSigner, declined, executed
 
 

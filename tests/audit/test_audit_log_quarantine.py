@@ -17,7 +17,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from freezegun import freeze_time
 
-from audit import AuditLog, AuditRecord, LogWriteError, read_records, verify_log
+from audit import LogWriteError
+from audit.log import AuditLog
+from audit.verify import read_records, verify_log
+from audit.wire import AuditRecord
 from tests.audit.audit_testkit import FixedSigner, executed, keyring
 
 NOW = "2026-11-22T05:06:07.089Z"

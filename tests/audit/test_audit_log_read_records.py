@@ -13,14 +13,10 @@ from typing import Any
 
 import pytest
 
-from audit import (
-    AuditLog,
-    AuditRecord,
-    LogFormatError,
-    canonical_json,
-    read_records,
-    sha256_prefixed,
-)
+from audit import LogFormatError
+from audit.log import AuditLog
+from audit.verify import read_records
+from audit.wire import AuditRecord, canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, executed
 
 

@@ -16,14 +16,10 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
-    AuditLog,
-    LogIntegrityError,
-    canonical_json,
-    read_records,
-    sha256_prefixed,
-    verify_log,
-)
+from audit import LogIntegrityError
+from audit.log import AuditLog
+from audit.verify import read_records, verify_log
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import FixedSigner, executed
 
 

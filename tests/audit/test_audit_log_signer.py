@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, SignerError, verify_log
+from audit import SignerError
+from audit.log import AuditLog
+from audit.verify import verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 

@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, LogIntegrityError, LogWriteError, read_records, verify_log
+from audit import LogIntegrityError, LogWriteError
+from audit.log import AuditLog
 from audit.tlog import AnchorDir, leaf_hash, open_checkpoint
 from audit.tlog._tree import read_tree_state
+from audit.verify import read_records, verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 _PROC_IO = Path("/proc/self/io")

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, LogIntegrityError, UsageError, read_records, verify_log
+from audit import LogIntegrityError, UsageError
+from audit.log import AuditLog
+from audit.verify import read_records, verify_log
 from tests.audit.audit_testkit import FixedSigner, executed, keyring
 
 

@@ -10,15 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import (
+from audit.log import AuditLog
+from audit.verify import read_records
+from audit.wire import (
     EVENT_MODELS,
     KNOWN_EVENTS,
     RESERVED_EVENTS,
-    AuditLog,
     AuditRecord,
     ToolExecutedData,
     canonical_json,
-    read_records,
 )
 from tests.audit.audit_testkit import FixedSigner, executed
 

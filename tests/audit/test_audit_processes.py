@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, read_records, verify_log
+from audit.log import AuditLog
+from audit.verify import read_records, verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 CHILD = Path(__file__).with_name("appender_child.py")

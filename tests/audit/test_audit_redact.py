@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import REDACTED, UsageError, redact_preview
+from audit import UsageError
+from audit.log import REDACTED, redact_preview
 
 
 @pytest.mark.parametrize(

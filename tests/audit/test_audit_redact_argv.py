@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from audit import REDACTED, AuditLog, redact_preview
+from audit.log import REDACTED, AuditLog, redact_preview
 from tests.audit.audit_testkit import FixedSigner, executed
 
 # Fake values, built from pieces so no scanner takes this file for a leak.

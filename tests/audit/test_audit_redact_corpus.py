@@ -14,7 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from audit import redact_preview
+from audit.log import redact_preview
 from tests.vectors.redaction.make_redaction_corpus import FAMILIES, secret_shapes
 
 HERE = Path(__file__).resolve().parents[1] / "vectors" / "redaction"

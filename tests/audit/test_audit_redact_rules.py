@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit import redact_preview
+from audit.log import redact_preview
 
 # (rule, text, expected preview): the first case of each rule must be redacted by it alone.
 MUST_REDACT = [

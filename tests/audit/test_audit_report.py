@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from audit import AuditLog, AuditReport, build_report, read_records, render_report
+from audit.log import AuditLog
+from audit.verify import AuditReport, build_report, read_records, render_report
 from tests.audit.audit_testkit import (
     FixedSigner,
     consumed,
@@ -226,7 +227,8 @@ def test_report_json_and_table(tmp_path: Path, signer: FixedSigner) -> None:
 def test_a_record_that_does_not_fit_its_model_is_an_error(
     event: str, tmp_path: Path, signer: FixedSigner
 ) -> None:
-    from audit import AuditRecord, RecordDataError
+    from audit import RecordDataError
+    from audit.wire import AuditRecord
 
     record = AuditRecord(
         seq=3,

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from audit import AuditLog, AuditRecord, build_report, filter_records, read_records, render_report
 from audit._reporting.render import TABLE_WIDTH
 from audit._reporting.show import grant_of, render_records
+from audit.log import AuditLog
+from audit.verify import build_report, filter_records, read_records, render_report
+from audit.wire import AuditRecord
 from tests.audit.audit_testkit import FixedSigner, consumed, executed, recorded
 
 Events = list[tuple[str, dict[str, Any]]]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditLog
 from audit._checking.scan import Scan, scan_log
+from audit.log import AuditLog
 from audit.tlog import Frontier, TreeState, leaf_hash
 from tests.audit.audit_testkit import FixedSigner, executed
 

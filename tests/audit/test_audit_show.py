@@ -8,15 +8,10 @@ from pathlib import Path
 import pytest
 from freezegun import freeze_time
 
-from audit import (
-    AuditLog,
-    AuditRecord,
-    UsageError,
-    filter_records,
-    read_records,
-    render_records,
-    render_records_jsonl,
-)
+from audit import UsageError
+from audit.log import AuditLog
+from audit.verify import filter_records, read_records, render_records, render_records_jsonl
+from audit.wire import AuditRecord
 from tests.audit.audit_testkit import FixedSigner, consumed, executed, recorded
 
 E1 = "oce_" + "1" * 22

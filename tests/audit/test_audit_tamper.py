@@ -15,14 +15,10 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import (
-    AuditLog,
-    LogIntegrityError,
-    VerifyResult,
-    canonical_json,
-    sha256_prefixed,
-    verify_log,
-)
+from audit import LogIntegrityError
+from audit.log import AuditLog
+from audit.verify import VerifyResult, verify_log
+from audit.wire import canonical_json, sha256_prefixed
 from tests.audit.audit_testkit import (
     FixedSigner,
     checkpoint_head,

@@ -8,9 +8,11 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import AuditLog, LogIntegrityError, verify_log
+from audit import LogIntegrityError
+from audit.log import AuditLog
 from audit.tlog import leaf_hash, open_checkpoint, root_of
 from audit.tlog._tree import TreeState, read_tree_state, tree_path_for
+from audit.verify import verify_log
 from tests.audit.audit_testkit import FixedSigner, executed, legacy_head
 
 SIGNER = FixedSigner(b"\x11" * 32)

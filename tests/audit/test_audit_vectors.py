@@ -15,7 +15,7 @@ import pytest
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import build_report, read_records, verify_log
+from audit.verify import build_report, read_records, verify_log
 
 VECTORS = Path(__file__).parent.parent / "vectors" / "audit"
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from audit import FAULT_KINDS, AuditLog, LogNotFoundError, VerifyResult, tty_progress, verify_log
+from audit import LogNotFoundError
+from audit.log import AuditLog
+from audit.verify import FAULT_KINDS, VerifyResult, tty_progress, verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 
@@ -48,7 +50,7 @@ def test_empty_log_without_head_is_unanchored(
 def test_genesis_must_be_log_created(
     tmp_path: Path, signer: FixedSigner, keys: dict[str, Ed25519PublicKey]
 ) -> None:
-    from audit import canonical_json, sha256_prefixed
+    from audit.wire import canonical_json, sha256_prefixed
 
     body = {
         "seq": 0,

@@ -16,8 +16,9 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from freezegun import freeze_time
 
-from audit import AuditLog, tty_progress, verify_log
+from audit.log import AuditLog
 from audit.tlog._tree import tree_path_for
+from audit.verify import tty_progress, verify_log
 from tests.audit.audit_testkit import FixedSigner, checkpoint_head, executed
 
 SIGNER = FixedSigner(b"\x22" * 32)

@@ -14,9 +14,10 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 import audit._checking.scan
-from audit import AuditLog, verify_log
 from audit._checking.scan import scan_log
+from audit.log import AuditLog
 from audit.tlog._tree import TreeState, read_tree_state
+from audit.verify import verify_log
 from tests.audit.audit_testkit import FixedSigner, executed
 
 SIGNER = FixedSigner(b"\x25" * 32)

@@ -11,7 +11,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import CanonicalizationError, canonical_json
+from audit import CanonicalizationError
+from audit.wire import canonical_json
 
 VECTORS = Path(__file__).parent.parent / "vectors" / "jcs-rfc8785.json"
 

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from audit import AuditLog, AuditReport, build_report, read_records, render_report
+from audit.log import AuditLog
+from audit.verify import AuditReport, build_report, read_records, render_report
 from tests.audit.audit_testkit import FixedSigner, declined, executed, recorded
 
 Events = list[tuple[str, dict[str, Any]]]

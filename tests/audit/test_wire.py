@@ -12,18 +12,15 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 import audit
-from audit import (
-    CanonicalizationError,
+from audit import CanonicalizationError, JsonInputError, UsageError, shorten
+from audit.wire import (
     IsoMillis,
-    JsonInputError,
-    UsageError,
     b64url_decode,
     b64url_encode,
     canonical_json,
     format_iso,
     load_json,
     parse_iso,
-    shorten,
 )
 
 HUGE = "9" * 5000  # past Python's 4300-digit int() limit: the live bug

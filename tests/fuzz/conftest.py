@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard import ConsumeResult, Fingerprint
 from guard._evidence.envelope import mint_envelope
 from guard.evidence import (

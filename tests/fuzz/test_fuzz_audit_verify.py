@@ -32,18 +32,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit import (
-    HEAD_DOMAIN,
-    AuditError,
-    AuditLog,
-    LogFormatError,
-    NoteError,
-    canonical_json,
-    read_records,
-    sha256_prefixed,
-    verify_log,
-)
+from audit import AuditError, LogFormatError, NoteError
+from audit.log import AuditLog
 from audit.tlog import Checkpoint, leaf_hash, open_checkpoint, root_of, sign_checkpoint
+from audit.verify import read_records, verify_log
+from audit.wire import HEAD_DOMAIN, canonical_json, sha256_prefixed
 from guard import Guard
 from guard.evidence import KeyStore, Signer
 

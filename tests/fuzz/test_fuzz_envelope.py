@@ -18,7 +18,8 @@ from typing import Any
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from audit import AuditError, canonical_json
+from audit import AuditError
+from audit.wire import canonical_json
 from guard import ConsumeResult, GuardError
 from guard._evidence.envelope import parse_envelope
 from guard.evidence import KeyStore, Signer

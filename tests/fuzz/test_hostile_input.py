@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from audit import AuditError, LogFormatError, read_records, verify_log
+from audit import AuditError, LogFormatError
+from audit.verify import read_records, verify_log
 from guard import Guard
 from guard._sidecar.handlers.methods import MAX_LINE_BYTES, RpcCode, Sidecar, iter_frames, serve
 from tests.fuzz.conftest import World

@@ -12,8 +12,8 @@ from freezegun import freeze_time
 
 import guard
 import guard.evidence
-from audit import read_records
 from audit.tlog import open_checkpoint
+from audit.verify import read_records
 from guard import BadInputError, Guard, TtlError
 from guard._guard import operator_reason_text
 

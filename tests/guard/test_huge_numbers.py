@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from audit import read_records
+from audit.verify import read_records
 from guard import BadInputError, Guard
 from guard._sidecar.framing import RpcCode
 from tests.guard.cli.test_cli import one_line_error

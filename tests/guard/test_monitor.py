@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard import Guard, KeyringError, Monitor
 from guard._errors import BadInputError
 from guard._operator import enrolled_credential

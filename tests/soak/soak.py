@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from audit import read_records, verify_log
+from audit.verify import read_records, verify_log
 from guard.evidence import KeyStore
 
 LAUNCHER = Path(__file__).with_name("sidecar_launcher.py")

@@ -23,7 +23,8 @@ import pytest
 from freezegun import freeze_time
 
 import audit._writing.files
-from audit import AuditError, read_records, verify_log
+from audit import AuditError
+from audit.verify import read_records, verify_log
 from guard import Guard, GuardError
 from guard.evidence import SqliteLedger
 

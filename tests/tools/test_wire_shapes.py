@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from tools.pi import wire_shapes
 from tools.pi.wire_shapes import BEGIN, END, SHIM, ShapeError, render, shape, splice
 

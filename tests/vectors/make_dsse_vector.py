@@ -8,7 +8,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import AuditRecord, canonical_json, sha256_prefixed
+from audit.wire import AuditRecord, canonical_json, sha256_prefixed
 from guard._evidence.dsse import pae, sign_statement
 from guard._evidence.keys import Signer, key_id_for
 from guard._evidence.statement import decision_from_record, statement_for

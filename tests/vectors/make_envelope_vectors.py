@@ -19,7 +19,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from audit import b64url_encode, canonical_json, sha256_prefixed
+from audit.wire import b64url_encode, canonical_json, sha256_prefixed
 from guard._evidence.envelope import envelope_content, signing_message
 from guard._evidence.keys import Signer, key_id_for
 

@@ -6,7 +6,7 @@ import json
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import b64url_encode, canonical_json, sha256_prefixed
+from audit.wire import b64url_encode, canonical_json, sha256_prefixed
 from guard._evidence.envelope import signing_message
 from guard._evidence.keys import key_id_for
 

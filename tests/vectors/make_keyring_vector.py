@@ -7,7 +7,7 @@ import json
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from audit import b64url_encode
+from audit.wire import b64url_encode
 from guard._evidence.keys import Keyring, KeyringEntry, Signer, key_id_for
 
 OLD_SEED = bytes(range(32))

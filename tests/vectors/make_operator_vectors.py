@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from make_envelope_vectors import pending_call_id  # run from this folder, like it
 
-from audit import b64url_encode, canonical_json, sha256_prefixed
+from audit.wire import b64url_encode, canonical_json, sha256_prefixed
 from guard._evidence.envelope import envelope_content, signing_message
 from guard._evidence.keys import Signer, key_id_for
 

@@ -26,8 +26,9 @@ from cryptography.hazmat.primitives.serialization import (
     load_pem_private_key,
 )
 
-from audit import canonical_json, sha256_prefixed, verify_log
 from audit.tlog import Checkpoint, leaf_hash, origin_for, root_of, sign_checkpoint
+from audit.verify import verify_log
+from audit.wire import canonical_json, sha256_prefixed
 from guard._evidence.keys import PublicKeyring
 from tests.cli_runner import Result, invoke
 from tools.pi.harness import ensure_pi

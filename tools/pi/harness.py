@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, TextIO
 
-from audit import sha256_prefixed
+from audit.wire import sha256_prefixed
 from guard._errors import GuardError
 from guard._pi.install import InstallResult, install
 from tools.pi.scripted_model import MODEL_ID, PROVIDER

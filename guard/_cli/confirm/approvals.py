@@ -37,7 +37,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from audit import parse_iso, utc_now
+from audit.wire import parse_iso, utc_now
 from guard._approvals import (
     GONE,
     REPLY_TIMEOUT,

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG, parse_iso, render_table, utc_now
+from audit.verify import render_table
+from audit.wire import WIRE_CONFIG, parse_iso, utc_now
 from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit

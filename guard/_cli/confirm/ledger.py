@@ -15,7 +15,7 @@ import sys
 
 from pydantic import BaseModel
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit

@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from audit import render_table
+from audit.verify import render_table
 from guard._cli.args import Parser, Subparsers, existing_home, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import Listing, emit, stop_signals

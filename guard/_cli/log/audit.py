@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import audit
+import audit.log
+import audit.verify
 from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
@@ -73,9 +74,9 @@ def cmd_audit_verify(args: argparse.Namespace) -> ExitCode:
         raise BadInputError("--source", "only goes with --from URL")
     log = _log_path(args)
     keys = _keyring(args).public_keys()
-    progress = None if args.json else audit.tty_progress(sys.stderr)
+    progress = None if args.json else audit.verify.tty_progress(sys.stderr)
     against, resume = _checkpoint(args, log, keys)
-    result = audit.verify_log(
+    result = audit.verify.verify_log(
         log,
         keys,
         allow_unanchored=args.allow_unanchored,
@@ -95,7 +96,7 @@ _SHOW_WIDTH = 120  # as the report's compact tables
 
 
 def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
-    every = list(audit.read_records(_log_path(args)))
+    every = list(audit.verify.read_records(_log_path(args)))
     if args.tool is not None and not any(r.data.get("toolName") == args.tool for r in every):
         tools = sorted({str(r.data["toolName"]) for r in every if "toolName" in r.data})
         raise BadInputError(
@@ -103,21 +104,23 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
             "no record of this log names it; it has: " + (", ".join(tools) or "none"),
             args.tool,
         )
-    if args.session is not None and not any(audit.session_of(r) == args.session for r in every):
-        sessions = sorted({s for r in every if (s := audit.session_of(r)) is not None})
+    if args.session is not None and not any(
+        audit.verify.session_of(r) == args.session for r in every
+    ):
+        sessions = sorted({s for r in every if (s := audit.verify.session_of(r)) is not None})
         raise BadInputError(
             "--session",
             "no record of this log names it; it has: " + (", ".join(sessions[:20]) or "none"),
             args.session,
         )
-    if args.grant is not None and not any(audit.grant_of(r) == args.grant for r in every):
-        grants = sorted({g for r in every if (g := audit.grant_of(r)) is not None})
+    if args.grant is not None and not any(audit.verify.grant_of(r) == args.grant for r in every):
+        grants = sorted({g for r in every if (g := audit.verify.grant_of(r)) is not None})
         raise BadInputError(
             "--grant",
             "no record of this log names it; it has: " + (", ".join(grants[:20]) or "none"),
             args.grant,
         )
-    records = audit.filter_records(
+    records = audit.verify.filter_records(
         every,
         event=args.event,
         tool=args.tool,
@@ -129,9 +132,9 @@ def cmd_audit_show(args: argparse.Namespace) -> ExitCode:
     )
     # --json prints each record's line exactly as it stands in the log (canonical bytes).
     sys.stdout.write(
-        audit.render_records_jsonl(records)
+        audit.verify.render_records_jsonl(records)
         if args.json
-        else audit.render_records(records, width=None if args.wide else _SHOW_WIDTH)
+        else audit.verify.render_records(records, width=None if args.wide else _SHOW_WIDTH)
     )
     return ExitCode.OK
 
@@ -146,9 +149,11 @@ def _sessions_dir(value: str) -> Path:
 def _verify_before_report(args: argparse.Namespace, log: Path) -> ExitCode | None:
     """``None`` if the log may be reported on; else the exit code (the reason is on stderr)."""
     progress = (
-        None if args.json else audit.tty_progress(sys.stderr, label="verifying before report")
+        None
+        if args.json
+        else audit.verify.tty_progress(sys.stderr, label="verifying before report")
     )
-    checked = audit.verify_log(
+    checked = audit.verify.verify_log(
         log,
         _keyring(args).public_keys(),
         allow_unanchored=args.allow_unanchored,
@@ -197,9 +202,9 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         refused = _verify_before_report(args, log)
         if refused is not None:
             return refused
-        records = list(audit.read_records(log))
+        records = list(audit.verify.read_records(log))
     # What a recovery moved aside still counts: recovering must never launder a gap.
-    moved = audit.set_aside_rows(log, records)
+    moved = audit.verify.set_aside_rows(log, records)
     rows, sources = list(moved.rows), list(moved.sources)
     if args.sessions is not None:
         from guard._pi import guard_absent_rows
@@ -211,11 +216,11 @@ def cmd_audit_report(args: argparse.Namespace) -> ExitCode:
         )
         rows.extend(absent)
         sources.append(source)
-    report = audit.build_report(records, external_rows=rows, external_sources=sources)
+    report = audit.verify.build_report(records, external_rows=rows, external_sources=sources)
     if args.json:
         emit(report)
     else:
-        sys.stdout.write(audit.render_report(report, wide=args.wide) + "\n")
+        sys.stdout.write(audit.verify.render_report(report, wide=args.wide) + "\n")
     return ExitCode.OK if report.decision == "no-gaps" else ExitCode.GAPS
 
 
@@ -226,7 +231,7 @@ def cmd_audit_recover(args: argparse.Namespace) -> ExitCode:
 
     store = KeyStore.open(home)
     signer = store.load_signer()
-    result = audit.recover_log(
+    result = audit.log.recover_log(
         _log_path(args),
         signer,
         lambda: store.public_keyring().public_keys(),

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-import audit
+import audit.verify
 from guard._cli.args import Parser, existing_home, int_arg
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
@@ -27,7 +27,7 @@ from guard._home import AUDIT_LOG_FILE
 from guard._storage import SHIP_BATCH, is_postgres_url, psycopg_missing, redact_url
 
 if TYPE_CHECKING:
-    from audit import VerifyResult
+    from audit.verify import VerifyResult
 
 __all__ = ["cmd_audit_verify_from", "register_ship"]
 
@@ -84,8 +84,8 @@ def cmd_audit_verify_from(
         loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")
         log = Path(scratch) / "audit.jsonl"
         against, _ = checkpoint(args, log, keys)
-        progress = None if args.json else audit.tty_progress(sys.stderr)
-        result = audit.verify_log(
+        progress = None if args.json else audit.verify.tty_progress(sys.stderr)
+        result = audit.verify.verify_log(
             log,
             keys,
             allow_unanchored=args.allow_unanchored,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import audit
 import audit.tlog
+import audit.verify
 from guard._cli.args import Parser, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
@@ -25,8 +26,8 @@ from guard._home import AUDIT_LOG_FILE
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-    from audit import VerifyResult
     from audit.tlog import AnchorDir, Anchored, NoteKey, SignedCheckpoint
+    from audit.verify import VerifyResult
     from guard._evidence import PublicKeyring
 
 __all__ = [
@@ -77,7 +78,7 @@ def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, Sign
     """The log's checkpoint head, after the whole log verified against it."""
     from guard._anchors import log_origin
 
-    result = audit.verify_log(log, keys)
+    result = audit.verify.verify_log(log, keys)
     if result.decision != "intact":
         raise _Refused(render_verify(result))
     head = log.with_name(log.name + ".head").read_bytes()
@@ -193,7 +194,7 @@ def cmd_prove_consistency(args: argparse.Namespace) -> ExitCode:
         sys.stderr.write(f"pi-guard: no proof: {refused}\n")
         return ExitCode.TAMPERED
     old = audit.tlog.open_checkpoint(old_note, keys, origin=signed.checkpoint.origin)
-    result = audit.verify_log(log, keys, against=old_note)
+    result = audit.verify.verify_log(log, keys, against=old_note)
     if result.decision != "intact":
         sys.stderr.write(f"pi-guard: no proof: {render_verify(result)}\n")
         return ExitCode.TAMPERED

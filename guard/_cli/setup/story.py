@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-from audit import build_report, read_records, render_report
+from audit.verify import build_report, read_records, render_report
 from guard._guard import Guard
 from guard._hermetic import system_program
 

@@ -39,7 +39,8 @@ from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from audit import WIRE_CONFIG, shorten
+from audit import shorten
+from audit.wire import WIRE_CONFIG
 from guard._policy.settings.pi_mcp import ANY_SERVER, server_key
 
 __all__ = [

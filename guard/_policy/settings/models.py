@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
-from audit import WIRE_CONFIG
+from audit.wire import WIRE_CONFIG
 
 __all__ = [
     "ApprovalSettings",

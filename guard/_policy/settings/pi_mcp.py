@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from audit import JsonInputError, load_json
+from audit import JsonInputError
+from audit.wire import load_json
 
 __all__ = ["ANY_SERVER", "MCP_FILE", "McpServers", "read_mcp_servers", "server_key"]
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard._effects import UnaskedTarget, unasked
 from guard._errors import RpcFault
 from guard._evidence import Evaluation

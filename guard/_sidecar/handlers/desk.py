@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard._approvals import (
     AnswerRequest,
     LocalApprovals,

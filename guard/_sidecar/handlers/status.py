@@ -132,7 +132,7 @@ class StatusPart(SidecarState):
         if self._guard is not None:
             result = self._guard.verify_audit(allow_unanchored=p.allow_unanchored)
         elif self._monitor is not None:
-            from audit import verify_log
+            from audit.verify import verify_log
             from guard._guard import AUDIT_LOG_FILE
 
             result = verify_log(

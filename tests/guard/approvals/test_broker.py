@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from freezegun import freeze_time
 
-from audit import utc_now
+from audit.wire import utc_now
 from guard._approvals import AnswerRequest, ApprovalBroker, Pending, question_digest
 
 DIGEST = question_digest("t", "m", "d", {"payloadHash": "sha256:" + "1" * 64})

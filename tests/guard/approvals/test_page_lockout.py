@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import Page
 
-from audit import read_records
+from audit.verify import read_records
 from guard._approvals.peers import place_of, tcp_peer_place
 from guard._approvals.web import MAX_FAILED_LOGINS, ApprovalPage
 from guard._hermetic import system_program

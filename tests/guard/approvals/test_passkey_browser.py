@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import pytest
 from playwright.sync_api import CDPSession, Page, expect
 
-from audit import b64url_encode
+from audit.wire import b64url_encode
 from guard._approvals.web import ApprovalPage, Enrolment
 from guard._evidence.keys import KEYRING_FILE, PublicKeyring
 from guard._operator import OperatorCredential, OperatorSignature, check_operator_signature

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from audit import read_records
+from audit.verify import read_records
 from guard._approvals.web import CSP, MAX_FAILED_LOGINS, ApprovalPage
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from audit import read_records, utc_now
+from audit.verify import read_records
+from audit.wire import utc_now
 from guard import Guard
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.models import CoveredBy

@@ -130,7 +130,7 @@ def _other_size(data: dict[str, Any]) -> None:
 
 def _forged_line(data: dict[str, Any]) -> None:
     # the same leaf index, a record written without the key (its own hash recomputed)
-    from audit import canonical_json, sha256_prefixed
+    from audit.wire import canonical_json, sha256_prefixed
 
     rec = json.loads(data["entries"][0]["line"])
     rec["data"]["toolName"] = "write"
@@ -224,8 +224,8 @@ def _put(log: Path, head: Path, content: bytes, note: bytes) -> None:
 
 def _resigned_fork(home: Path, content: bytes) -> tuple[bytes, bytes]:
     """The key holder rewrites record 2 and re-signs: same log id, another history."""
-    from audit import canonical_json, sha256_prefixed
     from audit.tlog import Checkpoint, leaf_hash, root_of, sign_checkpoint
+    from audit.wire import canonical_json, sha256_prefixed
     from guard.evidence import KeyStore
 
     signer = KeyStore.open(home).load_signer()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from audit import canonical_json
+from audit.wire import canonical_json
 from guard import Guard
 from guard._evidence.keys import KEYRING_FILE, KeyStore
 from guard._home import AUDIT_LOG_FILE

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from audit import format_iso, read_records, utc_now
+from audit.verify import read_records
+from audit.wire import format_iso, utc_now
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore, new_grant_id
 from guard._sidecar.handlers.methods import Sidecar

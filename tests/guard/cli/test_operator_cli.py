@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from audit import b64url_decode, read_records, utc_now
+from audit.verify import read_records
+from audit.wire import b64url_decode, utc_now
 from guard import Guard
 from guard._evidence.keys import KEYRING_FILE
 from guard._operator import OperatorCredential, enrolled_credential

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from audit import parse_iso
+from audit.wire import parse_iso
 from guard import Fingerprint
 from guard._errors import MalformedEvidence
 from guard._evidence.envelope import parse_envelope

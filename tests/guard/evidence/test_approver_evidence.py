@@ -15,7 +15,7 @@ from typing import Any, get_args
 import pytest
 from pydantic import ValidationError
 
-from audit import Approver
+from audit.wire import Approver
 from guard import ConsumeResult, Fingerprint
 from guard._approvals.model import APPROVERS
 from guard._evidence.envelope import mint_envelope, parse_envelope, signing_message

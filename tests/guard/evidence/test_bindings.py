@@ -166,7 +166,7 @@ def test_another_calls_id_is_a_mismatch_and_consumes_nothing(tmp_path: Path, oth
 def test_a_consumer_that_names_no_call_is_refused_and_consumes_nothing(tmp_path: Path) -> None:
     """Call ids by default: evidence bound to a call is ``call-id-required`` when the consumer
     names no pending call, and stays unspent for the consumer that does."""
-    from audit import read_records
+    from audit.verify import read_records
 
     call = {"command": "rm -rf build"}
     with Guard.open(tmp_path / "guard") as g:
@@ -243,7 +243,7 @@ def test_bad_tool_call_id_is_bad_input(tmp_path: Path, bad: Any) -> None:
 
 
 def test_mismatch_is_audited_with_the_pending_call_id(tmp_path: Path) -> None:
-    from audit import read_records
+    from audit.verify import read_records
 
     call = {"command": "rm -rf build"}
     with Guard.open(tmp_path / "guard") as g:

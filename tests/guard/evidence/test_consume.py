@@ -16,7 +16,7 @@ from freezegun import freeze_time
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from audit import b64url_encode
+from audit.wire import b64url_encode
 from guard import ConsumeResult, Fingerprint
 from guard._evidence.envelope import mint_envelope, signing_message
 from guard.evidence import KeyStore, SqliteLedger, check_and_consume, compute_fingerprint

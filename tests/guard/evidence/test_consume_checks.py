@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from audit import b64url_encode, format_iso
+from audit.wire import b64url_encode, format_iso
 from guard import ConsumeResult, Fingerprint
 from guard._evidence.envelope import mint_envelope, signing_message
 from guard.evidence import KeyStore, SqliteLedger, check_and_consume, compute_fingerprint

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from audit import read_records
+from audit.verify import read_records
 from guard import Guard
 from guard._cli.exits import exit_for
 from guard._guard import AUDIT_LOG_FILE

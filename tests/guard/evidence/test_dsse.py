@@ -15,7 +15,8 @@ from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey
 
-from audit import AuditRecord, LogFormatError, canonical_json, sha256_prefixed
+from audit import LogFormatError
+from audit.wire import AuditRecord, canonical_json, sha256_prefixed
 from guard import Guard
 from guard._errors import BadInputError
 from guard._evidence.dsse import pae

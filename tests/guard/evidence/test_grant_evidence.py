@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from audit import Origin, read_records, utc_now
+from audit.verify import read_records
+from audit.wire import Origin, utc_now
 from guard import ConsumeResult, Fingerprint, Guard
 from guard._evidence.envelope import mint_envelope, parse_envelope
 from guard._evidence.models import CoveredBy

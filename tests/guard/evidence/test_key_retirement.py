@@ -18,7 +18,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from freezegun import freeze_time
 
-from audit import b64url_encode, read_records
+from audit.verify import read_records
+from audit.wire import b64url_encode
 from guard import Guard, KeyringError
 from guard._evidence.envelope import mint_envelope
 from guard._evidence.keys import Keyring, KeyringEntry, Signer, key_id_for

@@ -10,7 +10,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec as ec_key
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
-from audit import b64url_decode, b64url_encode, utc_now
+from audit.wire import b64url_decode, b64url_encode, utc_now
 from guard import KeyFileError, KeyringError
 from guard._evidence.keys import RETIRED_KEY_GRACE_SECONDS
 from guard.evidence import KeyStore

@@ -17,7 +17,8 @@ import psycopg
 import pytest
 from freezegun import freeze_time
 
-from audit import read_records, utc_now
+from audit.verify import read_records
+from audit.wire import utc_now
 from guard import Guard, LedgerError
 from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.resync import sync_ledger

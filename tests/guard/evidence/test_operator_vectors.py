@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from audit import canonical_json, parse_iso
+from audit.wire import canonical_json, parse_iso
 from guard._evidence.keys import Keyring, PublicKeyring
 from guard._operator import OPERATOR_REASONS
 from guard.evidence import SqliteLedger, check_and_consume
@@ -114,7 +114,7 @@ def test_the_keyring_signature_covers_the_operators() -> None:
     ring = PublicKeyring.from_keyring(keyring)
     (signature,) = keyring.signatures
     public, _ = ring.keys[signature.key_id]
-    from audit import b64url_decode
+    from audit.wire import b64url_decode
 
     raw = b64url_decode(signature.signature, 64)
     assert raw is not None

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from audit import parse_iso, read_records
+from audit.verify import read_records
+from audit.wire import parse_iso
 from guard import Guard
 from guard._evidence import recall
 from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE

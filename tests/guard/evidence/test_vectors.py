@@ -11,7 +11,7 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from audit import b64url_encode, canonical_json
+from audit.wire import b64url_encode, canonical_json
 from guard import Fingerprint
 from guard._evidence.envelope import envelope_content, signing_message
 from guard._evidence.keys import Keyring, KeyringEntry, PublicKeyring, Signer, key_id_for

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from freezegun import freeze_time
 
-from audit import parse_iso, read_records, utc_now
+from audit.verify import read_records
+from audit.wire import parse_iso, utc_now
 from guard import Guard
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from audit import b64url_encode, build_report, read_records, utc_now
+from audit.verify import build_report, read_records
+from audit.wire import b64url_encode, utc_now
 from guard._errors import BadInputError, KeyringError
 from guard._evidence.envelope import signing_message
 from guard._evidence.keys import KEYRING_FILE

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from audit import build_report, read_records, render_report
+from audit.verify import build_report, read_records, render_report
 from guard import Guard
 from guard._cli import main
 from guard._pi.sessions_report import guard_absent_rows

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from audit import verify_log
 from audit.tlog import AnchorDir, open_checkpoint
+from audit.verify import verify_log
 from guard import Guard
 from guard._anchors import log_origin
 from tests.guard.sidecar.test_sidecar import call, rpc, run

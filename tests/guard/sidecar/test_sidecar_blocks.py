@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from audit import build_report, read_records, render_report
+from audit.verify import build_report, read_records, render_report
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, records, result
 

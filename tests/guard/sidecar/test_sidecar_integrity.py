@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from audit import canonical_json, sha256_prefixed
+from audit.wire import canonical_json, sha256_prefixed
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar import SERVE, call, rpc, run
 

@@ -24,7 +24,8 @@ import pytest
 import structlog
 from freezegun import freeze_time
 
-from audit import format_iso, read_records, verify_log
+from audit.verify import read_records, verify_log
+from audit.wire import format_iso
 from guard._errors import GuardError, StateError
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
 from guard._sidecar.handlers.methods import PROTOCOL, REPLAY_SKEW, Sidecar, serve

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from audit import b64url_encode, utc_now
+from audit.wire import b64url_encode, utc_now
 from guard._approvals import ask_local
 from guard._guard import Guard
 from guard._operator import enrolled_credential

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from audit import build_report, read_records, render_report
+from audit.verify import build_report, read_records, render_report
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.effects.test_review import git
 from tests.guard.sidecar.test_sidecar_methods import records, result

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from audit import read_records, verify_log
+from audit.verify import read_records, verify_log
 from guard._sidecar.handlers.methods import Sidecar
 from guard._sidecar.wire import ReplayParams
 

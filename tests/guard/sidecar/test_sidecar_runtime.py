@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from audit import MAX_OPERATOR_REASON_CHARS
+from audit.wire import MAX_OPERATOR_REASON_CHARS
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.runtime import RUNTIME_FIELDS, fill_runtime_facts
 from guard._sidecar.wire import RuntimeFacts

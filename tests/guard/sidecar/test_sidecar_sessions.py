@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from audit import build_report, read_records, render_report
+from audit.verify import build_report, read_records, render_report
 from guard._sidecar.handlers.methods import Sidecar
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import call, result

@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from audit import read_records
+from audit.verify import read_records
 from guard import Guard, LedgerError
 from guard._evidence.keys import KEYRING_FILE
 from guard._ledger_choice import ledger_url

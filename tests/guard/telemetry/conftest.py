@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from audit import AuditRecord
+from audit.wire import AuditRecord
 from guard import Guard
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import AuditRecord
+from audit.wire import AuditRecord
 from guard._telemetry import CallFolder, CallSpan
 from guard._telemetry.calls import MAX_OPEN_CALLS
 

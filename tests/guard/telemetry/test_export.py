@@ -58,7 +58,7 @@ def decisions(guard: Guard) -> list[tuple[str, str]]:
 
 
 def _records(guard: Guard) -> list:  # type: ignore[type-arg]
-    from audit import read_records
+    from audit.verify import read_records
 
     return [r for r in read_records(guard.audit.path) if r.event != "log.created"]
 
