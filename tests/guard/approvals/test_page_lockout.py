@@ -263,7 +263,8 @@ def test_approvals_serve_attacked_from_a_sandbox_keeps_the_login_and_a_short_log
         run_proved(
             layout,
             f"for i in $(seq {flood}); do printf 'http://127.0.0.1:{port}/login?token=%s\\n' $i;"
-            f" done > urls; curl -s -o /dev/null -H 'Host: localhost:{port}' --parallel --parallel-max 8 "
+            f" done > urls; curl -s -o /dev/null -H 'Host: localhost:{port}' "
+            "--parallel --parallel-max 8 "
             f"$(sed 's/^/--url /' urls)",
         )
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
