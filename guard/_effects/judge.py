@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from guard._effects.baseline import Baseline
-from guard._effects.layer import link_above, tree_size
+from guard._effects.layer import changed_since, link_above, tree_size
 from guard._effects.model import Effect, Hold, HoldReason
 from guard._effects.repository import git_loss
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
@@ -271,6 +271,7 @@ def judge(
     upper: str | None = None,
     answered: bool = False,
     baseline: Baseline | None = None,
+    since: int | None = None,
 ) -> list[Hold]:
     """The effects to hold, each with its reason (see the module docstring).
 
@@ -284,6 +285,11 @@ def judge(
 
     ``baseline``: the untracked work the operator had when the session started, never
     judged ignored, whatever ignore file a command wrote since.
+
+    ``since``: when the layer was made (ns). A path the workspace changed at or after it
+    (a parallel call applied, pi's write tool, the operator's editor) is not what the
+    command saw: its effect is held as a conflict, which is never applied (``rm -rf build``
+    never removes what a parallel call moved into ``build`` meanwhile).
     """
     held: list[Hold] = []
     state: GitState | None = None
@@ -302,6 +308,9 @@ def judge(
             # The layer holds real paths; a link above this one in the workspace now means
             # it changed under the command: applying would write through the link.
             held.append(Hold(effect=effect, reason="conflict"))
+            continue
+        if since is not None and changed_since(path, since):
+            held.append(Hold(effect=effect, reason="conflict", **_counts(effect)))
             continue
         if protected(path) and not (effect.kind_of != "dir" and path in targets):
             # A file the operator's yes named exactly (``cp .env.example .env``) was asked

@@ -23,7 +23,16 @@ from pathlib import Path
 
 from guard._effects.model import Effect
 
-__all__ = ["OPAQUE_XATTR", "is_whiteout", "layer_paths", "link_above", "read_effects", "tree_size"]
+__all__ = [
+    "OPAQUE_XATTR",
+    "changed_since",
+    "is_whiteout",
+    "layer_made",
+    "layer_paths",
+    "link_above",
+    "read_effects",
+    "tree_size",
+]
 
 OPAQUE_XATTR = "user.overlay.opaque"
 _CHUNK = 1 << 16
@@ -230,4 +239,31 @@ def link_above(workspace: str, rel: str) -> bool:
         current = os.path.join(current, part)
         if os.path.islink(current):
             return True
+    return False
+
+
+def layer_made(layer: str | os.PathLike[str]) -> int:
+    """When the command's layer was made (ns): the layer directory's last entry (its upper
+    and work directories, the caches' layers) is made just before the overlay is mounted and
+    the command starts; nothing writes into it again until the review."""
+    return os.stat(layer).st_mtime_ns
+
+
+def changed_since(path: str, since: int) -> bool:
+    """Whether the workspace's ``path`` (a directory: anything beneath it) changed at or
+    after ``since`` (ns): its inode's change time, which the kernel sets on every write,
+    rename, link or mode change and no unprivileged process sets back. A layer records what
+    the command did to what it saw; what changed under it since is not what it saw."""
+    info = _lstat(path)
+    if info is None:
+        return False
+    if info.st_ctime_ns >= since:
+        return True
+    if not stat.S_ISDIR(info.st_mode):
+        return False
+    for root, dirs, names in os.walk(path):
+        for name in [*dirs, *names]:
+            entry = _lstat(os.path.join(root, name))
+            if entry is not None and entry.st_ctime_ns >= since:
+                return True
     return False

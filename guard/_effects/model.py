@@ -37,7 +37,8 @@ HoldReason = Literal[
     "not-in-git",  # deleted or overwritten where no git repository can bring it back
     "repository",  # the repository itself (.git, its objects or refs) deleted
     "beyond-approval",  # after a yes: lost or overwritten beyond the targets the dialog named
-    "conflict",  # the workspace changed under the command (a link appeared above the path)
+    "conflict",  # the workspace changed under the command (a link above the path, a target
+    # changed since the layer was made): never applied
     "protected",  # any change to a protected path (.env*, .pi/, the user's protected globs)
     "unexamined",  # too many files to look at each: the review never judges a sample
     "mode",  # setuid/setgid or world-write added, or the owner's access taken away

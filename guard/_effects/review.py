@@ -19,7 +19,7 @@ from pathlib import Path
 from audit.wire import canonical_json, sha256_prefixed
 from guard._effects.apply import apply_effects, recover
 from guard._effects.judge import REGENERABLE, Baseline, judge
-from guard._effects.layer import read_effects
+from guard._effects.layer import changed_since, layer_made, read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._errors import BadInputError
 from guard._policy import git_config_names_programs, within
@@ -112,11 +112,12 @@ class Reviewer:
         """
         layer = self._layer(layer_id)
         upper = layer / "upper"
-        self._keep_caches(layer, caches)
         if not upper.is_dir():
             # Every command makes its layer before it runs: none means it never ran here,
             # or ran with another sidecar's plan; either way nothing can be applied.
             raise BadInputError("layer", "not found: nothing of this command was applied", layer_id)
+        since = layer_made(layer)  # before anything is written into the layer
+        self._keep_caches(layer, caches)
         made = {os.path.relpath(m, workspace) for m in mount_points if within(m, workspace)}
         effects = [
             e
@@ -147,6 +148,7 @@ class Reviewer:
             upper=str(upper),
             answered=answered,
             baseline=baseline,
+            since=since,
         )
         held_paths = {h.effect.path for h in held}
         now = [e for e in effects if e.path not in held_paths and not _under(e.path, held_paths)]
@@ -157,7 +159,13 @@ class Reviewer:
             return Review(decision="applied", effects=tuple(effects), digest=digest,
                           summary=f"{len(effects)} change(s) applied")  # fmt: skip
         (layer / _HELD).write_text(
-            json.dumps({"workspace": workspace, "held": [h.model_dump(mode="json") for h in held]}),
+            json.dumps(
+                {
+                    "workspace": workspace,
+                    "since": since,
+                    "held": [h.model_dump(mode="json") for h in held],
+                }
+            ),
             encoding="utf-8",
         )
         return Review(
@@ -180,7 +188,7 @@ class Reviewer:
 
     def pending(self, layer_id: str) -> Review:
         """What :meth:`review` held in this layer (refused when it holds nothing)."""
-        _, held = self._held(layer_id)
+        _, held, _ = self._held(layer_id)
         effects = [h.effect for h in held]
         return Review(
             decision="held",
@@ -190,21 +198,30 @@ class Reviewer:
             summary=summary_line(held),
         )
 
-    def _held(self, layer_id: str) -> tuple[str, list[Hold]]:
+    def _held(self, layer_id: str) -> tuple[str, list[Hold], int | None]:
         layer = self._layer(layer_id)
         try:
             saved = json.loads((layer / _HELD).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raise BadInputError("layer", "holds nothing to resolve", layer_id) from None
-        return str(saved["workspace"]), [Hold.model_validate(h) for h in saved["held"]]
+        since = saved.get("since")
+        held = [Hold.model_validate(h) for h in saved["held"]]
+        return str(saved["workspace"]), held, since if isinstance(since, int) else None
 
     def resolve(self, layer_id: str, *, apply: bool) -> Review:
         """Apply or discard what :meth:`review` held; the layer is gone afterwards."""
         layer = self._layer(layer_id)
-        workspace, held = self._held(layer_id)
+        workspace, held, since = self._held(layer_id)
         if apply:
             (layer / "journal.jsonl").unlink(missing_ok=True)
-            safe = [h.effect for h in held if h.reason != "conflict"]  # never through a link
+            # Never through a link, never over what changed since the command started (a
+            # parallel call may have moved work into a held deletion while the operator read).
+            safe = [
+                h.effect
+                for h in held
+                if h.reason != "conflict"
+                and not changed_since(os.path.join(workspace, h.effect.path), since or 0)
+            ]
             apply_effects(safe, layer, layer / "upper", Path(workspace))
         self.drop(layer_id)
         return Review(
