@@ -16,9 +16,10 @@ workspace (``extensions: [".."]`` makes the project itself a package) is named b
 pi loads from it (the manifest, ``index.ts``, ``extensions/``, ``skills/``, ``prompts/``,
 ``themes/``), never whole: the workspace stays the agent's to work in.
 
-Each path comes as written and, when it differs, with its symlinks resolved. Read-only;
-never raises (a file that is missing or not JSON names nothing, as pi then loads nothing
-from it).
+Each path comes as written, with its symlinks resolved when that differs, and with every
+symlink among its parents (the link itself: re-pointed, pi would load another folder's
+code). Read-only; never raises (a file that is missing or not JSON names nothing, as pi then
+loads nothing from it).
 """
 
 from __future__ import annotations
@@ -129,12 +130,19 @@ def _named(path: str, workspace: tuple[str, ...]) -> Iterator[str]:
 
 
 def _with_real(paths: Iterable[str]) -> tuple[str, ...]:
+    """Each path, its symlinks resolved, and every link among its parents (re-pointing
+    ``tools -> real`` at another folder would make pi load that one)."""
     out: list[str] = []
     for path in paths:
         out.append(path)
         real = os.path.realpath(path)
         if real != path:
             out.append(real)
+        parent = os.path.dirname(path)
+        while parent not in ("/", ""):
+            if os.path.islink(parent):
+                out.append(parent)
+            parent = os.path.dirname(parent)
     return tuple(dict.fromkeys(out))
 
 

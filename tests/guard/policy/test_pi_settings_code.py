@@ -106,6 +106,7 @@ def test_code_the_settings_name_is_never_written(
     world: World, tmp_path: Path, named: dict[str, list[str]]
 ) -> None:
     policy = world.policy()
+    assert verdict(policy, world, "write", path="linked", content="x") == "block"
     for rel in named["code"]:
         path = str(tmp_path / rel)
         assert verdict(policy, world, "write", path=path, content="x") == "block", rel
@@ -118,6 +119,8 @@ def test_code_the_settings_name_is_never_written(
         "rm -rf exts",
         "mv exts exts.old",
         "ln -sf /tmp/x linked/sym.ts",
+        "ln -sfn elsewhere linked",  # the link re-pointed: pi would load elsewhere/sym.ts
+        "rm linked",
     ):
         assert verdict(policy, world, "bash", command=command) == "block", command
 
