@@ -693,6 +693,28 @@ test("No, and stop the agent: the turn is aborted, this call and every later one
 	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined, "asked again after a new prompt");
 });
 
+test("No, and stop the agent: the calls pi queued and answered itself become the guard's stopped ones", async (t) => {
+	const g = await guard(t, { spec: confirm() });
+	const end = (message) => g.pi.handlers.get("message_end")({ type: "message_end", message }, fakeCtx());
+	const queued = { type: "toolCall", id: "call_q", name: "bash", arguments: { command: "rm -rf build" } };
+	assert.equal(await end({ role: "assistant", content: [{ type: "toolCall", id: "call_1", name: "write", arguments: WRITE }, queued] }), undefined);
+	const before = { role: "toolResult", toolCallId: "call_0", toolName: "read", content: [{ type: "text", text: "ran" }], isError: false };
+	assert.equal(await end(before), undefined, "untouched before a stop");
+	assertBlocked(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: (o) => o[2] })));
+	const aborted = (id, toolName) => ({ role: "toolResult", toolCallId: id, toolName, content: [{ type: "text", text: "Operation aborted" }], isError: true });
+	const asked = await end(aborted("call_1", "write"));
+	const left = await end(aborted("call_q", "bash"));
+	const declined = g.requests("audit.declined");
+	assert.deepEqual(declined.map((r) => [r.params.toolCallId, r.params.reason]), [["call_1", "stopped"], ["call_q", "stopped"]]);
+	assert.deepEqual(declined[1].params.input, { command: "rm -rf build" }, "the queued call's own input");
+	for (const replaced of [asked, left]) {
+		assert.equal(replaced.message.content[0].text, "operator-guard blocked this call: the operator declined. [reason: declined]");
+		assert.equal(replaced.message.isError, true);
+	}
+	await g.pi.handlers.get("agent_start")({ type: "agent_start" }, fakeCtx());
+	assert.equal(await end(aborted("call_9", "bash")), undefined, "a new prompt: pi's own results again");
+});
+
 for (const [what, select] of [["Yes", YES], ["No", (o) => o[0]], ["no answer", () => undefined]]) {
 	test(`what the operator was typing survives the dialog (${what})`, async (t) => {
 		const g = await guard(t, { spec: confirm() });
