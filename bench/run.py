@@ -30,6 +30,9 @@ Sections (all by default), each a module of ``bench/evidence/`` (the first four 
   interleaved ``pi -p`` runs of the pinned pis with the scripted model on 127.0.0.1 (no tool
   call, one safe ``bash`` call, ten), the time to ``session.started``, the exit delay, the
   sidecar's peak memory and what a safe call adds inside a session; goals on the current pi;
+* ``telemetry``: added latency per guarded call of the OpenTelemetry export, on against off
+  (``bench_telemetry.py``), with a real OTLP receiver up, slow and down, calls back to back
+  and paced; goal: added p99 under 1 ms;
 * ``postgres``: the PostgreSQL ledger's consume latency and throughput with 1, 4 and 16
   clients against a bare ``INSERT`` with as many clients on the same throwaway server
   (``bench_postgres.py``).
@@ -74,6 +77,7 @@ SECTIONS = (
     "network",
     "dialogs",
     "session",
+    "telemetry",
     "postgres",
 )
 
@@ -257,6 +261,33 @@ def _network_rows(samples: int) -> tuple[list[Row], dict[str, Any]]:
     return rows, result
 
 
+def _telemetry_rows(samples: int, paced: int) -> tuple[list[Row], dict[str, Any]]:
+    from bench_telemetry import GOAL_ADDED_P99_MS, measure
+
+    result = measure(samples, paced)
+    section = "telemetry"
+    rows: list[Row] = []
+    for name in ("up", "slow", "down"):
+        for pace in ("burst", "paced"):
+            r = result[name][pace]
+            rows += [
+                Row(section, f"receiver {name}, {pace}: added per guarded call, p50", "ms",
+                    r["added"]["p50"], r["off"]["p50"], "export off p50", "lower",
+                    note=f"on p50 {r['on']['p50']:.3f} ms; exporter on the call's thread "
+                         f"p50 {r['onCallerThread']['p50']:.3f} ms"),
+                Row(section, f"receiver {name}, {pace}: added per guarded call, p99", "ms",
+                    r["added"]["p99"], r["off"]["p99"], "export off p99", "lower",
+                    goal_abs=GOAL_ADDED_P99_MS,
+                    note=f"on p99 {r['on']['p99']:.3f} ms; {r['calls']} calls a side; "
+                         f"{r['exported']} exported, {r['dropped']} dropped"),
+                Row(section, f"receiver {name}, {pace}: exporter on the call's thread, p99",
+                    "ms", r["onCallerThread"]["p99"], r["off"]["p50"], "export off p50",
+                    "lower", goal_abs=GOAL_ADDED_P99_MS,
+                    note="fold and queue a span: what export puts on a call's own path"),
+            ]  # fmt: skip
+    return rows, result
+
+
 def _dialogs_rows(part: Path) -> tuple[list[Row], dict[str, Any]]:
     from bench_dialogs import GOAL_REDUCTION, measure
 
@@ -369,6 +400,8 @@ def main(argv: list[str] | None = None) -> int:
                 new, detail = _dialogs_rows(part)
             elif section == "session":
                 new, detail = _session_rows(part, 2 if quick else 5)
+            elif section == "telemetry":
+                new, detail = _telemetry_rows(200 if quick else 600, 60 if quick else 200)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 
