@@ -87,6 +87,7 @@ class Run:
     started_ms: float | None = None
     exit_delay_ms: float | None = None
     peak_kib: int | None = None
+    after_answer_ms: float | None = None  # pi's end less the moment its last answer came
 
 
 @dataclass
@@ -118,6 +119,13 @@ def _watch_sidecar(pi: subprocess.Popen[bytes], peaks: dict[int, int]) -> None:
         time.sleep(0.05)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _stamp(record: dict[str, Any]) -> float:
     return datetime.fromisoformat(str(record["ts"]).replace("Z", "+00:00")).timestamp()
 
@@ -140,7 +148,8 @@ def run_once(
     watcher = threading.Thread(target=_watch_sidecar, args=(process, peaks), daemon=True)
     watcher.start()
     code = process.wait(timeout=300)
-    wall_ms = (time.monotonic() - started) * 1000
+    ended = time.monotonic()
+    wall_ms = (ended - started) * 1000
     ended_wall = time.time()
     watcher.join()
     if code != 0:
@@ -148,11 +157,22 @@ def run_once(
     times = server.times[before:]
     gaps = [(times[i + 1][0] - times[i][1]) * 1000 for i in range(len(times) - 1)]
     run = Run(wall_ms=wall_ms, gaps_ms=gaps, first_request_ms=(times[0][0] - started) * 1000)
+    run.after_answer_ms = (ended - times[-1][1]) * 1000
     if side.home is not None:
-        lines = (side.home / "audit.jsonl").read_text().splitlines()
-        records = [json.loads(line) for line in lines[side.seen :]]
-        side.seen = len(lines)
-        events = {r["event"]: r for r in records}
+        # A sidecar still starting when pi ended finishes the session on its own.
+        deadline = time.monotonic() + 30
+        while True:
+            log = side.home / "audit.jsonl"  # not there yet: the sidecar of the first run
+            lines = log.read_text().splitlines() if log.exists() else []
+            records = [json.loads(line) for line in lines[side.seen :] if line.endswith("}")]
+            events = {r["event"]: r for r in records}
+            if "session.ended" in events or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        for pid in peaks:
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        side.seen = len((side.home / "audit.jsonl").read_text().splitlines())
         if "session.started" not in events or "session.ended" not in events:
             raise RuntimeError(f"the guard logged no whole session in scenario {scenario}")
         run.started_ms = (_stamp(events["session.started"]) - started_wall) * 1000
@@ -195,6 +215,10 @@ def measure_pi(pi: PinnedPi, work: Path, server: ScriptedModelServer, pairs: int
             "startedMs": _median([r.started_ms for r in ours]),
             "exitDelayMs": _median([r.exit_delay_ms for r in ours]),
             "exitDelayMaxMs": max(r.exit_delay_ms or 0.0 for r in ours),
+            # pi ended before session.ended: it did not wait for a sidecar still starting
+            "endedBeforeSidecar": sum(1 for r in ours if (r.exit_delay_ms or 0.0) < 0),
+            "afterAnswerAloneMs": _median([r.after_answer_ms for r in floor]),
+            "afterAnswerGuardMs": _median([r.after_answer_ms for r in ours]),
             "sidecarPeakMiB": _median([r.peak_kib for r in ours]) / 1024,
         }
     for key, scenario in (("call", "ten"), ("read", "reads")):

@@ -6,23 +6,33 @@ pi at a random moment of that exit, the way pi can end: ``SIGKILL`` or ``SIGTERM
 or ``SIGINT`` / ``SIGTERM`` to its whole process group (a terminal's Ctrl-C reaches the
 sidecar too). Whatever the moment, the log verifies and every session's records are there:
 ``session.started``, its call's ``tool.executed`` and ``session.ended``.
+
+A session that ends before its sidecar has answered anything (a prompt answered without a tool
+call, faster than the sidecar's Python starts) does not keep pi waiting: pi ends at once, and
+the sidecar, on its own, reads what the shim sent (the session's start), writes
+``session.started`` and ``session.ended`` and exits, pi killed or not.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
+from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer, Turn
 
 from .pi_world import World, bash, sidecar_pids, turns, wait_gone
 
 pytestmark = pytest.mark.e2e
+
+SLOW_START_S = 3.0  # longer than pi takes to answer without a tool call and end
 
 KILLS: tuple[tuple[str, signal.Signals], ...] = (
     ("pi", signal.SIGKILL),
@@ -74,3 +84,57 @@ def test_pi_killed_at_random_points_of_its_exit_leaves_the_log_intact_and_whole(
     assert len(world.audit("session.started")) == runs, note
     assert len(executed) == runs, note
     assert len(world.audit("session.ended")) == runs, note
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_pi_does_not_wait_for_a_sidecar_still_starting_and_the_session_is_whole(
+    world: World, model_server: ScriptedModelServer
+) -> None:
+    slow = world.tmp / "slow-python"  # the sidecar's Python behind a sleep: it starts late
+    slow.write_text(f'#!/bin/sh\nsleep {SLOW_START_S}\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    world.install(python=str(slow))
+    model_server.add_scenario("exit-none", [Turn(text="done")])
+    seed = int(os.environ.get("PI_GUARD_TEST_SEED", time.time_ns() % 10**6))
+    rng = random.Random(seed)
+    note = f"(seed {seed}: PI_GUARD_TEST_SEED={seed} repeats it)"
+    ends: tuple[signal.Signals | None, ...] = (None, signal.SIGKILL, signal.SIGTERM)
+    for sig in ends:
+        pi = subprocess.Popen(
+            world.pi.command(
+                "-p", "--provider", PROVIDER, "--model", MODEL_ID, "--no-session",
+                "scenario:exit-none",
+            ),
+            cwd=world.project,
+            env=world.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )  # fmt: skip
+        assert pi.stdout is not None
+        assert "done" in pi.stdout.readline()
+        sidecars = sidecar_pids(pi.pid)
+        assert sidecars, "the shim started the sidecar when pi loaded it"
+        if sig is not None:
+            time.sleep(rng.uniform(0.0, 0.2))
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pi.pid, sig)
+        pi.wait(timeout=30)
+        # pi ended while its sidecar was still starting: it did not wait for it.
+        assert any(map(_alive, sidecars)), f"pi waited for its sidecar {note}"
+        for pid in sidecars:
+            wait_gone(pid, timeout=30)
+    verify = world.cli("audit", "verify")
+    assert verify.returncode == 0, verify.stdout + verify.stderr + note
+    started_ids = [r["data"]["session"]["guardPid"] for r in world.audit("session.started")]
+    ended_ids = [r["data"]["session"]["guardPid"] for r in world.audit("session.ended")]
+    assert len(started_ids) == len(ends), note
+    assert sorted(ended_ids) == sorted(started_ids), note
+    assert {r["data"]["reason"] for r in world.audit("session.ended")} == {"shutdown"}, note

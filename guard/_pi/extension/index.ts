@@ -238,15 +238,14 @@ const judgedWrite = (path: string, real: string | undefined, content: string): v
 };
 
 /** Claim this pi process for this copy; returns the copy that already holds it, if another one does. */
+const registry = globalThis as unknown as Record<symbol, unknown>;
 function elect(): { path: string; version: string } | undefined {
-	const registry = globalThis as unknown as Record<symbol, unknown>;
 	const held = registry[ACTIVE];
 	if (has(held, { path: "string", version: "string" }) && held.path !== HERE) return held;
 	registry[ACTIVE] = { path: HERE, version: SHIM_VERSION };
 	return undefined;
 }
 function release(): void {
-	const registry = globalThis as unknown as Record<symbol, unknown>;
 	if (get(registry[ACTIVE], "path") === HERE) delete registry[ACTIVE];
 }
 
@@ -290,6 +289,7 @@ class Sidecar {
 	private buffer = "";
 	private nextId = 1;
 	private ready = false;
+	private born = 0; // when this sidecar was started
 	private closed = false; // after stop(): no call starts another one (start() opens it again)
 	private crashed: string | undefined;
 	private stderrTail: string[] = [];
@@ -307,7 +307,7 @@ class Sidecar {
 		if (this.cfg.home) env.PI_OPERATOR_GUARD_HOME = this.cfg.home;
 		const child = spawn(this.cfg.python, this.cfg.args, { stdio: ["pipe", "pipe", "pipe"], env });
 		this.child = child;
-		this.ready = this.closed = false;
+		[this.ready, this.closed, this.born] = [false, false, Date.now()];
 		this.buffer = "";
 		child.stdout.setEncoding("utf8");
 		child.stdout.on("data", (chunk: string) => this.onData(chunk));
@@ -325,17 +325,15 @@ class Sidecar {
 		if (this.child !== child) return;
 		this.child = undefined;
 		const tail = this.stderrTail.length ? `: ${this.stderrTail[this.stderrTail.length - 1]}` : "";
-		if (!this.expected.has(child)) {
-			this.crashed = `sidecar ${why}${tail}`;
-			this.onChange(this.crashed);
-		}
-		for (const p of this.pending.values()) {
-			clearTimeout(p.timer);
-			p.reject(new Error(`sidecar ${why}${tail}`));
-		}
-		this.pending.clear();
+		if (!this.expected.has(child)) this.onChange((this.crashed = `sidecar ${why}${tail}`));
+		this.drop(`sidecar ${why}${tail}`);
 		// A crash costs no call: the replacement starts now (one that never answered waits for the next call: no restart loop).
 		if (!this.expected.has(child) && this.ready) this.start();
+	}
+
+	private drop(why?: string): void { // each pending request fails with why, or (none: the session ended) is never answered
+		for (const p of this.pending.values()) clearTimeout(p.timer), why !== undefined && p.reject(new Error(why));
+		this.pending.clear();
 	}
 
 	private onData(chunk: string): void {
@@ -392,8 +390,11 @@ class Sidecar {
 		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
 		// EOF after every request already sent (fire-and-forget audits too): the sidecar answers them, writes what it owes, and exits at once.
 		child.stdin.end();
-		const term = setTimeout(() => child.kill("SIGTERM"), 1_000);
-		const kill = setTimeout(() => child.kill("SIGKILL"), 3_000);
+		if (!this.ready && Date.now() - this.born < this.cfg.startTimeoutMs) {
+			// Still starting: pi does not wait for its Python start. It reads what was sent (the session's start), writes session.ended, exits.
+			return void ((this.child = undefined), this.drop(), child.stdout.destroy(), child.stderr.destroy(), child.unref());
+		}
+		const [term, kill] = [setTimeout(() => child.kill("SIGTERM"), 1_000), setTimeout(() => child.kill("SIGKILL"), 3_000)];
 		await gone;
 		clearTimeout(term), clearTimeout(kill);
 	}
