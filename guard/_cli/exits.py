@@ -5,7 +5,7 @@
  1   unexpected internal error (a bug: one line on stderr, the traceback with
      ``PI_OPERATOR_GUARD_DEBUG=1``)
  2   bad usage or bad input (an argument, JSON text, a file named on the command line)
- 3   evidence rejected
+ 3   evidence rejected (also a DSSE envelope ``evidence verify-dsse`` refuses)
  4   audit integrity failure (also: the central audit store and the log disagree)
  5   the audit report found gaps
  6   the guard's own state cannot be used (home, signing key, keyring, ledger, log file,
