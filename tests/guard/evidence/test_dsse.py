@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 from securesystemslib.signer import SSlibKey
@@ -272,3 +274,24 @@ def test_statement_model_refuses_what_the_predicate_must_not_say() -> None:
     two["subject"] = two["subject"] * 2
     with pytest.raises(ValueError, match="subject"):
         DecisionStatement.model_validate(two)
+
+
+@given(
+    where=st.sampled_from(["payload", "sig"]),
+    index=st.integers(min_value=0, max_value=10_000),
+    bit=st.integers(min_value=0, max_value=7),
+)
+@settings(max_examples=200, deadline=None)
+def test_property_any_flipped_bit_is_refused_by_both_verifiers(
+    where: str, index: int, bit: int
+) -> None:
+    public = _public(_signer(VECTOR["seedHex"]))
+    envelope = copy.deepcopy(VECTOR["envelope"])
+    holder = envelope if where == "payload" else envelope["signatures"][0]
+    raw = bytearray(base64.b64decode(holder[where]))
+    raw[index % len(raw)] ^= 1 << bit
+    holder[where] = base64.b64encode(bytes(raw)).decode()
+    check = verify_dsse(envelope, public)
+    assert check.decision == "rejected"
+    assert check.reason == "bad-signature"
+    assert not _sslib_verifies(envelope, public)
