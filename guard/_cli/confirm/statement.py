@@ -48,9 +48,7 @@ def register(sub: Subparsers) -> None:
     group = sub.add_parser(
         "evidence", help="evidence in standard envelopes (an in-toto Statement in DSSE)"
     )
-    evidence_sub = group.add_subparsers(
-        dest="evidence_command", required=True, parser_class=Parser
-    )
+    evidence_sub = group.add_subparsers(dest="evidence_command", required=True, parser_class=Parser)
     p = evidence_sub.add_parser(
         "export",
         help="the recorded yes of evidence ID as an in-toto Statement in a DSSE envelope, "
