@@ -37,7 +37,7 @@ from collections.abc import Callable
 from guard._errors import BadInputError
 from guard._policy import within as is_within
 from guard._sandbox.model import LAYER_ENV, MountPath, SandboxInput
-from guard._sandbox.proxy import PROXY_PORT
+from guard._sandbox.network import PROXY_PORT
 
 __all__ = [
     "BRIDGE_PERL",

@@ -21,6 +21,7 @@ from typing import Literal
 
 __all__ = [
     "DEFAULT_PORTS",
+    "PROXY_PORT",
     "AllowEntry",
     "Refusal",
     "address_refusal",
@@ -30,6 +31,7 @@ __all__ = [
 ]
 
 DEFAULT_PORTS = (80, 443)
+PROXY_PORT = 3128  # where the sandbox's bridge listens for the guard's proxy (argv, proxy)
 Refusal = Literal["not-allowed", "host-address", "private-address", "unresolved", "bad-request"]
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address

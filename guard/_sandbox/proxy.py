@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from guard._logging import get_logger
 from guard._sandbox.network import (
+    PROXY_PORT,
     AllowEntry,
     Refusal,
     address_refusal,
@@ -36,7 +37,6 @@ from guard._sandbox.network import (
 
 __all__ = ["PROXY_PORT", "NetworkProxy", "ProxyRefusal"]
 
-PROXY_PORT = 3128
 _HEAD_LIMIT = 64 * 1024
 _HEAD_TIMEOUT = 30.0
 _DIAL_TIMEOUT = 15.0

@@ -14,10 +14,13 @@ import secrets
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from guard._logging import get_logger
 from guard._sandbox import SandboxPlan
-from guard._sandbox.proxy import NetworkProxy, ProxyRefusal
+
+if TYPE_CHECKING:  # the proxy runs on asyncio (~15 ms to import): only when a plan needs it
+    from guard._sandbox.proxy import NetworkProxy, ProxyRefusal
 
 __all__ = ["SessionNetwork"]
 
@@ -51,6 +54,8 @@ class SessionNetwork:
             self._proxy = None
         if not wanted or self._proxy is not None or plan.proxy_socket is None:
             return
+        from guard._sandbox.proxy import NetworkProxy
+
         proxy = NetworkProxy(Path(plan.proxy_socket), plan.network_allow)
         try:
             if self._dir is not None and not self._made:

@@ -21,8 +21,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-import structlog
-
 from audit import AuditError, LogIntegrityError
 from guard._approvals import ApprovalBroker, Approver, LocalApprovals
 from guard._effects import Baseline, Reviewer, UnaskedTarget
@@ -31,7 +29,7 @@ from guard._facade import REPLAY_SKEW
 from guard._grants import GrantOffer
 from guard._guard import Guard
 from guard._home import LAYERS_DIR, SESSIONS_DIR, resolve_home
-from guard._logging import configure_logging, get_logger
+from guard._logging import defer_logging, get_logger, logging_configured
 from guard._monitor import Monitor
 from guard._pi import session_envelopes
 from guard._sandbox import SandboxPlan
@@ -226,8 +224,8 @@ def serve(
     stdin: BinaryIO, stdout: BinaryIO, *, home: Path | None, verify_only: bool = False
 ) -> int:
     """Run the JSON-RPC loop until EOF on ``stdin`` (or SIGTERM). Returns the exit code (0)."""
-    if not structlog.is_configured():
-        configure_logging()  # stdout is the JSON-RPC stream: logs must go to stderr
+    if not logging_configured():
+        defer_logging()  # stdout is the JSON-RPC stream: logs must go to stderr
     restore = install_sigterm()
     sidecar = Sidecar(home, verify_only=verify_only)
     _log.info("sidecar-started", pid=os.getpid(), home=str(sidecar.home), verify_only=verify_only)

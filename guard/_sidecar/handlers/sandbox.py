@@ -5,15 +5,18 @@ audited as ``session.started``, planned again when the workspace's git files cha
 from __future__ import annotations
 
 import os
+import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from guard._effects import Baseline
 from guard._home import SESSION_TMP_DIR
 from guard._logging import get_logger
-from guard._policy import ToolFacts, note_pi_runtime
+from guard._policy import SandboxSettings, ToolFacts, note_pi_runtime
 from guard._sandbox import SandboxPlan, effective_settings, workspace_stamp
 from guard._sandbox import plan as sandbox_plan
+from guard._sidecar.escape import command_line
 from guard._sidecar.handlers.desk import DeskPart
 from guard._sidecar.text import sandbox_block_reason, sandbox_notice
 from guard._sidecar.wire import SandboxPlanParams, SandboxPlanReply
@@ -34,11 +37,10 @@ class SandboxPart(DeskPart):
         Without a usable home nothing can be audited and every call is blocked anyway, so
         the plan comes back without a notice (the home's problem is the one to tell).
         """
-        session = self._plan_sandbox(p)
+        session, settings = self._plan_sandbox(p)
         if session.effects == "review":
             # The operator's baseline, taken as the session starts (before any agent command).
             self._retake_baseline(session.cwd)
-            settings, _, _ = effective_settings(self.home, Path(session.cwd))
             self._quiet = (settings.ask, tuple(settings.regenerable))
         self._start_page(session.cwd)
         if self._guard is not None and self._damage is None:
@@ -60,6 +62,7 @@ class SandboxPart(DeskPart):
                 tools=[_tool_summary(t) for t in p.tools],
             )
         notice = sandbox_notice(session) if self._guard is not None else None
+        _warm_redaction()
         return self._sandbox_reply(session, notice).model_dump(mode="json")
 
     def _retake_baseline(self, cwd: str) -> None:
@@ -68,12 +71,16 @@ class SandboxPart(DeskPart):
         now = Baseline.of(cwd)
         self._baseline = now if self._baseline is None else self._baseline.union(now)
 
-    def _plan_sandbox(self, p: SandboxPlanParams) -> SandboxPlan:
-        """Plan the session's sandbox and remember what it depends on in the workspace."""
+    def _plan_sandbox(self, p: SandboxPlanParams) -> tuple[SandboxPlan, SandboxSettings]:
+        """Plan the session's sandbox and remember what it depends on in the workspace; the
+        user's ``[sandbox]`` settings it was planned with (the policy files read once)."""
         note_pi_runtime(p.pi_dir, p.node_path)
+        settings, settings_from, _ = effective_settings(self.home, Path(os.path.realpath(p.cwd)))
         session = sandbox_plan(
             p.cwd,
             self.home,
+            settings=settings,
+            settings_from=settings_from,
             shell=p.shell,
             extra_read_only=tuple(p.extra_read_only),
             env_names=tuple(p.env_names),
@@ -86,7 +93,7 @@ class SandboxPart(DeskPart):
         self._sandbox = session
         self._sandbox_params = p
         self._sandbox_stamp = workspace_stamp(session.cwd)
-        return session
+        return session, settings
 
     def _sandbox_reply(self, session: SandboxPlan, notice: str | None) -> SandboxPlanReply:
         return SandboxPlanReply(
@@ -105,9 +112,16 @@ class SandboxPart(DeskPart):
             return None
         if workspace_stamp(self._sandbox.cwd) == self._sandbox_stamp:
             return None
-        session = self._plan_sandbox(params)
+        session, _ = self._plan_sandbox(params)
         _log.info("sandbox-replanned", cwd=session.cwd, state=session.state)
         return self._sandbox_reply(session, None)
+
+
+@cache
+def _warm_redaction() -> None:
+    """The first call's preview needs the redaction rules (detect-secrets, ~60 ms to import):
+    loaded once the session has started, while the model thinks, not when that call waits."""
+    threading.Thread(target=command_line, args=("true",), name="warm", daemon=True).start()
 
 
 def _tool_summary(tool: ToolFacts) -> dict[str, str]:
