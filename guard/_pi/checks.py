@@ -409,11 +409,14 @@ def check_policy(home: Path) -> Check:
         )
     shown = "; ".join(str(p) for p in problems[:3])
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    # A file that cannot be read or parsed applies none of what the operator wrote (only
+    # the strictest reading of its network and hidden paths): a failure, not a warning.
+    unread = any(p.key in ("(file)", "(syntax)") for p in problems)
     return Check(
         name="policy",
         subject=str(path),
-        status="warn",
-        reason="policy-problems",
+        status="fail" if unread else "warn",
+        reason="policy-unreadable" if unread else "policy-problems",
         detail=f"{len(problems)} problem{'s' if len(problems) != 1 else ''}: {shown}{more}",
         fix=f"pi-guard policy check {path}",
     )

@@ -295,15 +295,24 @@ def block_reason_for(
 
 
 def status_on(
-    pid: int, sandbox: str | None = None, page: str | None = None, untested: str | None = None
+    pid: int,
+    sandbox: str | None = None,
+    page: str | None = None,
+    untested: str | None = None,
+    *,
+    problems: int = 0,
 ) -> str:
     """The footer while the guard works: the live sidecar's pid and, once the session's
     sandbox is planned, its state (``sandboxed``, ``unsandboxed``, ``sandbox unavailable``);
     ``page``: where the approval page is (never its login token); ``untested``: a pi newer
-    than the guard is tested with."""
+    than the guard is tested with; ``problems``: how many things the policy files get wrong
+    (``/guard`` lists them)."""
     at = f", approvals at {one_line(page, 80)}" if page else ""
     if untested:
         at += f", pi {one_line(untested, 32)} untested: unknown tools ask"
+    if problems:
+        plural = "s" if problems != 1 else ""
+        at += f", POLICY: {problems} problem{plural}, see /guard"
     if sandbox is None:
         return f"operator-guard on (sidecar pid {pid}{at})"
     shown = "sandbox unavailable" if sandbox == "unavailable" else one_line(sandbox)

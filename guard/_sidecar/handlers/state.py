@@ -146,8 +146,23 @@ class SidecarState(RpcServer):
         pi = self._sandbox_params.pi_version if self._sandbox_params is not None else None
         untested = pi if newer_than_tested(pi) else None
         return status_on(
-            os.getpid(), self._sandbox.state if self._sandbox else None, page, untested
+            os.getpid(),
+            self._sandbox.state if self._sandbox else None,
+            page,
+            untested,
+            problems=len(self._policy_problems()),
         )
+
+    def _policy_problems(self) -> tuple[str, ...]:
+        """What is wrong in the policy files of this session's workspace (the footer and
+        ``/guard`` name it: the guard runs stricter than the files say meanwhile)."""
+        if self._guard is None:
+            return ()
+        cwd = self._sandbox.cwd if self._sandbox is not None else os.getcwd()
+        try:
+            return tuple(str(p) for p in self._guard.classifier.policy_for(cwd).problems)
+        except (GuardError, OSError):
+            return ()
 
     def _note_damage(self) -> None:
         """A call found the log damaged while this sidecar runs: from now on every call is

@@ -101,6 +101,7 @@ class StatusPart(SidecarState):
                 f"  sandbox:      {sandbox_line(self._sandbox)}",
                 f"  this session: {session_counts_line(guard.session, guard.session_counts)}",
                 f"  telemetry:    {telemetry.line()}",
+                *_problem_lines(self._policy_problems()),
                 *(
                     [f"  approvals:    {self._page.login_url} (one-time login)"]
                     if self._page is not None
@@ -110,6 +111,7 @@ class StatusPart(SidecarState):
             ]
         )
         status["sessionCounts"] = dict(guard.session_counts)
+        status["policyProblems"] = list(self._policy_problems())
         return status
 
     def _plan(self, p: PlanParams) -> dict[str, Any]:
@@ -145,3 +147,13 @@ class StatusPart(SidecarState):
             raise AssertionError("unreachable")
         dumped: dict[str, Any] = result.model_dump(mode="json")
         return dumped
+
+
+def _problem_lines(problems: tuple[str, ...]) -> list[str]:
+    """``/guard``'s policy lines: ok, or each problem (the guard runs stricter meanwhile)."""
+    if not problems:
+        return ["  policy:       ok"]
+    plural = "s" if len(problems) != 1 else ""
+    head = f"  policy:       {len(problems)} problem{plural} (the guard runs stricter meanwhile)"
+    more = [f"    (and {len(problems) - 5} more)"] if len(problems) > 5 else []
+    return [head, *(f"    {p}" for p in problems[:5]), *more]

@@ -84,6 +84,30 @@ def test_the_user_policy_is_checked(
     assert "  WARN  policy   3 problems: " in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[sandbox]\nnetwork = "off"\nhidden = ["~/secret"]\n[rules\nx = \n',  # bad TOML below
+        "\x00\xff not toml at all",
+        '[sandbox]\nnetwork = "off"\n\n[[rule]]\nid = "x"\nverdict = "allow\n',
+    ],
+)
+def test_a_user_policy_that_does_not_parse_fails_doctor(
+    agent_dir: Path, project: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
+    """The operator's settings do not apply (only the strictest reading does): doctor names
+    the file and exits non-zero, never "ok" or a mere warning."""
+    home = agent_dir / "operator-guard"
+    Guard.open(home).close()
+    (home / "operator-guard.toml").write_bytes(text.encode("utf-8", "surrogateescape"))
+    _, report = doctor(project, capsys)
+    policy = check(report, "policy")
+    assert (policy["status"], policy["reason"]) == ("fail", "policy-unreadable")
+    assert "not valid TOML" in policy["detail"] or "cannot read" in policy["detail"]
+    assert main(["doctor", str(project)]) != 0
+    assert "  FAIL  policy   " in capsys.readouterr().out
+
+
 def test_a_package_whose_folder_was_uninstalled_is_named(
     tmp_path: Path, agent_dir: Path, project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

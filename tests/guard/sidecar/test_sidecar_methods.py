@@ -367,6 +367,7 @@ def test_status_gives_every_field_and_the_text_of_guard(sidecar: Sidecar, projec
             "  sandbox:      not planned yet (no session started in this sidecar)",
             "  this session: asked 1 (yes 1, no 0), blocked 0, ran 0",
             "  telemetry:    off (not-enabled: no user policy file)",
+            "  policy:       ok",
         ]
     )
     assert status["telemetry"]["state"] == "off"
