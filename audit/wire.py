@@ -3,8 +3,10 @@ above shares, defined once.
 
 * the record and head lines (:class:`AuditRecord`, :class:`AuditHead`), the log's schema,
   its hash-chain domains and :func:`genesis_hash`;
-* each event's data model (``*Data``, camelCase on the wire by alias; each knows its event
-  name as ``EVENT``), the registry :data:`EVENT_MODELS` and the known and reserved events;
+* each event's data model (``*Data``, camelCase on the wire by alias), the registry
+  :data:`EVENT_MODELS`, the known and reserved events; one model is one typed event
+  (:data:`EventData`, what :meth:`audit.log.AuditLog.append` takes) and :func:`event_of`
+  names its event;
 * strict JSON (:func:`load_json`), RFC 8785 canonical JSON and SHA-256, UTC millisecond
   timestamps, base64url, the wire config and the shared wire types.
 """
@@ -64,6 +66,8 @@ if typing.TYPE_CHECKING:
         RESERVED_EVENTS,
         AuditHead,
         AuditRecord,
+        EventData,
+        event_of,
         genesis_hash,
     )
     from audit._records.wire import (
@@ -107,6 +111,7 @@ __all__ = [
     "ConfirmationRequestedData",
     "EffectsResolvedData",
     "EffectsReviewedData",
+    "EventData",
     "EvidenceConsumedData",
     "EvidenceId",
     "EvidenceRejectedData",
@@ -139,6 +144,7 @@ __all__ = [
     "b64url_decode",
     "b64url_encode",
     "canonical_json",
+    "event_of",
     "format_iso",
     "genesis_hash",
     "load_json",
@@ -191,6 +197,8 @@ _HOMES: dict[str, str] = {
     "RESERVED_EVENTS": "audit._records.models",
     "AuditHead": "audit._records.models",
     "AuditRecord": "audit._records.models",
+    "EventData": "audit._records.models",
+    "event_of": "audit._records.models",
     "genesis_hash": "audit._records.models",
     "MAX_INT_DIGITS": "audit._records.wire",
     "MAX_JSON_BYTES": "audit._records.wire",

@@ -1,7 +1,9 @@
-"""The record line, the signed JSON head, and which events the log accepts.
+"""The record line, the signed JSON head, which events the log accepts, and the typed events
+the appender takes.
 
 Every event's data model lives in :mod:`.log_events` or :mod:`.call_events`;
-:data:`EVENT_MODELS` names each with its event.
+:data:`EVENT_MODELS` names each with its event. An instance of one is a typed event
+(:data:`EventData`); :func:`event_of` gives its event and its data as the log's mapping.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from audit._errors import UnknownEventError
 from audit._records.call_events import (
     ApprovalRefusedData,
     ConfirmationDeclinedData,
@@ -53,6 +56,8 @@ __all__ = [
     "RESERVED_EVENTS",
     "AuditHead",
     "AuditRecord",
+    "EventData",
+    "event_of",
     "genesis_hash",
 ]
 
@@ -146,3 +151,47 @@ EVENT_MODELS: MappingProxyType[str, type[WireModel]] = MappingProxyType(
 KNOWN_EVENTS: frozenset[str] = frozenset(EVENT_MODELS)
 RESERVED_EVENTS: frozenset[str] = frozenset({"log.created", "log.recovered"})
 """Written only by :class:`audit.log.AuditLog` itself."""
+
+EventData = (
+    ApprovalRefusedData
+    | ConfirmationDeclinedData
+    | ConfirmationRecordedData
+    | ConfirmationRequestedData
+    | EffectsResolvedData
+    | EffectsReviewedData
+    | EvidenceConsumedData
+    | EvidenceRejectedData
+    | GrantCreatedData
+    | GrantExpiredData
+    | GrantRevokedData
+    | GrantUsedData
+    | KeyGeneratedData
+    | KeyRetiredData
+    | KeyRotatedData
+    | LogCreatedData
+    | LogRecoveredData
+    | NetworkRefusedData
+    | OperatorEnrolledData
+    | OperatorRemovedData
+    | PlannerReportedData
+    | SessionEndedData
+    | SessionStartedData
+    | ToolExecutedData
+)
+"""One typed event: an event's data model, which names its event (:func:`event_of`)."""
+
+_EVENT_OF: MappingProxyType[type[WireModel], str] = MappingProxyType(
+    {model: event for event, model in EVENT_MODELS.items()}
+)
+
+
+def event_of(data: EventData) -> tuple[str, dict[str, Any]]:
+    """The event a typed event's model stands for, and its data as the camelCase mapping the
+    log takes (fields left unset absent, never ``null``): exactly what a caller writing the
+    same facts as a mapping passes, so a record's bytes do not depend on the path taken.
+    Raises :class:`audit.UnknownEventError` for a model that is no event's (a subclass too)."""
+    event = _EVENT_OF.get(type(data))
+    if event is None:
+        raise UnknownEventError(type(data).__name__)
+    fields: dict[str, Any] = data.model_dump(mode="json", exclude_none=True)
+    return event, fields

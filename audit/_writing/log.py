@@ -43,7 +43,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, overload
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
@@ -71,6 +71,8 @@ from audit._records.models import (
     LOG_SCHEMA,
     RESERVED_EVENTS,
     AuditRecord,
+    EventData,
+    event_of,
     genesis_hash,
 )
 from audit._records.wire import format_iso, utc_now
@@ -213,13 +215,26 @@ class AuditLog:
             with self._locked(fd):
                 self._sync(fd)
 
-    def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
+    @overload
+    def append(self, event: EventData, data: None = None) -> AuditRecord: ...
+    @overload
+    def append(self, event: str, data: Mapping[str, Any]) -> AuditRecord: ...
+    def append(self, event: str | EventData, data: Mapping[str, Any] | None = None) -> AuditRecord:
         """Validate, append and anchor one record; return it once line and head are durable.
 
-        Raises :class:`audit.EventError` (nothing written) for an unknown, reserved or
-        invalid event, :class:`audit.LogWriteError` for I/O failures and
-        :class:`audit.LogIntegrityError` when the log disagrees with its head.
+        ``event`` is one typed event (an event's data model of :mod:`audit.wire`, which names
+        its event) or, for callers not yet converted, an event name with its ``data`` as a
+        camelCase mapping; the same facts write the same bytes either way
+        (:func:`audit.wire.event_of`). Raises :class:`audit.EventError` (nothing written) for
+        an unknown, reserved or invalid event, :class:`audit.LogWriteError` for I/O failures
+        and :class:`audit.LogIntegrityError` when the log disagrees with its head.
         """
+        if not isinstance(event, str):
+            if data is not None:
+                raise UsageError("data", "a typed event carries its own data", data)
+            event, data = event_of(event)
+        elif data is None:
+            raise UsageError("data", "an event name goes with its data", data)
         if type(event) is not str or event not in KNOWN_EVENTS:
             raise UnknownEventError(event)
         if event in RESERVED_EVENTS:

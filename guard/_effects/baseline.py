@@ -14,8 +14,10 @@ question, and keeps, relative to the repository's top:
 * ``head``: the commit HEAD named, so that "committed" means committed by the operator
   (a commit an agent command made is not a way to make work look restorable).
 
-``complete`` False: it could not be taken whole; nothing is then judged ignored or committed
-against it (the review and the quiet path fail closed).
+``complete`` False: it could not be taken whole (a git failure, more than 200,000 untracked
+and ignored paths); nothing is then judged ignored against it, every loss in the repository
+is held as unexamined unless the baseline's HEAD has it, and the quiet path asks for every
+call (they fail closed, never judging a sample).
 """
 
 from __future__ import annotations
@@ -93,12 +95,15 @@ class Baseline:
             _names(ignored.stdout),
             _names(cached.stdout),
         )
+        head = run([*git, "-C", top, "rev-parse", "--verify", "-q", "HEAD^{commit}"], env=env)
+        operator_head = head.stdout.decode().strip() or None if head.returncode == 0 else None
         if (
             any(d.returncode != 0 for d in (others, ignored, cached))
             or len(work) + len(dropped) > _MAX_BASELINE
         ):
-            return cls(top, complete=False)
-        head = run([*git, "-C", top, "rev-parse", "--verify", "-q", "HEAD^{commit}"], env=env)
+            # Cut short: no work and no ignored path known (held, asked), but "committed"
+            # is still the operator's HEAD, never one a later agent command makes.
+            return cls(top, complete=False, head=operator_head)
         sources = [n for n in (*work, *dropped, *tracked) if os.path.basename(n) == ".gitignore"]
         rules = {n: d for n in (*sources, *_SOURCES) if (d := _digest(os.path.join(top, n)))}
         return cls(
@@ -106,7 +111,7 @@ class Baseline:
             frozenset(work),
             ignored=frozenset(d.rstrip("/") for d in dropped),
             rules=rules,
-            head=head.stdout.decode().strip() or None if head.returncode == 0 else None,
+            head=operator_head,
         )
 
     def union(self, other: Baseline) -> Baseline:

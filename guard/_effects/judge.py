@@ -149,6 +149,10 @@ def _lost(
         lost_files += 1
         lost_bytes += os.lstat(path).st_size if os.path.isfile(path) else 0
         reason = "uncommitted" if blob is not None else (reason or "untracked")
+    if reason is not None and baseline is not None and baseline.top == top:
+        # A baseline walk cut short knows no ignored path and no work: held, never judged
+        # from a sample.
+        reason = reason if baseline.complete else "unexamined"
     return reason, lost_files, lost_bytes
 
 
@@ -243,6 +247,11 @@ def _never_work(parts: Sequence[str]) -> bool:
     )
 
 
+def _new_ref(effect: Effect, parts: Sequence[str]) -> bool:
+    """A ref created inside a repository's ``refs``: it may move a packed ref."""
+    return effect.kind == "created" and ".git" in parts and "refs" in parts[parts.index(".git") :]
+
+
 def _inside(name: str, ignored: set[str]) -> bool:
     return name in ignored or any(name.startswith(i.rstrip("/") + "/") for i in ignored)
 
@@ -320,9 +329,11 @@ def judge(
         if _risky_mode(effect, path):
             held.append(Hold(effect=effect, reason="mode", **_counts(effect)))
             continue
-        if effect.kind not in _LOSING or effect.was == "none":
-            continue
         parts = effect.path.split("/")
+        if (effect.kind not in _LOSING or effect.was == "none") and not (
+            _new_ref(effect, parts) and upper is not None and git_loss(effect, workspace, upper)
+        ):
+            continue
         if targets:
             if (
                 answered
@@ -354,9 +365,12 @@ def judge(
             continue  # made again by the tool that made it
         state = git()
         if state.top is not None and within(path, state.top):
-            # Committed means committed by the operator: HEAD as the baseline has it.
-            rev = baseline.head if baseline is not None and baseline.top == state.top else None
-            state.load_head([os.path.relpath(path, state.top)], rev or "HEAD")
+            # Committed means committed by the operator: HEAD as the baseline has it (a
+            # baseline without one, no commit then or not taken: nothing is committed).
+            ours = baseline is not None and baseline.top == state.top
+            rev = baseline.head if baseline is not None and ours else "HEAD"
+            if rev is not None:
+                state.load_head([os.path.relpath(path, state.top)], rev)
         try:
             lower = _files_under(path)
         except _TooMany:

@@ -13,7 +13,8 @@ runs unasked when every target the analysis resolved is, against the operator's
 * ``empty-only``: a directory only ``rmdir`` names (it removes an empty one or fails).
 
 Anything else asks: untracked or modified work, a target outside the workspace or inside
-``.git``, a link, a glob, a walk past :data:`MAX_FILES`. The effects review still checks
+``.git``, a link, a glob, a walk past :data:`MAX_FILES`, and every call while the baseline
+could not be taken whole. The effects review still checks
 afterwards what the command really did; the caller makes sure it runs (the sandbox with the
 review on), or asks.
 """
@@ -136,6 +137,8 @@ def unasked(
     module). ``targets`` are the analysis's, absolute; ``workspace`` is the sandbox's."""
     if baseline is None or not rule_ids or not targets or not set(rule_ids) <= QUIET_RULES:
         return None
+    if not baseline.complete:
+        return None  # a baseline walk cut short judges nothing from a sample: it asks
     workspace = os.path.realpath(workspace)
     state = GitState.of(workspace)
     names = REGENERABLE | frozenset(regenerable)

@@ -8,11 +8,19 @@ moving on with its reflog growing). What cannot be brought back afterwards is he
 * a reflog that lost entries (``reflog expire``, ``stash drop``): after the command it no
   longer starts with what it held before (``git`` only appends to it otherwise), or is gone;
 * a ref removed from ``packed-refs``;
+* a ref that moved (a loose ref rewritten, a value in ``packed-refs`` changed) whose old
+  value no ref and no reflog names after the command: a tag moved (``git tag -f``, tags
+  have no reflog), a branch rewritten by hand or with its reflog switched off;
 * objects gone (``gc --prune``, a loose object or a pack deleted) that no pack or loose
-  object of the repository holds after the command.
+  object of the repository holds after the command, and a pack or its index rewritten in
+  place (git never does: they are named by their content);
+* a submodule's repository (``.git/modules/<name>``) deleted, and each of these inside it.
 
 A ref moving backwards (``reset --hard HEAD~1``) loses nothing while its reflog keeps the old
-value; rewriting the reflog or pruning is what loses it, and that is held.
+value; rewriting the reflog or pruning is what loses it, and that is held. Each command is
+judged against the repository as it was before it, so a loss spread over several commands is
+held at the command that takes the last ref, reflog entry or object that kept it: what the
+operator had is never lost step by step.
 """
 
 from __future__ import annotations
@@ -145,10 +153,67 @@ def _pack_objects(path: str) -> set[str] | None:
     return set()  # a .rev, .bitmap, .keep …: made again from the pack
 
 
-def _git_dir(parts: list[str]) -> tuple[str, list[str]]:
-    """The ``.git`` directory (relative) a path is in, and the path inside it."""
+def _git_dir(parts: list[str], workspace: str) -> tuple[str, list[str]]:
+    """The git directory (relative) a path is in, and the path inside it: the ``.git``
+    directory, or a submodule's repository in its ``modules`` (one with a ``HEAD``)."""
     at = len(parts) - 1 - parts[::-1].index(".git")
-    return "/".join(parts[: at + 1]), parts[at + 1 :]
+    git_dir, inside = "/".join(parts[: at + 1]), parts[at + 1 :]
+    while inside[:1] == ["modules"]:
+        nested = next(
+            (
+                n
+                for n in range(len(inside), 1, -1)
+                if os.path.isfile(os.path.join(workspace, git_dir, *inside[:n], "HEAD"))
+            ),
+            None,
+        )
+        if nested is None:
+            break
+        git_dir, inside = "/".join([git_dir, *inside[:nested]]), inside[nested:]
+        if not inside:
+            return git_dir, ["."]  # the submodule's repository itself
+    return git_dir, inside
+
+
+def _ref_after(workspace: str, upper: str, git_dir: str, name: str) -> str | None:
+    """The value ref ``name`` has after the command (its loose file, else packed-refs)."""
+    loose = _read(_after(workspace, upper, f"{git_dir}/{name}"))
+    if loose is not None:
+        return loose.strip().decode(errors="replace")
+    return _packed(_read(_after(workspace, upper, f"{git_dir}/packed-refs"))).get(name)
+
+
+def _files_after(workspace: str, upper: str, rel: str) -> list[str]:
+    """Every file beneath directory ``rel`` after the command (relative paths)."""
+    out: list[str] = []
+    for name in _listing(workspace, upper, rel):
+        child = f"{rel}/{name}"
+        where = _after(workspace, upper, child)
+        if where is not None and os.path.isdir(where) and not os.path.islink(where):
+            out += _files_after(workspace, upper, child)
+        elif where is not None:
+            out.append(child)
+    return out
+
+
+def _kept(workspace: str, upper: str, git_dir: str, name: str, value: str) -> bool:
+    """Whether a ref's old ``value`` is still named after the command: by a ref, or by a
+    reflog entry (its own reflog first). A symbolic ref names no commit."""
+    if not value or value.startswith("ref:"):
+        return True
+    word = value.encode()
+    own = _read(_after(workspace, upper, f"{git_dir}/logs/{name}"))
+    if own is not None and word in own:
+        return True
+    for log in _files_after(workspace, upper, f"{git_dir}/logs"):
+        data = _read(_after(workspace, upper, log))
+        if data is not None and word in data:
+            return True
+    refs = _packed(_read(_after(workspace, upper, f"{git_dir}/packed-refs")))
+    for ref in _files_after(workspace, upper, f"{git_dir}/refs"):
+        loose = (_read(_after(workspace, upper, ref)) or b"").strip()
+        refs[ref.removeprefix(f"{git_dir}/")] = loose.decode(errors="replace")
+    return any(v == value for n, v in refs.items() if n != name)  # a loose file shadows
 
 
 def git_loss(effect: Effect, workspace: str, upper: str) -> bool:
@@ -156,27 +221,62 @@ def git_loss(effect: Effect, workspace: str, upper: str) -> bool:
     parts = effect.path.split("/")
     if ".git" not in parts:
         return False
-    git_dir, inside = _git_dir(parts)
+    git_dir, inside = _git_dir(parts, workspace)
     if not inside:
         return False
     low = os.path.join(workspace, effect.path)
     top = inside[0]
+    if inside == ["."]:
+        return effect.kind in ("deleted", "replaced")  # a submodule's whole repository
     if top in ("refs", "logs") and effect.kind in ("deleted", "replaced"):
         if top == "refs" and effect.was == "file" and len(inside) > 1:
             value = (_read(low) or b"").strip().decode(errors="replace")
             after = _packed(_read(_after(workspace, upper, f"{git_dir}/packed-refs")))
             return after.get("/".join(inside)) != value
         return True
+    if top == "refs" and effect.kind == "created":
+        return _shadowed(workspace, upper, git_dir, "/".join(inside))
+    if top == "refs" and effect.kind == "modified" and len(inside) > 1:
+        name = "/".join(inside)
+        value = (_read(low) or b"").strip().decode(errors="replace")
+        return not _kept(workspace, upper, git_dir, name, value)
     if top == "logs" and effect.kind == "modified":
         before, now = _read(low), _read(os.path.join(upper, effect.path))
         return before is None or now is None or not now.startswith(before)
     if inside == ["packed-refs"] and effect.kind in ("modified", "deleted", "replaced"):
-        gone = set(_packed(_read(low))) - set(
-            _packed(_read(_after(workspace, upper, f"{git_dir}/packed-refs")))
-        )
-        return any(_after(workspace, upper, f"{git_dir}/{name}") is None for name in gone)
+        return _packed_lost(workspace, upper, git_dir, low)
     if top == "objects" and effect.kind in ("deleted", "replaced", "modified"):
         return _objects_lost(effect, workspace, upper, git_dir, inside)
+    return False
+
+
+def _shadowed(workspace: str, upper: str, git_dir: str, name: str) -> bool:
+    """A new loose ref (or a new directory of them) over a packed ref of another value:
+    the ref moved (``git tag -f`` of a packed tag), its old value named nowhere after."""
+    packed = _packed(_read(os.path.join(workspace, git_dir, "packed-refs")))
+    refs = [name]
+    if os.path.isdir(os.path.join(upper, git_dir, name)):
+        under = _files_after(workspace, upper, f"{git_dir}/{name}")
+        refs = [r.removeprefix(f"{git_dir}/") for r in under]
+    for ref in refs:
+        old = packed.get(ref)
+        now = _ref_after(workspace, upper, git_dir, ref)
+        if old is not None and now != old and not _kept(workspace, upper, git_dir, ref, old):
+            return True
+    return False
+
+
+def _packed_lost(workspace: str, upper: str, git_dir: str, low: str) -> bool:
+    """A ref ``packed-refs`` held that is gone or moved after the command (a loose file
+    takes precedence, before and after), its old value named by no ref or reflog."""
+    for name, packed in _packed(_read(low)).items():
+        loose = _read(os.path.join(workspace, git_dir, name))
+        value = loose.strip().decode(errors="replace") if loose is not None else packed
+        now = _ref_after(workspace, upper, git_dir, name)
+        if now is None:
+            return True
+        if now != value and not _kept(workspace, upper, git_dir, name, value):
+            return True
     return False
 
 
@@ -188,6 +288,8 @@ def _objects_lost(
     if len(inside) < 2:
         return True
     if inside[1] == "pack":
+        if effect.kind != "deleted" and low.endswith((".pack", ".idx")):
+            return True  # rewritten in place: no longer what its name says
         ids = _pack_objects(low)
         if ids is None:
             return True  # an index it cannot read: it cannot say nothing was lost

@@ -14,7 +14,15 @@ from typing import Any, Literal
 
 from audit import shorten
 from audit.log import AuditLog, redact_preview
-from audit.wire import EVENT_MODELS, MAX_OPERATOR_REASON_CHARS, AuditRecord, Origin, utc_now
+from audit.wire import (
+    EVENT_MODELS,
+    MAX_OPERATOR_REASON_CHARS,
+    AuditRecord,
+    EventData,
+    Origin,
+    event_of,
+    utc_now,
+)
 from guard._approvals import Approver
 from guard._consumer import check_input, check_tool_call_id
 from guard._errors import BadInputError, TtlError
@@ -392,9 +400,11 @@ class GuardBase:
             self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
         self.session = ref
 
-    def _append(self, event: str, data: Mapping[str, Any]) -> AuditRecord:
-        """Append ``event``, naming the session it belongs to where the event can (a record
-        delivered late names the session the shim kept it in, or none)."""
+    def _append(self, event: str | EventData, data: Mapping[str, Any] | None = None) -> AuditRecord:
+        """Append one typed event (or an event not yet converted: its name and ``data``),
+        naming the session it belongs to where the event can (a record delivered late names
+        the session the shim kept it in, or none)."""
+        event, data = event_of(event) if not isinstance(event, str) else (event, data or {})
         if (
             self.session is not None
             and "session" not in data

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from audit.wire import format_iso, utc_now
+from audit.wire import OperatorEnrolledData, OperatorRemovedData, format_iso, utc_now
 from guard._consumer import check_tool_call_id
 from guard._errors import BadInputError, TtlError
 from guard._evidence import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, Reservation, reserve
@@ -35,10 +35,13 @@ class OperatorsPart(GuardBase):
         self._keys.change_operators(add)
         self._refresh_keys()
         self._append(
-            "operator.enrolled",
-            credential.model_dump(
-                mode="json", include={"credential_id", "label", "algorithm", "rp_id", "origin"}
-            ),
+            OperatorEnrolledData(
+                credential_id=credential.credential_id,
+                label=credential.label,
+                algorithm=credential.algorithm,
+                rp_id=credential.rp_id,
+                origin=credential.origin,
+            )
         )
         return credential
 
@@ -66,7 +69,7 @@ class OperatorsPart(GuardBase):
         self._keys.change_operators(drop)
         self._refresh_keys()
         gone = removed[0]
-        self._append("operator.removed", {"credentialId": gone.credential_id, "label": gone.label})
+        self._append(OperatorRemovedData(credential_id=gone.credential_id, label=gone.label))
         return gone
 
     def reserve_evidence(

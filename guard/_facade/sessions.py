@@ -4,14 +4,24 @@ allowlist proxy refused during it."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Literal, get_args
 
 from audit import shorten
-from audit.wire import canonical_json, sha256_prefixed
+from audit.wire import (
+    ApprovalRefusedData,
+    NetworkRefusedData,
+    SessionEndedData,
+    SessionStartedData,
+    canonical_json,
+    sha256_prefixed,
+)
 from guard._approvals import Approver
 from guard._facade.grants import GrantsPart
 
 __all__ = ["SessionsPart"]
+
+_MODES: tuple[str, ...] = get_args(get_args(SessionStartedData.model_fields["mode"].annotation)[0])
+"""How pi may run, as ``session.started`` records it (``tui``, ``rpc``, ``json``, ``print``)."""
 
 
 class SessionsPart(GrantsPart):
@@ -32,49 +42,48 @@ class SessionsPart(GrantsPart):
     ) -> None:
         """Audit ``session.started``: a sidecar took over a pi session, its sandbox state and
         the digest of the policy in force for it."""
-        fields: dict[str, Any] = {
-            "sandbox": sandbox,
-            "scope": scope,
-            "sidecarRestarted": sidecar_restarted,
-            "policyDigest": sha256_prefixed(
-                canonical_json(self.classifier.policy_for(scope).describe())
-            ),
-        }
-        if mode in ("tui", "rpc", "json", "print"):
-            fields["mode"] = mode
-        if network is not None and sandbox == "sandboxed":
-            fields["network"] = network
-        if reason:
-            fields["reason"] = reason
-        if message and sandbox != "sandboxed":
-            fields["message"] = shorten(message, 1024)
-        if pi_version:
-            fields["piVersion"] = shorten(pi_version, 64)
-        if tools:
-            fields["tools"] = [dict(t) for t in tools[:512]]
-        self._append("session.started", fields)
+        sandboxed = sandbox == "sandboxed"
+        self._append(
+            SessionStartedData(
+                sandbox=sandbox,
+                scope=scope,
+                sidecar_restarted=sidecar_restarted,
+                policy_digest=sha256_prefixed(
+                    canonical_json(self.classifier.policy_for(scope).describe())
+                ),
+                mode=mode if mode in _MODES else None,
+                network=network if sandboxed else None,
+                reason=reason or None,
+                message=shorten(message, 1024) if message and not sandboxed else None,
+                pi_version=shorten(pi_version, 64) if pi_version else None,
+                tools=[dict(t) for t in tools[:512]] or None,
+            )
+        )
 
     def session_ended(self, reason: Literal["shutdown", "switched"]) -> None:
         """End the session's grants, then audit ``session.ended`` with what happened in it
         (:attr:`session_counts`)."""
         self.end_grants("session-ended")
-        self._append("session.ended", {"reason": reason, **self.session_counts})
+        self._append(SessionEndedData(reason=reason, **self.session_counts))
 
     def approval_refused(
         self, reason: str, approver: Approver, approval_id: str | None, *, count: int = 1
     ) -> None:
         """Audit ``approval.refused``: a screen's answer lost or was not the operator's
         (``count`` times, coalesced)."""
-        data: dict[str, Any] = {"reason": reason, "approver": approver}
-        if approval_id:
-            data["approvalId"] = shorten(approval_id, 64)
-        if count > 1:
-            data["count"] = count
-        self._append("approval.refused", data)
+        self._append(
+            ApprovalRefusedData(
+                reason=reason,
+                approver=approver,
+                approval_id=shorten(approval_id, 64) if approval_id else None,
+                count=count if count > 1 else None,
+            )
+        )
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
         """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""
         self._append(
-            "network.refused",
-            {"host": shorten(host, 253) or "?", "port": port, "reason": reason, "scope": scope},
+            NetworkRefusedData(
+                host=shorten(host, 253) or "?", port=port, reason=reason, scope=scope
+            )
         )

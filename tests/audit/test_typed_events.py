@@ -1,0 +1,178 @@
+"""Typed events: ``AuditLog.append`` takes an event's data model, which names its event, and
+writes the very bytes the same facts as a camelCase mapping write (the hash chain, the
+committed vectors and every verifier depend on them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from audit import UnknownEventError, UsageError
+from audit.log import AuditLog
+from audit.wire import (
+    EVENT_MODELS,
+    ApprovalRefusedData,
+    EventData,
+    NetworkRefusedData,
+    SessionEndedData,
+    SessionStartedData,
+    ToolExecutedData,
+    canonical_json,
+    event_of,
+)
+from tests.audit.audit_testkit import FixedSigner, executed, keyring
+
+SESSION = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": 4242}
+
+# The same facts twice: as the typed event, and as the mapping callers wrote before.
+PAIRS: list[tuple[EventData, str, dict[str, Any]]] = [
+    (
+        SessionStartedData(
+            sandbox="sandboxed",
+            scope="/work/project",
+            sidecar_restarted=False,
+            policy_digest="sha256:" + "ab" * 32,
+            mode="tui",
+            network="allowlist",
+            pi_version="0.70.2",
+            tools=[{"name": "bash", "source": "builtin"}, {"name": "q", "source": "sdk"}],
+            session=SESSION,
+        ),
+        "session.started",
+        {
+            "sandbox": "sandboxed",
+            "scope": "/work/project",
+            "sidecarRestarted": False,
+            "policyDigest": "sha256:" + "ab" * 32,
+            "mode": "tui",
+            "network": "allowlist",
+            "piVersion": "0.70.2",
+            "tools": [{"name": "bash", "source": "builtin"}, {"name": "q", "source": "sdk"}],
+            "session": SESSION,
+        },
+    ),
+    (
+        SessionStartedData(
+            sandbox="unavailable", scope="/p", reason="no-bwrap", message="bwrap is missing"
+        ),
+        "session.started",
+        {
+            "sandbox": "unavailable",
+            "scope": "/p",
+            "sidecarRestarted": False,
+            "reason": "no-bwrap",
+            "message": "bwrap is missing",
+        },
+    ),
+    (
+        SessionEndedData(
+            reason="shutdown", asked=3, confirmed=2, declined=1, blocked=4, executed=5, covered=1
+        ),
+        "session.ended",
+        {
+            "reason": "shutdown",
+            "asked": 3,
+            "confirmed": 2,
+            "declined": 1,
+            "blocked": 4,
+            "executed": 5,
+            "covered": 1,
+        },
+    ),
+    (
+        ApprovalRefusedData(reason="stale", approver="web", approval_id="appr_1", count=3),
+        "approval.refused",
+        {"reason": "stale", "approver": "web", "approvalId": "appr_1", "count": 3},
+    ),
+    (
+        ApprovalRefusedData(reason="other-user", approver="cli"),
+        "approval.refused",
+        {"reason": "other-user", "approver": "cli"},
+    ),
+    (
+        NetworkRefusedData(host="example.com", port=443, reason="not-allowed", scope="/p"),
+        "network.refused",
+        {"host": "example.com", "port": 443, "reason": "not-allowed", "scope": "/p"},
+    ),
+    (
+        ToolExecutedData.model_validate(executed("typed")),
+        "tool.executed",
+        executed("typed"),
+    ),
+]
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Any:
+    signer = FixedSigner(bytes(range(32)))
+    with AuditLog.open(tmp_path / "audit.jsonl", signer, keyring(signer)) as opened:
+        yield opened
+
+
+@pytest.mark.parametrize(("typed", "event", "mapping"), PAIRS, ids=[p[1] for p in PAIRS])
+def test_a_typed_event_writes_the_bytes_its_mapping_writes(
+    log: AuditLog, typed: EventData, event: str, mapping: dict[str, Any]
+) -> None:
+    assert event_of(typed) == (event, mapping)
+    as_mapping = log.append(event, mapping)
+    as_typed = log.append(typed)
+    assert as_typed.event == as_mapping.event == event
+    assert canonical_json(as_typed.data) == canonical_json(as_mapping.data)
+    lines = log.path.read_bytes().splitlines()
+    # Each line is the canonical record; with the sequence number, time and previous hash
+    # taken out, the two lines are the same bytes.
+    assert _without_place(lines[-1]) == _without_place(lines[-2])
+
+
+def test_the_bytes_of_a_typed_session_started_are_pinned(log: AuditLog) -> None:
+    record = log.append(PAIRS[0][0])
+    assert canonical_json(record.data) == (
+        b'{"mode":"tui","network":"allowlist","piVersion":"0.70.2","policyDigest":"sha256:'
+        + b"ab" * 32
+        + b'","sandbox":"sandboxed","scope":"/work/project","session":{"file":"/s/1.jsonl",'
+        b'"guardPid":4242,"id":"session-1"},"sidecarRestarted":false,"tools":[{"name":"bash",'
+        b'"source":"builtin"},{"name":"q","source":"sdk"}]}'
+    )
+
+
+def test_a_typed_event_is_redacted_like_its_mapping(log: AuditLog) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    facts = {**executed("redacted"), "preview": f"curl -H 'Authorization: token {secret}'"}
+    record = log.append(ToolExecutedData.model_validate(facts))
+    assert secret not in canonical_json(record.data).decode()
+    assert record.data == log.append("tool.executed", facts).data
+
+
+def test_every_event_model_names_its_event() -> None:
+    names = {model: event for event, model in EVENT_MODELS.items()}
+    assert len(names) == len(EVENT_MODELS)  # one model, one event
+
+
+def test_a_model_that_is_no_event_is_refused(log: AuditLog) -> None:
+    class NotAnEvent(BaseModel):
+        reason: str
+
+    with pytest.raises(UnknownEventError):
+        log.append(NotAnEvent(reason="x"))  # type: ignore[call-overload]
+    with pytest.raises(UnknownEventError):
+        log.append(7)  # type: ignore[call-overload]
+
+
+def test_a_typed_event_with_data_or_a_name_without_is_a_usage_error(log: AuditLog) -> None:
+    typed = PAIRS[3][0]
+    with pytest.raises(UsageError):
+        log.append(typed, {"reason": "stale"})  # type: ignore[call-overload]
+    with pytest.raises(UsageError):
+        log.append("approval.refused")  # type: ignore[call-overload]
+    assert log.path.read_bytes().count(b"\n") == 1  # log.created only
+
+
+def _without_place(line: bytes) -> bytes:
+    body = json.loads(line)
+    for key in ("seq", "ts", "prev", "hash"):
+        body.pop(key)
+    return canonical_json(body)
