@@ -19,6 +19,7 @@ from audit.verify import AuditReport, VerifyResult
 from audit.wire import EVENT_MODELS, AuditHead, AuditRecord
 from guard._cli.confirm.approvals import ApprovalListings
 from guard._cli.confirm.grants import GrantListings
+from guard._evidence.dsse import DsseCheck, DsseEnvelope
 from guard._evidence.keys import Keyring
 from guard._evidence.models import ConsumeResult, Evaluation, EvidenceEnvelope, RecordResult
 from guard._evidence.statement import DecisionStatement, OperatorDecision
@@ -58,6 +59,8 @@ def generated_schemas() -> dict[str, dict[str, Any]]:
     # reads it, and the whole statement it sits in.
     out["dsse-predicate-operator-decision.v1.schema.json"] = OperatorDecision.model_json_schema()
     out["dsse-statement.v1.schema.json"] = DecisionStatement.model_json_schema()
+    out["dsse-envelope.schema.json"] = DsseEnvelope.model_json_schema()
+    out["dsse-check.schema.json"] = DsseCheck.model_json_schema(mode="serialization")
     out["proof-inclusion.v1.schema.json"] = InclusionProof.model_json_schema()
     out["proof-consistency.v1.schema.json"] = ConsistencyProof.model_json_schema()
     for event, model in sorted(EVENT_MODELS.items()):
