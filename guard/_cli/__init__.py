@@ -21,7 +21,7 @@ from guard._cli.exits import ExitCode, exit_for
 from guard._cli.log import audit
 from guard._cli.setup import demo, doctor, pi, plan, policy, sandbox
 from guard._home import env_flag
-from guard._logging import configure_logging
+from guard._logging import defer_logging
 
 __all__ = ["ExitCode", "build_parser", "main", "run"]
 
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code. Never raises for our own errors."""
-    configure_logging()
+    defer_logging()  # structlog is imported for the first line written, not before
     try:
         args = build_parser().parse_args(argv)
         handler: Handler = args.func

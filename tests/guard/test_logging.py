@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import subprocess
 import sys
 
 import pytest
@@ -34,3 +36,27 @@ def test_every_line_names_its_logger(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 2
     assert '"logger": "guard.sidecar"' in lines[0] and '"logger": "guard.sandbox"' in lines[1]
+
+
+def test_deferred_logging_imports_structlog_only_for_a_line_it_writes() -> None:
+    # The sidecar defers its logging (structlog and its asyncio cost every session's start):
+    # a line below the level is dropped without them; the first line at the level brings
+    # them in, configured as configure_logging would have.
+    child = (
+        "import sys\n"
+        "from guard._logging import defer_logging, get_logger, logging_configured\n"
+        "defer_logging('warning')\n"
+        "assert logging_configured()\n"
+        "get_logger('guard.quiet').info('below-the-level', n=1)\n"
+        "print('structlog' in sys.modules, 'asyncio' in sys.modules)\n"
+        "get_logger('guard.loud').warning('at-the-level', n=2)\n"
+        "print('structlog' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", child], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "False", "True"]
+    (line,) = done.stderr.splitlines()
+    record = json.loads(line)
+    assert record["event"] == "at-the-level" and record["n"] == 2
+    assert record["logger"] == "guard.loud" and record["level"] == "warning"
