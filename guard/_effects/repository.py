@@ -32,9 +32,20 @@ import struct
 from guard._effects.layer import OPAQUE_XATTR, is_whiteout
 from guard._effects.model import Effect
 
-__all__ = ["git_loss"]
+__all__ = ["git_loss", "steers_git"]
 
 _HEX = frozenset("0123456789abcdef")
+_STEERING = frozenset(
+    {
+        ("objects", "info", "alternates"), ("objects", "info", "http-alternates"),
+        ("info", "attributes"), ("info", "grafts"), ("info", "sparse-checkout"),
+        ("shallow",), ("commondir",), ("config",), ("config.worktree",),
+    }
+)  # fmt: skip
+"""Files of a git directory that change what the operator's git reads or runs: objects
+borrowed from elsewhere (gitrepository-layout(5)), attributes that pick drivers
+(gitattributes(5)), history cut or grafted, the checkout narrowed, the common directory
+moved, the config; with ``hooks`` they are what pi's ``write`` tool asks about in ``.git``."""
 
 
 def _lstat(path: str) -> os.stat_result | None:
@@ -214,6 +225,19 @@ def _kept(workspace: str, upper: str, git_dir: str, name: str, value: str) -> bo
         loose = (_read(_after(workspace, upper, ref)) or b"").strip()
         refs[ref.removeprefix(f"{git_dir}/")] = loose.decode(errors="replace")
     return any(v == value for n, v in refs.items() if n != name)  # a loose file shadows
+
+
+def steers_git(rel: str, workspace: str) -> bool:
+    """Whether ``rel`` (relative to the workspace) is a file that steers a repository's
+    git (:data:`_STEERING`, a live hook): a command writing it is held like a protected
+    path, as pi's ``write`` tool asks about it."""
+    parts = rel.split("/")
+    if ".git" not in parts:
+        return False
+    _, inside = _git_dir(parts, workspace)
+    if inside[:1] == ["hooks"]:
+        return not inside[-1].endswith(".sample")
+    return tuple(inside) in _STEERING
 
 
 def git_loss(effect: Effect, workspace: str, upper: str) -> bool:

@@ -21,6 +21,7 @@ from guard._effects.apply import apply_effects, recover
 from guard._effects.judge import REGENERABLE, Baseline, judge
 from guard._effects.layer import changed_since, layer_made, read_effects
 from guard._effects.model import Effect, Hold, Review
+from guard._effects.repository import steers_git
 from guard._errors import BadInputError
 from guard._policy import git_config_names_programs, within
 
@@ -127,6 +128,12 @@ class Reviewer:
         if not effects:
             self.drop(layer_id)
             return Review(decision="empty", summary="no change to the workspace")
+        # A file that steers git (alternates, info/attributes, a hook …) is protected as pi's
+        # write tool asks about it, though a script writes git's bookkeeping unjudged.
+
+        def guarded(path: str) -> bool:
+            return protected(path) or steers_git(os.path.relpath(path, workspace), workspace)
+
         # A new directory is one effect: it is protected when anything made in it would be
         # (in a new regenerable one, when anything made in it would be blocked).
         strict = blocked or protected
@@ -137,13 +144,13 @@ class Reviewer:
             and _any_protected(
                 upper / e.path,
                 Path(workspace) / e.path,
-                strict if _fresh_regenerable(e) else protected,
+                strict if _fresh_regenerable(e) else guarded,
             )
         }  # fmt: skip
         held = judge(
             effects,
             workspace,
-            protected=lambda p: protected(p) or os.path.relpath(p, workspace) in inside_new,
+            protected=lambda p: guarded(p) or os.path.relpath(p, workspace) in inside_new,
             approved=approved,
             upper=str(upper),
             answered=answered,
