@@ -24,7 +24,7 @@ from audit.wire import (
     utc_now,
 )
 from guard._approvals import Approver
-from guard._consumer import check_input, check_tool_call_id
+from guard._consumer import ClassifiedCall, check_tool_call_id, classify_call
 from guard._errors import BadInputError, TtlError
 from guard._evidence import (
     DEFAULT_TTL_SECONDS,
@@ -38,9 +38,7 @@ from guard._evidence import (
     RecordResult,
     Reservation,
     Signer,
-    compute_fingerprint,
     mint_envelope,
-    normalize_tool_name,
     payload_hash,
 )
 from guard._grants import GrantDesk, GrantStore
@@ -117,6 +115,13 @@ def preview_of(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) 
     if tool_name in PI_TOOLS or not tool_input:
         return ""
     return redact_preview(json.dumps(tool_input, ensure_ascii=False, separators=(",", ":")))
+
+
+def _check_record(ttl_seconds: int, tool_call_id: str | None) -> None:
+    """A record's lifetime is 1..600 seconds (refused, not clipped) and its call id well formed."""
+    if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+        raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
+    check_tool_call_id(tool_call_id)
 
 
 class GuardBase:
@@ -200,21 +205,24 @@ class GuardBase:
 
     # -- evaluate ---------------------------------------------------------
 
+    def classify(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> ClassifiedCall:
+        """Judge a pending call once (:func:`guard._consumer.classify_call`): what the
+        ``*_call`` methods take, so one request classifies its call once."""
+        return classify_call(self.classifier, tool_name, tool_input, cwd)
+
     def evaluate(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
     ) -> Evaluation:
         """Classify a pending call and, unless it is local-safe, compute its fingerprint."""
+        return self.evaluate_call(self.classify(tool_name, tool_input, cwd))
+
+    def evaluate_call(self, call: ClassifiedCall) -> Evaluation:
+        """What the guard thinks of a call it has classified (:meth:`evaluate`)."""
         self._refresh_keys()
-        name = normalize_tool_name(tool_name)
-        tool_input = check_input(tool_input)
-        workdir = Path(cwd)
-        verdict, policy = self.classifier.classify(name, tool_input, workdir)
-        fingerprint = None
-        if verdict.action_kind != "local-safe":
-            fingerprint = compute_fingerprint(
-                verdict.action_kind, name, tool_input, workdir, path=verdict.path
-            )
-        else:
+        name, tool_input, verdict = call.name, call.input, call.verdict
+        if call.fingerprint is None:
             payload_hash(tool_input)  # refuse inputs with no canonical form, even when safe
         preview = preview_of(name, tool_input, verdict)
         if verdict.verdict == "allow":
@@ -227,11 +235,11 @@ class GuardBase:
             verdict=verdict.verdict,
             action_kind=verdict.action_kind,
             requires_confirmation=verdict.verdict == "confirm",
-            fingerprint=fingerprint,
+            fingerprint=call.fingerprint,
             reasons=verdict.reasons,
             rule_ids=verdict.rule_ids,
             targets=verdict.targets,
-            config_problems=tuple(str(problem) for problem in policy.problems),
+            config_problems=call.problems,
             preview=preview,
             summary=summary,
         )
@@ -254,26 +262,55 @@ class GuardBase:
         approver: Approver | None = None,
         signed: tuple[Reservation, OperatorSignature] | None = None,
     ) -> RecordResult:
+        """Record the operator's answer about a call (:meth:`record_call` on the call as
+        classified here: the fingerprint is computed from the call itself, never taken from
+        the caller)."""
+        _check_record(ttl_seconds, tool_call_id)
+        return self.record_call(
+            self.classify(tool_name, tool_input, cwd),
+            confirmed=confirmed,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+            origin=origin,
+            decline_reason=decline_reason,
+            operator_reason=operator_reason,
+            covered_by=covered_by,
+            approver=approver,
+            signed=signed,
+        )
+
+    def record_call(
+        self,
+        call: ClassifiedCall,
+        *,
+        confirmed: bool,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+        origin: Origin = "operator-contract-review",
+        decline_reason: DeclineReason = "declined",
+        operator_reason: str | None = None,
+        covered_by: CoveredBy | None = None,
+        approver: Approver | None = None,
+        signed: tuple[Reservation, OperatorSignature] | None = None,
+    ) -> RecordResult:
         """Record the operator's answer about a call; a "yes" mints signed evidence.
 
-        The fingerprint is computed here from the call itself, never taken from
-        the caller. ``ttl_seconds`` outside 1..600 is refused, not clipped.
-        ``operator_reason`` is what the operator said when declining; it goes into the
-        ``confirmation.declined`` record (see :func:`operator_reason_text`) and is ignored
-        for a "yes". ``covered_by``: the yes is a grant's (see :meth:`covered`), the
+        The fingerprint is ``call``'s, computed by this process from the call itself (in the
+        same request), never taken from the caller. ``ttl_seconds`` outside 1..600 is
+        refused, not clipped. ``operator_reason`` is what the operator said when declining;
+        it goes into the ``confirmation.declined`` record (see :func:`operator_reason_text`)
+        and is ignored for a "yes". ``covered_by``: the yes is a grant's (see :meth:`covered`), the
         evidence's origin is ``runtime-grant``. ``approver``: which screen answered (the
         record says so). ``signed``: the operator's authenticator signed the statement of
         this reservation (:meth:`reserve_evidence`): the evidence takes its id and lifetime
         and carries the signature, checked again here; a reservation for another call or a
         signature that does not verify is ``invalid`` and nothing is minted.
         """
-        if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
-            raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
-        check_tool_call_id(tool_call_id)
-        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        _check_record(ttl_seconds, tool_call_id)
+        evaluation = self.evaluate_call(call)
         fp = evaluation.fingerprint
         preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
-        call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
+        named = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         rules = {"ruleIds": list(evaluation.rule_ids[:16])} if evaluation.rule_ids else {}
         if approver is not None:
             preview = {**preview, "approver": approver}
@@ -289,7 +326,7 @@ class GuardBase:
                 {
                     "reason": "blocked-by-policy",
                     **fingerprint_fields(fp),
-                    **call,
+                    **named,
                     **preview,
                     **rules,
                 },
@@ -307,7 +344,7 @@ class GuardBase:
                 {
                     "reason": decline_reason,
                     **fingerprint_fields(fp),
-                    **call,
+                    **named,
                     **preview,
                     **rules,
                     **({"operatorReason": said} if said else {}),
@@ -365,7 +402,7 @@ class GuardBase:
                 "evidenceId": d.evidence_id,
                 "origin": d.origin,
                 **fingerprint_fields(fp),
-                **call,
+                **named,
                 "createdAtIso": d.created_at_iso,
                 "expiresAtIso": d.expires_at_iso,
                 "keyId": d.key_id,

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
 from audit.wire import canonical_json, sha256_prefixed, utc_now
-from guard._consumer import check_input
+from guard._consumer import ClassifiedCall
 from guard._errors import BadInputError
-from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult, normalize_tool_name
+from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
 from guard._facade.base import GuardBase, preview_of
 from guard._grants import GrantLimits, GrantOffer, GrantRecord, offers
 
@@ -37,13 +36,22 @@ class GrantsPart(GuardBase):
         *,
         workspace: str | os.PathLike[str],
     ) -> tuple[GrantOffer, ...]:
-        """The grants a dialog about this call may offer (none without a pi session, with
-        grants switched off, or for a call :func:`guard._grants.offers` refuses)."""
+        """The grants a dialog about this call may offer (:meth:`grant_offers_call`)."""
+        if self.session is None or not self.grant_limits(workspace).enabled:
+            return ()  # no call to judge
+        return self.grant_offers_call(
+            self.classify(tool_name, tool_input, cwd), workspace=workspace
+        )
+
+    def grant_offers_call(
+        self, call: ClassifiedCall, *, workspace: str | os.PathLike[str]
+    ) -> tuple[GrantOffer, ...]:
+        """The grants a dialog about this classified call may offer (none without a pi
+        session, with grants switched off, or for a call :func:`guard._grants.offers`
+        refuses)."""
         if self.session is None or not self.grant_limits(workspace).enabled:
             return ()
-        name = normalize_tool_name(tool_name)
-        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
-        return offers(name, tool_input, cwd, verdict, workspace=workspace)
+        return offers(call.name, call.input, call.cwd, call.verdict, workspace=workspace)
 
     def create_grant(
         self,
@@ -75,18 +83,34 @@ class GrantsPart(GuardBase):
         ttl_seconds: int = DEFAULT_TTL_SECONDS,
         tool_call_id: str | None = None,
     ) -> RecordResult | None:
-        """If a grant of this pi session covers the call: its own evidence (origin
-        ``runtime-grant``, ``coveredBy`` the grant), audited with ``grant.used``; else
-        ``None`` and the call gets the normal dialog."""
+        """If a grant of this pi session covers the call: :meth:`covered_call`."""
+        if self.session is None:
+            return None  # no call to judge
+        return self.covered_call(
+            self.classify(tool_name, tool_input, cwd),
+            workspace=workspace,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+        )
+
+    def covered_call(
+        self,
+        call: ClassifiedCall,
+        *,
+        workspace: str | os.PathLike[str],
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+    ) -> RecordResult | None:
+        """If a grant of this pi session covers the classified call: its own evidence (origin
+        ``runtime-grant``, ``coveredBy`` the grant, minted on that same classification),
+        audited with ``grant.used``; else ``None`` and the call gets the normal dialog."""
         if self.session is None:
             return None
-        name = normalize_tool_name(tool_name)
-        verdict, _ = self.classifier.classify(name, check_input(tool_input), Path(cwd))
         cover = self.grants.cover(
-            name,
-            tool_input,
-            cwd,
-            verdict,
+            call.name,
+            call.input,
+            call.cwd,
+            call.verdict,
             session_id=self.session["id"],
             policy_digest=self.policy_digest(workspace),
             now=utc_now(),
@@ -98,10 +122,8 @@ class GrantsPart(GuardBase):
             use=cover.use,
             grant_evidence_id=cover.grant.evidence_id,
         )
-        result = self.record(
-            tool_name,
-            tool_input,
-            cwd,
+        result = self.record_call(
+            call,
             confirmed=True,
             ttl_seconds=ttl_seconds,
             tool_call_id=tool_call_id,
@@ -109,7 +131,7 @@ class GrantsPart(GuardBase):
         )
         if result.evidence_id is None:
             return None
-        preview = preview_of(name, tool_input, verdict)
+        preview = preview_of(call.name, call.input, call.verdict)
         used: dict[str, Any] = {
             "grantId": cover.grant.grant_id,
             "use": cover.use,

@@ -21,6 +21,7 @@ from typing import Any, Literal
 from audit import shorten
 from audit.wire import AuditRecord, canonical_json, format_iso, parse_iso, sha256_prefixed
 from guard._evidence import PublicKeyring, Signer
+from guard._grants.facts import CallFacts, Refusal, call_facts
 from guard._grants.match import covers
 from guard._grants.model import GrantOffer
 from guard._grants.store import (
@@ -152,6 +153,8 @@ class GrantDesk:
         signer = self._signer()
         found: Cover | None = None
         spent: list[GrantState] = []
+        # The call is analysed once, for the first grant that may cover it, not once a grant.
+        facts: CallFacts | Refusal | None = None
         with self._states() as states:
             for state in states.values():
                 unusable = state.usable(session_id, now, signer.key_id, policy_digest)
@@ -160,7 +163,10 @@ class GrantDesk:
                     spent.append(state)
                 if unusable is not None or found is not None:
                     continue
-                if covers(state.record.pattern, tool_name, tool_input, cwd, verdict).covered:
+                if facts is None:
+                    facts = call_facts(tool_name, tool_input, os.fspath(cwd), verdict)
+                pattern = state.record.pattern
+                if covers(pattern, tool_name, tool_input, cwd, verdict, facts=facts).covered:
                     found = Cover(state.record, state.uses + 1)
                     self.store.mark(state.record.grant_id, "used", signer, now, use=found.use)
         self._audit_ends(spent)

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from guard._grants.facts import anchor, call_facts
+from guard._grants.facts import CallFacts, Refusal, anchor, call_facts
 from guard._grants.model import Coverage, CoverageReason, GrantPattern, glob_matches, inside
 from guard._policy import Verdict, realpath
 
@@ -33,13 +33,18 @@ def covers(
     tool_input: Mapping[str, Any],
     cwd: str | os.PathLike[str],
     verdict: Verdict,
+    *,
+    facts: CallFacts | Refusal | None = None,
 ) -> Coverage:
-    """Whether ``pattern`` covers this call (``verdict`` is the policy's verdict for it)."""
+    """Whether ``pattern`` covers this call (``verdict`` is the policy's verdict for it);
+    ``facts``: the call's :func:`guard._grants.facts.call_facts`, when the caller has already
+    made them from this call and this verdict (one analysis for every grant it tries)."""
     if verdict.verdict == "block":
         return _no("blocked")
     if tool_name != pattern.tool:
         return _no("other-tool", tool_name)
-    facts = call_facts(tool_name, tool_input, os.fspath(cwd), verdict)
+    if facts is None:
+        facts = call_facts(tool_name, tool_input, os.fspath(cwd), verdict)
     if isinstance(facts, str):
         return _no(facts)
     if verdict.verdict != "confirm":

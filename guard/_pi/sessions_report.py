@@ -26,6 +26,7 @@ from typing import Any
 from audit import JsonInputError
 from audit.verify import ExternalSource, ReportRow
 from audit.wire import AuditRecord, load_json
+from guard._consumer import classify_call
 from guard._errors import BadInputError
 from guard._evidence import Fingerprint
 from guard._lines import iter_frames
@@ -173,11 +174,12 @@ def guard_absent_rows(
             continue
         for run in found:
             try:
-                verdict, fp = classifier.pending(run.call.name, run.call.arguments, run.cwd)
+                judged = classify_call(classifier, run.call.name, run.call.arguments, run.cwd)
             except BadInputError:
                 unreadable[0] += 1
                 continue
-            if fp is None or verdict.action_kind == "local-safe":
+            fp = judged.fingerprint
+            if fp is None:  # local-safe
                 continue
             executions += 1
             if _guarded(run.call.tool_call_id, fp, seen):

@@ -1,4 +1,5 @@
-"""Which policy applies to a call, and the pending call's fingerprint under it.
+"""Which policy applies to a call (the pending fingerprint is computed from its verdict by
+``guard._consumer.classify_call``).
 
 The policy of a workspace is the built-in rules, the user's
 ``<home>/operator-guard.toml`` and the project's ``<cwd>/.pi/operator-guard.toml``.
@@ -16,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from guard._evidence import Fingerprint, compute_fingerprint, normalize_tool_name
 from guard._home import pi_agent_dir
 from guard._policy import Policy, Verdict
 from guard._policy.matching.tools import ToolFacts
@@ -92,15 +92,3 @@ class PolicyCache:
         policy = self.policy_for(cwd)
         facts = self._facts.get(tool_name)
         return policy.classify(tool_name, tool_input, Path(cwd), facts), policy
-
-    def pending(
-        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
-    ) -> tuple[Verdict, Fingerprint | None]:
-        """The verdict and, unless local-safe, the fingerprint recomputed from the call."""
-        name = normalize_tool_name(tool_name)
-        verdict, _ = self.classify(name, tool_input, cwd)
-        if verdict.action_kind == "local-safe":
-            return verdict, None
-        return verdict, compute_fingerprint(
-            verdict.action_kind, name, tool_input, cwd, path=verdict.path
-        )

@@ -2,6 +2,12 @@
 asked), ``record`` (the operator's answer), ``audit.declined``, ``consume``,
 ``audit.toolExecuted`` and ``audit.replay`` (what the shim spooled); the guard decides and
 records, this part maps the wire to it and words the replies.
+
+Each request classifies its call once (:meth:`guard.Guard.classify`, from the input the
+request carries: the input the call runs with) and every step of the request takes that
+:class:`guard._consumer.ClassifiedCall`. Nothing carries it to a later request: ``record``,
+``consume`` and ``audit.toolExecuted`` judge the call again when they arrive, since the
+policy (its files, the paths a rule names) or the input may have changed since the question.
 """
 
 from __future__ import annotations
@@ -12,10 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from audit.wire import utc_now
+from guard._consumer import ClassifiedCall
 from guard._effects import UnaskedTarget, unasked
 from guard._errors import RpcFault
 from guard._evidence import Evaluation
-from guard._guard import Guard, operator_reason_text
+from guard._guard import operator_reason_text
 from guard._logging import get_logger
 from guard._pi import session_envelopes
 from guard._policy import pi_file_target
@@ -58,7 +65,8 @@ class CallsPart(SandboxPart):
         guard = self._need_guard()
         if p.tool is not None:
             guard.classifier.learn(p.tool)  # record and the call's end judge it the same way
-        evaluation = guard.evaluate(p.tool_name, p.input, p.cwd)
+        call = guard.classify(p.tool_name, p.input, p.cwd)  # once for this request
+        evaluation = guard.evaluate_call(call)
         if evaluation.verdict != "allow":
             guard.audit.check()  # no dialog whose Yes could not be recorded
         reply: EvaluateReply
@@ -70,10 +78,8 @@ class CallsPart(SandboxPart):
                 self._approved[p.tool_call_id] = approved
             reply = EvaluateReply(evaluation=evaluation, action="allow")
         elif evaluation.verdict == "block":
-            guard.record(
-                p.tool_name,
-                p.input,
-                p.cwd,
+            guard.record_call(
+                call,
                 confirmed=False,
                 tool_call_id=p.tool_call_id,
                 origin="runtime-ui-confirm",
@@ -93,10 +99,8 @@ class CallsPart(SandboxPart):
         elif not p.has_ui and self._waits_headless(p.cwd):
             reply = self._asked_headless(p, evaluation)
         elif not p.has_ui:
-            guard.record(
-                p.tool_name,
-                p.input,
-                p.cwd,
+            guard.record_call(
+                call,
                 confirmed=False,
                 tool_call_id=p.tool_call_id,
                 origin="runtime-ui-confirm",
@@ -107,7 +111,7 @@ class CallsPart(SandboxPart):
                 evaluation=evaluation, action="block", block_reason=reason, audited=True
             )
         else:
-            reply = self._covered_or_asked(p, evaluation)
+            reply = self._covered_or_asked(p, call, evaluation)
         if p.tool_name == "bash" and reply.action != "block":
             replanned = self._replanned()
             if replanned is not None:
@@ -153,16 +157,17 @@ class CallsPart(SandboxPart):
         approver = answer.approver if answer is not None else None
         # The question's winning answer says which grant, if any (any screen may choose one).
         chosen = answer.grant if p.approval_id is not None and answer is not None else p.grant
+        # Judged afresh, once for this request: not the verdict the question was asked on (the
+        # policy or what a rule names may have changed while the operator read it).
+        call = guard.classify(p.tool_name, p.input, p.cwd)
         if p.confirmed and p.tool_call_id is not None:
-            self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
+            self._approve(p.tool_call_id, call)
             self._answered.add(p.tool_call_id)
         if self._sandbox is not None and self._sandbox.effects == "review":
             self._retake_baseline(self._sandbox.cwd)  # the operator answered: what they have
         shown = self._offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
-        result = guard.record(
-            p.tool_name,
-            p.input,
-            p.cwd,
+        result = guard.record_call(
+            call,
             confirmed=p.confirmed,
             ttl_seconds=p.ttl_seconds,
             tool_call_id=p.tool_call_id,
@@ -175,7 +180,7 @@ class CallsPart(SandboxPart):
         note: GrantNote | None = None
         if p.confirmed and chosen is not None and result.evidence_id is not None:
             workspace = self._workspace(p.cwd)
-            now = guard.grant_offers(p.tool_name, p.input, p.cwd, workspace=workspace)
+            now = guard.grant_offers_call(call, workspace=workspace)
             # Derived again from the call: a grant is kept only if it is still the one shown.
             if chosen < len(shown) and now[chosen : chosen + 1] == shown[chosen : chosen + 1]:
                 grant = guard.create_grant(shown[chosen], result.evidence_id, workspace=workspace)
@@ -183,23 +188,21 @@ class CallsPart(SandboxPart):
         reply = RecordReply(**result.model_dump(), grant=note)
         return reply.model_dump(mode="json")
 
-    def _approve(
-        self, guard: Guard, tool_call_id: str, tool_name: str, tool_input: Any, cwd: str
-    ) -> None:
-        """What the operator (or a grant) said yes to, resolved now: the effects review holds
-        what the command does beyond it (a link swapped in by a parallel call, say)."""
-        targets = guard.evaluate(tool_name, tool_input, cwd).targets
-        self._approved[tool_call_id] = tuple(os.path.realpath(t) for t in targets)
+    def _approve(self, tool_call_id: str, call: ClassifiedCall) -> None:
+        """What the operator (or a grant) said yes to, as this request judged it, resolved
+        now: the effects review holds what the command does beyond it (a link swapped in by
+        a parallel call, say)."""
+        self._approved[tool_call_id] = tuple(os.path.realpath(t) for t in call.verdict.targets)
 
-    def _covered_or_asked(self, p: EvaluateParams, evaluation: Evaluation) -> EvaluateReply:
+    def _covered_or_asked(
+        self, p: EvaluateParams, call: ClassifiedCall, evaluation: Evaluation
+    ) -> EvaluateReply:
         """A call the policy asks about: covered by a grant of this session (its own evidence,
         no dialog), or the dialog, with the grants it may offer."""
         guard = self._need_guard()
         workspace = self._workspace(p.cwd)
-        covered = guard.covered(
-            p.tool_name,
-            p.input,
-            p.cwd,
+        covered = guard.covered_call(
+            call,
             workspace=workspace,
             ttl_seconds=p.ttl_seconds,
             tool_call_id=p.tool_call_id,
@@ -208,7 +211,7 @@ class CallsPart(SandboxPart):
             details = covered.envelope.details
             assert details.covered_by is not None
             if p.tool_call_id is not None:
-                self._approve(guard, p.tool_call_id, p.tool_name, p.input, p.cwd)
+                self._approve(p.tool_call_id, call)
             note = next(
                 (
                     grant_note(s.record, uses=s.uses, use=details.covered_by.use)
@@ -220,7 +223,7 @@ class CallsPart(SandboxPart):
             return EvaluateReply(
                 evaluation=evaluation, action="allow", record=covered, covered=note
             )
-        offered = guard.grant_offers(p.tool_name, p.input, p.cwd, workspace=workspace)
+        offered = guard.grant_offers_call(call, workspace=workspace)
         if p.tool_call_id is not None and offered:
             self._offered[p.tool_call_id] = offered
         limits = guard.grant_limits(workspace)
