@@ -6,6 +6,7 @@ its attributes as plain Python values, and every body as it arrived. ``delay`` m
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 import time
@@ -119,6 +120,11 @@ class OtlpReceiver:
 def _handler(receiver: OtlpReceiver) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
+            # A slow receiver's client may have given up: its closed socket is no error here.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._post()
+
+        def _post(self) -> None:
             body = self.rfile.read(int(self.headers.get("content-length", "0")))
             if receiver.delay:
                 time.sleep(receiver.delay)

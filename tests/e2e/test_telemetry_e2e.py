@@ -3,8 +3,8 @@ sidecar at a real OTLP/HTTP receiver on 127.0.0.1 (tests/otlp_receiver.py); one 
 five guarded calls (an allowed read, a bash the operator says yes to, one they say no to, one
 the policy blocks, an allowed bash) and the receiver sees one ``execute_tool`` span for each,
 with the required attributes, and not one byte of the secrets planted in the commands. The
-yes's evidence is then exported as a DSSE envelope and verified. With the receiver down, the
-same calls run and decide the same. Runs on both pinned pi versions.
+yes's evidence is then exported as a DSSE envelope and verified. With the receiver down or
+slow, the same calls run and decide the same. Runs on both pinned pi versions.
 """
 
 from __future__ import annotations
@@ -152,8 +152,9 @@ def test_one_span_per_guarded_call_with_its_facts_and_no_secret(
     assert json.loads(checked.stdout)["evidenceId"] == yes["pi_guard.evidence.id"]
 
 
-def test_a_receiver_that_is_down_changes_no_call(
-    world: World, model_server: ScriptedModelServer
+@pytest.mark.parametrize("receiver_state", ["down", "slow"])
+def test_a_receiver_that_is_down_or_slow_changes_no_call(
+    world: World, model_server: ScriptedModelServer, receiver_state: str
 ) -> None:
     with otlp_receiver() as receiver:
         _policy(world, receiver.endpoint)
@@ -162,12 +163,16 @@ def test_a_receiver_that_is_down_changes_no_call(
     before = len(world.audit())
     (world.project / "a").mkdir()  # the yes removed it: the same project again
     (world.project / "a" / "keep.txt").write_text("a")
-    _policy(world, f"http://127.0.0.1:{_closed_port()}")
-    _run(world, model_server, "telemetry-down")
+    with otlp_receiver(delay=3.0) as slow:  # each post answered after the exporter gave up
+        endpoint = (
+            slow.endpoint if receiver_state == "slow" else f"http://127.0.0.1:{_closed_port()}"
+        )
+        _policy(world, endpoint)
+        _run(world, model_server, f"telemetry-{receiver_state}")
     records = world.audit()
-    up, down = _decisions(records[:before]), _decisions(records[before:])
-    assert down == up
-    ran = [d for d in down if d[0] == "tool.executed"]
+    up, then = _decisions(records[:before]), _decisions(records[before:])
+    assert then == up
+    ran = [d for d in then if d[0] == "tool.executed"]
     assert [d[1] for d in ran] == ["read", "bash", "bash"]  # the read, the yes, the echo
     assert not (world.project / "a").exists()  # the yes ran
     assert (world.project / "b" / "keep.txt").exists()  # the no stood
