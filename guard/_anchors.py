@@ -31,7 +31,7 @@ from audit.verify import verify_log
 from guard._checks import Check
 from guard._evidence import PublicKeyring
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
-from guard._home import AUDIT_LOG_FILE, env
+from guard._home import ANCHOR_ENV, AUDIT_LOG_FILE, env
 
 __all__ = [
     "ANCHOR_ENV",
@@ -42,9 +42,6 @@ __all__ = [
     "latest_anchor",
     "log_origin",
 ]
-
-ANCHOR_ENV = "ANCHOR_DIR"
-"""``PI_OPERATOR_GUARD_ANCHOR_DIR``: the anchor directory (a directory or a git work tree)."""
 
 
 def anchor_dir(value: str | os.PathLike[str] | None = None) -> AnchorDir | None:

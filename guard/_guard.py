@@ -41,7 +41,7 @@ from guard._facade import (
     fingerprint_fields,
     operator_reason_text,
 )
-from guard._home import AUDIT_LOG_FILE, ensure_private_dir, env, resolve_home
+from guard._home import AUDIT_LOG_FILE, AUDIT_PREVIEWS_ENV, ensure_private_dir, env, resolve_home
 from guard._known_homes import remember_home
 from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
@@ -82,7 +82,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         ``0``/``off``/``false``. The operator's dialog always shows the preview.
         """
         if preview is None:
-            setting = (env("AUDIT_PREVIEWS") or "on").strip().lower()
+            setting = (env(AUDIT_PREVIEWS_ENV) or "on").strip().lower()
             preview = setting not in ("0", "off", "false", "no")
         root = ensure_private_dir(resolve_home(home))
         remember_home(root)  # every session's sandbox hides every home (_known_homes.py)

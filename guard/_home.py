@@ -14,7 +14,8 @@ Layout of a home directory (mode 0700)::
                        layer of the workspace, until the guard applied or discarded what it
                        did, guard/_effects) and ``tmp/`` (the sandbox's /tmp of the session)
 
-Every file name of the home and every environment variable of ours is named here.
+Every file name of the home and every environment variable of ours is named here, and
+nowhere else in guard (``tests/guard/test_home_names.py``).
 """
 
 from __future__ import annotations
@@ -30,17 +31,36 @@ if TYPE_CHECKING:
     from guard._checks import Check
 
 __all__ = [
+    "AGENT_DIR_ENV",
+    "ANCHOR_ENV",
+    "APPROVALS_SOCKET_FILE",
     "AUDIT_LOG_FILE",
+    "AUDIT_PREVIEWS_ENV",
     "CACHES_DIR",
     "CONFIG_FILE",
+    "DEBUG_ENV",
     "ENV_PREFIX",
     "EXTENSION_DIR_NAME",
     "GRANTS_FILE",
+    "HELD_FILE",
+    "HOME_ENV",
+    "JOURNAL_FILE",
+    "KEYRING_FILE",
     "LAYERS_DIR",
+    "LAYER_ENV",
+    "LEDGER_ENV",
+    "LEDGER_FILE",
+    "LOG_LEVEL_ENV",
     "OLD_ENV_PREFIX",
+    "PAGE_KEY_FILE",
     "PI_PACKAGES",
+    "POLICY_FILE",
+    "PROXY_SOCKET_FILE",
     "SESSIONS_DIR",
     "SESSION_TMP_DIR",
+    "SIGNING_KEY_FILE",
+    "STATE_HOME_ENV",
+    "TELEMETRY_STATUS_FILE",
     "check_home",
     "default_home",
     "ensure_private_dir",
@@ -60,6 +80,7 @@ LAYERS_DIR = "layers"
 SESSION_TMP_DIR = "tmp"
 """In a session's directory: the sandbox's ``/tmp`` for that session."""
 GRANTS_FILE = "grants.jsonl"
+"""The operator's signed scoped grants and their uses (``guard/_grants/store.py``)."""
 AUDIT_LOG_FILE = "audit.jsonl"
 """The guard's audit log (beside it ``audit.jsonl.head`` and the tree cache)."""
 # What an install puts in pi's extension directories (guard/_pi/layout.py); the sandbox
@@ -68,12 +89,51 @@ EXTENSION_DIR_NAME = "operator-guard"
 """The guard's directory among pi's extensions."""
 CONFIG_FILE = "guard.json"
 """The install's config beside the shim: which Python runs the guard."""
-"""The operator's signed scoped grants and their uses (``guard/_grants/store.py``)."""
+SIGNING_KEY_FILE = "signing.key"
+"""The guard's Ed25519 private key (PKCS#8 PEM, 0600)."""
+KEYRING_FILE = "keyring.json"
+"""The public keyring: each key id's public key, status and retirement."""
+LEDGER_FILE = "ledger.sqlite3"
+"""The SQLite consumption ledger (unless a shared PostgreSQL ledger is named)."""
+POLICY_FILE = "operator-guard.toml"
+"""The user's policy layer in the home (a project's is ``.pi/operator-guard.toml``)."""
+APPROVALS_SOCKET_FILE = "approvals.sock"
+"""In a sidecar's directory: the socket ``pi-guard approvals`` and the page answer on."""
+PAGE_KEY_FILE = "page.key"
+"""In a sidecar's directory, beside its approval socket: the key an answer relayed by the
+page shows (0600, in the home no sandbox sees)."""
+PROXY_SOCKET_FILE = "proxy.sock"
+"""In a sidecar's directory: the network allowlist proxy's socket."""
+TELEMETRY_STATUS_FILE = "telemetry.json"
+"""In a sidecar's directory: the OpenTelemetry export's status, for ``pi-guard doctor``."""
+JOURNAL_FILE = "journal.jsonl"
+"""In a command's layer: the journal of applying what the command did."""
+HELD_FILE = "held.json"
+"""In a command's layer: what the effects review held for the operator."""
 # Deprecated spelling of the prefix, still read when the new name is not set.
 OLD_ENV_PREFIX = "PI_GUARD_"
 """The prefix of the deprecated alias of every variable (still read)."""
 _OLD_ENV_PREFIX = OLD_ENV_PREFIX
-_AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+# Variables of ours, named as env() takes them (the part after the prefix).
+HOME_ENV = "HOME"
+"""``$PI_OPERATOR_GUARD_HOME``: the guard's home."""
+LEDGER_ENV = "LEDGER"
+"""``$PI_OPERATOR_GUARD_LEDGER``: a shared PostgreSQL ledger's URL (wins over ``[ledger]``)."""
+ANCHOR_ENV = "ANCHOR_DIR"
+"""``$PI_OPERATOR_GUARD_ANCHOR_DIR``: the anchor directory (a directory or a git work tree)."""
+AUDIT_PREVIEWS_ENV = "AUDIT_PREVIEWS"
+"""``$PI_OPERATOR_GUARD_AUDIT_PREVIEWS``: ``off`` keeps previews out of the audit log."""
+LOG_LEVEL_ENV = "LOG_LEVEL"
+"""``$PI_OPERATOR_GUARD_LOG_LEVEL``: the guard's own log level."""
+DEBUG_ENV = "DEBUG"
+"""``$PI_OPERATOR_GUARD_DEBUG``: an internal error of ``pi-guard`` raises (a traceback)."""
+LAYER_ENV = ENV_PREFIX + "LAYER"
+"""The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
+# Variables of others the guard reads.
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+"""pi's agent directory."""
+STATE_HOME_ENV = "XDG_STATE_HOME"
+"""Where the user's state goes (``~/.local/state`` when unset): the guard notes its homes."""
 PI_PACKAGES = ("@mariozechner/pi-coding-agent", "@earendil-works/pi-coding-agent")
 """pi's npm package names: the legacy one (last release 0.73.1) and the current one."""
 
@@ -96,13 +156,13 @@ def env_flag(name: str) -> bool:
 
 def pi_agent_dir() -> Path:
     """pi's agent directory: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
-    configured = os.environ.get(_AGENT_DIR_ENV)
+    configured = os.environ.get(AGENT_DIR_ENV)
     return Path(configured).expanduser() if configured else Path.home() / ".pi" / "agent"
 
 
 def default_home() -> Path:
     """``$PI_OPERATOR_GUARD_HOME``, else ``<pi agent dir>/operator-guard``."""
-    configured = env("HOME")
+    configured = env(HOME_ENV)
     if configured:
         return Path(configured).expanduser()
     return pi_agent_dir() / "operator-guard"

@@ -17,6 +17,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from guard._home import STATE_HOME_ENV
+
 __all__ = ["MAX_KNOWN_HOMES", "known_homes", "known_homes_file", "remember_home"]
 
 MAX_KNOWN_HOMES = 32
@@ -25,7 +27,7 @@ _MAX_BYTES = 64 << 10
 
 def known_homes_file() -> Path:
     """Where the homes are noted (``$XDG_STATE_HOME`` or ``~/.local/state``)."""
-    state = os.environ.get("XDG_STATE_HOME", "")
+    state = os.environ.get(STATE_HOME_ENV, "")
     base = Path(state) if state.startswith("/") else Path.home() / ".local" / "state"
     return base / "pi-operator-guard" / "homes"
 

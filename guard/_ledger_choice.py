@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from guard._errors import LedgerError
-from guard._home import ENV_PREFIX, env
+from guard._home import ENV_PREFIX, LEDGER_ENV, LEDGER_FILE, env
 from guard._policy import CONFIG_FILE_NAME, read_layer
 from guard._storage import SqliteLedger, is_postgres_url, psycopg_missing, redact_url
 
@@ -24,12 +24,10 @@ if TYPE_CHECKING:
 
 __all__ = ["LEDGER_FILE", "ledger_source", "ledger_url", "open_ledger"]
 
-LEDGER_FILE = "ledger.sqlite3"
-
 
 def ledger_url(home: Path) -> str | None:
     """The PostgreSQL URL the home's ledger lives at; ``None``: the SQLite file."""
-    value = (env("LEDGER") or "").strip()
+    value = (env(LEDGER_ENV) or "").strip()
     if value:
         if not is_postgres_url(value):
             raise LedgerError(

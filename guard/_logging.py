@@ -15,7 +15,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
-from guard._home import env
+from guard._home import LOG_LEVEL_ENV, env
 
 if TYPE_CHECKING:
     import structlog
@@ -28,7 +28,7 @@ _deferred: list[str] = []
 
 
 def _chosen(level: str | None) -> str:
-    return (level or env("LOG_LEVEL") or "warning").upper()
+    return (level or env(LOG_LEVEL_ENV) or "warning").upper()
 
 
 def configure_logging(level: str | None = None) -> None:

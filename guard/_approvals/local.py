@@ -36,6 +36,7 @@ from audit import JsonInputError
 from audit.wire import load_json
 from guard._approvals.model import AnswerRequest, Approver
 from guard._approvals.peers import place_of
+from guard._home import APPROVALS_SOCKET_FILE, PAGE_KEY_FILE
 
 if TYPE_CHECKING:
     from guard._approvals.broker import ApprovalBroker
@@ -50,8 +51,8 @@ __all__ = [
     "serve_in_thread",
 ]
 
-SOCKET_NAME = "approvals.sock"
-PAGE_KEY_NAME = "page.key"
+SOCKET_NAME = APPROVALS_SOCKET_FILE
+PAGE_KEY_NAME = PAGE_KEY_FILE
 MAX_REQUEST_BYTES = 64 * 1024
 
 

@@ -20,7 +20,7 @@ from guard._cli.confirm import approvals, evidence, grants, ledger, operator, st
 from guard._cli.exits import ExitCode, exit_for
 from guard._cli.log import audit
 from guard._cli.setup import demo, doctor, pi, plan, policy, sandbox
-from guard._home import env_flag
+from guard._home import DEBUG_ENV, env_flag
 from guard._logging import defer_logging
 
 __all__ = ["ExitCode", "build_parser", "main", "run"]
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the one place an exception becomes a line and an exit code
         known = exit_for(exc)
         if known is None or known[0] is ExitCode.INTERNAL:
-            if env_flag("DEBUG"):
+            if env_flag(DEBUG_ENV):
                 raise
             detail = f"{type(exc).__name__}: {exc}" if known is None else str(exc)
             sys.stderr.write(f"pi-guard: internal error: {detail}\n")

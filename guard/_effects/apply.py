@@ -26,10 +26,11 @@ from pathlib import Path
 
 from guard._effects.layer import link_above
 from guard._effects.model import Effect
+from guard._home import JOURNAL_FILE
 
 __all__ = ["JOURNAL", "apply_effects", "recover", "remove_path"]
 
-JOURNAL = "journal.jsonl"
+JOURNAL = JOURNAL_FILE
 COMMITTED = "committed"
 
 

@@ -23,12 +23,12 @@ from guard._effects.layer import changed_since, layer_made, read_effects
 from guard._effects.model import Effect, Hold, Review
 from guard._effects.repository import steers_git
 from guard._errors import BadInputError
+from guard._home import HELD_FILE, JOURNAL_FILE
 from guard._policy import git_config_names_programs, within
 
 __all__ = ["LAYER_ID", "Reviewer", "effects_digest", "size_text", "summary_line"]
 
 LAYER_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
-_HELD = "held.json"
 
 
 def effects_digest(effects: Sequence[Effect]) -> str:
@@ -165,7 +165,7 @@ class Reviewer:
             self.drop(layer_id)
             return Review(decision="applied", effects=tuple(effects), digest=digest,
                           summary=f"{len(effects)} change(s) applied")  # fmt: skip
-        (layer / _HELD).write_text(
+        (layer / HELD_FILE).write_text(
             json.dumps(
                 {
                     "workspace": workspace,
@@ -208,7 +208,7 @@ class Reviewer:
     def _held(self, layer_id: str) -> tuple[str, list[Hold], int | None]:
         layer = self._layer(layer_id)
         try:
-            saved = json.loads((layer / _HELD).read_text(encoding="utf-8"))
+            saved = json.loads((layer / HELD_FILE).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             raise BadInputError("layer", "holds nothing to resolve", layer_id) from None
         since = saved.get("since")
@@ -220,7 +220,7 @@ class Reviewer:
         layer = self._layer(layer_id)
         workspace, held, since = self._held(layer_id)
         if apply:
-            (layer / "journal.jsonl").unlink(missing_ok=True)
+            (layer / JOURNAL_FILE).unlink(missing_ok=True)
             # Never through a link, never over what changed since the command started (a
             # parallel call may have moved work into a held deletion while the operator read).
             safe = [
@@ -243,7 +243,7 @@ class Reviewer:
         """Ids of layers that hold effects waiting for the operator."""
         if not self.layers.is_dir():
             return []
-        return sorted(p.parent.name for p in self.layers.glob(f"*/{_HELD}"))
+        return sorted(p.parent.name for p in self.layers.glob(f"*/{HELD_FILE}"))
 
     def drop(self, layer_id: str) -> None:
         """Remove a layer (what it still holds is discarded)."""

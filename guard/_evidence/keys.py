@@ -46,7 +46,7 @@ from audit.wire import (
     utc_now,
 )
 from guard._errors import KeyFileError, KeyringError
-from guard._home import ensure_private_dir
+from guard._home import KEYRING_FILE, SIGNING_KEY_FILE, ensure_private_dir
 from guard._operator import OperatorCredential
 
 __all__ = [
@@ -62,8 +62,6 @@ __all__ = [
     "key_id_for",
 ]
 
-SIGNING_KEY_FILE = "signing.key"
-KEYRING_FILE = "keyring.json"
 _LOCK_FILE = ".keys.lock"
 # Evidence lives at most 600 s; a key retired while some of it is in flight must
 # still verify it: evidence *created before* the retirement, for at most this long

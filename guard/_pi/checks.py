@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from guard._checks import Check
 from guard._errors import PiFileError
 from guard._hermetic import minimal_env
+from guard._home import POLICY_FILE
 from guard._pi.install import ExtensionConfig, Target, install_command
 from guard._pi.layout import CONFIG_FILE, InstallLocation
 from guard._pi.probe import (
@@ -393,7 +394,7 @@ def check_policy(home: Path) -> Check:
     reads it: its problems named (the guard runs stricter than the file may say meanwhile)."""
     from guard._policy import check_config_file
 
-    path = home / "operator-guard.toml"
+    path = home / POLICY_FILE
     if not path.exists():
         return Check(
             name="policy",

@@ -16,7 +16,7 @@ from pathlib import Path
 from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
 from guard._evidence import normalize_path
-from guard._home import env, pi_agent_dir
+from guard._home import POLICY_FILE, env, pi_agent_dir
 from guard._known_homes import known_homes, known_homes_file
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.globs import expand_lists
@@ -50,7 +50,7 @@ from guard._policy.settings.worktree_hooks import worktree_hook_files
 
 __all__ = ["CONFIG_FILE_NAME", "MergedLayers", "load_layers"]
 
-CONFIG_FILE_NAME = "operator-guard.toml"
+CONFIG_FILE_NAME = POLICY_FILE
 
 
 @dataclass(slots=True)

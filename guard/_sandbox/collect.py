@@ -41,7 +41,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from guard._hermetic import ProgramNotFound, system_program
-from guard._home import CACHES_DIR, CONFIG_FILE, ENV_PREFIX, EXTENSION_DIR_NAME, pi_agent_dir
+from guard._home import (
+    CACHES_DIR,
+    CONFIG_FILE,
+    ENV_PREFIX,
+    EXTENSION_DIR_NAME,
+    OLD_ENV_PREFIX,
+    pi_agent_dir,
+)
 from guard._known_homes import known_homes
 from guard._policy import (
     CONFIG_FILE_NAME,
@@ -81,7 +88,6 @@ __all__ = [
 
 BWRAP_CANDIDATES = ("/usr/bin/bwrap", "/bin/bwrap", "/usr/local/bin/bwrap")
 OUR_PACKAGES = ("guard", "audit", "planning")
-_OLD_ENV_PREFIX = "PI_GUARD_"
 _SECRET_AGENT_FILES = ("auth.json", "models.json")
 
 
@@ -114,7 +120,7 @@ def find_bwrap(configured: str | None = None) -> str:
 
 def guard_env_names(env: Mapping[str, str]) -> tuple[str, ...]:
     """Variables that point at the guard (``PI_OPERATOR_GUARD_*``, old ``PI_GUARD_*``)."""
-    return tuple(sorted(n for n in env if n.startswith((ENV_PREFIX, _OLD_ENV_PREFIX))))
+    return tuple(sorted(n for n in env if n.startswith((ENV_PREFIX, OLD_ENV_PREFIX))))
 
 
 def install_paths() -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from guard._checks import Check
 from guard._errors import GuardError
+from guard._home import POLICY_FILE
 from guard._sandbox.plan import plan as sandbox_plan
 
 __all__ = ["check_sandbox"]
@@ -23,7 +24,7 @@ def check_sandbox(directory: Path, home: Path, agent_dir: Path) -> Check:
             status="fail",
             reason="sandbox-config",
             detail=str(exc),
-            fix="pi-guard policy check " + str(home / "operator-guard.toml"),
+            fix="pi-guard policy check " + str(home / POLICY_FILE),
         )
     if planned.state == "sandboxed":
         return Check(

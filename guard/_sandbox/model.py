@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from audit.wire import WIRE_CONFIG
+from guard._home import LAYER_ENV
 
 __all__ = [
     "LAYER_ENV",
@@ -103,10 +104,6 @@ class ProxyInput(BaseModel):
 
     socket: str = Field(min_length=1)
     bridge: str = Field(min_length=1)
-
-
-LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"
-"""The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
 
 
 class SandboxInput(BaseModel):

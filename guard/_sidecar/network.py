@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from guard._home import PROXY_SOCKET_FILE
 from guard._logging import get_logger
 from guard._sandbox import SandboxPlan
 
@@ -42,7 +43,7 @@ class SessionNetwork:
         if self._dir is None:
             name = f"pi-guard-net-{os.getpid()}-{secrets.token_hex(6)}"
             self._dir = Path(tempfile.gettempdir()) / name
-        return str(self._dir / "proxy.sock")
+        return str(self._dir / PROXY_SOCKET_FILE)
 
     def update(self, plan: SandboxPlan) -> None:
         """Run the proxy ``plan`` names (restarted when its allow list changed), or none."""

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from audit.wire import AuditRecord
+from guard._home import TELEMETRY_STATUS_FILE
 from guard._logging import get_logger
 from guard._telemetry.calls import CallFolder
 from guard._telemetry.config import ExportConfig, TelemetryOff, export_config
@@ -38,8 +39,7 @@ MAX_BATCH = 512
 LINGER_SECONDS = 0.2
 """How long the export thread gathers calls into one batch (the SDK's batch processor waits
 longer): the work of an export is shared by the calls of that moment."""
-STATUS_FILE = "telemetry.json"
-"""The export's status in the sidecar's session directory, for ``pi-guard doctor``."""
+STATUS_FILE = TELEMETRY_STATUS_FILE
 
 _log = get_logger("guard.telemetry")
 _STOP = object()

@@ -81,8 +81,8 @@ def cmd_audit_verify_from(
     from guard._storage import load_source  # psycopg only when it is used
 
     with tempfile.TemporaryDirectory(prefix="pi-guard-verify-") as scratch:
-        loaded = load_source(url, args.source, Path(scratch), "audit.jsonl")
-        log = Path(scratch) / "audit.jsonl"
+        loaded = load_source(url, args.source, Path(scratch), AUDIT_LOG_FILE)
+        log = Path(scratch) / AUDIT_LOG_FILE
         against, _ = checkpoint(args, log, keys)
         progress = None if args.json else audit.verify.tty_progress(sys.stderr)
         result = audit.verify.verify_log(
