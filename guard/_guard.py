@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from audit.log import AuditLog
 from audit.verify import VerifyResult, verify_log
-from audit.wire import utc_now
+from audit.wire import KeyGeneratedData, KeyRetiredData, PlannerReportedData, utc_now
 from guard._anchors import anchor_dir
 from guard._consumer import consume_call
 from guard._errors import LedgerError
@@ -108,17 +108,16 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         guard = cls(root, keys, signer, audit, ledger, preview=preview)
         if created:
             guard.key_created = True
-            audit.append("key.generated", {"keyId": signer.key_id})
+            audit.append(KeyGeneratedData(key_id=signer.key_id))
             for entry in keyring.keys:
                 if entry.key_id in retired:
                     audit.append(
-                        "key.retired",
-                        {
-                            "keyId": entry.key_id,
-                            "newKeyId": signer.key_id,
-                            "retiredAtIso": entry.retired_at_iso,
-                            "reason": "key-file-missing",
-                        },
+                        KeyRetiredData(
+                            key_id=entry.key_id,
+                            new_key_id=signer.key_id,
+                            retired_at_iso=entry.retired_at_iso,
+                            reason="key-file-missing",
+                        )
                     )
         try:
             ledger.prune(utc_now(), DEFAULT_SKEW)
@@ -208,8 +207,9 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         inp = plan_input(planner, params)
         result = PLANNERS[planner].run(inp)
         self._append(
-            "planner.reported",
-            {"planner": planner, "decision": result.decision, "reasons": list(result.reasons)},
+            PlannerReportedData(
+                planner=planner, decision=result.decision, reasons=list(result.reasons)
+            )
         )
         return result
 

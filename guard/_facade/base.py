@@ -19,6 +19,7 @@ from audit.wire import (
     MAX_OPERATOR_REASON_CHARS,
     AuditRecord,
     EventData,
+    KeyRotatedData,
     Origin,
     event_of,
     utc_now,
@@ -194,7 +195,7 @@ class GuardBase:
         """Retire the active key, install a new one, audit it. Returns ``(old, new)`` key ids."""
         old, signer = self._keys.rotate()
         self._refresh_keys()
-        self._append("key.rotated", {"oldKeyId": old, "newKeyId": signer.key_id})
+        self._append(KeyRotatedData(old_key_id=old, new_key_id=signer.key_id))
         return old, signer.key_id
 
     def check_operator(

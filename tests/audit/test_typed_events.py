@@ -17,7 +17,11 @@ from audit.wire import (
     EVENT_MODELS,
     ApprovalRefusedData,
     EventData,
+    KeyGeneratedData,
+    KeyRetiredData,
+    KeyRotatedData,
     NetworkRefusedData,
+    PlannerReportedData,
     SessionEndedData,
     SessionStartedData,
     ToolExecutedData,
@@ -27,6 +31,8 @@ from audit.wire import (
 from tests.audit.audit_testkit import FixedSigner, executed, keyring
 
 SESSION = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": 4242}
+KEY_A = FixedSigner(bytes(range(32))).key_id
+KEY_B = FixedSigner(bytes(range(1, 33))).key_id
 
 # The same facts twice: as the typed event, and as the mapping callers wrote before.
 PAIRS: list[tuple[EventData, str, dict[str, Any]]] = [
@@ -97,6 +103,32 @@ PAIRS: list[tuple[EventData, str, dict[str, Any]]] = [
         NetworkRefusedData(host="example.com", port=443, reason="not-allowed", scope="/p"),
         "network.refused",
         {"host": "example.com", "port": 443, "reason": "not-allowed", "scope": "/p"},
+    ),
+    (KeyGeneratedData(key_id=KEY_A), "key.generated", {"keyId": KEY_A}),
+    (
+        KeyRotatedData(old_key_id=KEY_A, new_key_id=KEY_B),
+        "key.rotated",
+        {"oldKeyId": KEY_A, "newKeyId": KEY_B},
+    ),
+    (
+        KeyRetiredData(
+            key_id=KEY_A,
+            new_key_id=KEY_B,
+            retired_at_iso="2026-11-29T01:00:00.000Z",
+            reason="key-file-missing",
+        ),
+        "key.retired",
+        {
+            "keyId": KEY_A,
+            "newKeyId": KEY_B,
+            "retiredAtIso": "2026-11-29T01:00:00.000Z",
+            "reason": "key-file-missing",
+        },
+    ),
+    (
+        PlannerReportedData(planner="channel", decision="local", reasons=["no-network"]),
+        "planner.reported",
+        {"planner": "channel", "decision": "local", "reasons": ["no-network"]},
     ),
     (
         ToolExecutedData.model_validate(executed("typed")),

@@ -13,7 +13,7 @@ import pytest
 
 from audit import shorten
 from audit.verify import read_records
-from audit.wire import KNOWN_EVENTS, canonical_json, sha256_prefixed
+from audit.wire import KNOWN_EVENTS, canonical_json
 from guard import Guard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,10 +29,6 @@ STILL_MAPPINGS: dict[str, set[str]] = {
     "grant.expired": {"guard/_grants/desk.py"},
     "grant.revoked": {"guard/_grants/desk.py"},
     "grant.used": {"guard/_facade/grants.py"},
-    "key.generated": {"guard/_guard.py"},
-    "key.retired": {"guard/_guard.py"},
-    "key.rotated": {"guard/_facade/base.py"},
-    "planner.reported": {"guard/_guard.py"},
     "tool.executed": {"guard/_facade/outcomes.py"},
 }
 """Events guard still appends by name with a camelCase mapping, and where. The list only
@@ -83,7 +79,7 @@ def test_session_started_writes_the_mapping_it_wrote_before(g: Guard, tmp_path: 
         message="dropped: the session is sandboxed",
         tools=[{"name": "bash", "source": "builtin"}],
     )
-    digest = sha256_prefixed(canonical_json(g.classifier.policy_for(scope).describe()))
+    digest = g.policy_digest(scope)
     session = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": os.getpid()}
     before = {
         "sandbox": "sandboxed",
