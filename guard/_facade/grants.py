@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from audit.wire import canonical_json, sha256_prefixed, utc_now
+from audit.wire import utc_now
 from guard._consumer import ClassifiedCall
 from guard._errors import BadInputError
 from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
@@ -20,8 +20,8 @@ class GrantsPart(GuardBase):
     """The grants of this pi session (:attr:`grants` is the desk that signs and stores them)."""
 
     def policy_digest(self, workspace: str | os.PathLike[str]) -> str:
-        """The SHA-256 of the policy in force for ``workspace`` (``policy show``'s JSON)."""
-        return sha256_prefixed(canonical_json(self.classifier.policy_for(workspace).describe()))
+        """The digest of the policy in force for ``workspace`` (without the machine's state)."""
+        return self.classifier.policy_for(workspace).digest()
 
     def grant_limits(self, workspace: str | os.PathLike[str]) -> GrantLimits:
         """What the policy in force for ``workspace`` lets a new grant be (``[grants]``)."""

@@ -12,8 +12,6 @@ from audit.wire import (
     NetworkRefusedData,
     SessionEndedData,
     SessionStartedData,
-    canonical_json,
-    sha256_prefixed,
 )
 from guard._approvals import Approver
 from guard._facade.grants import GrantsPart
@@ -48,9 +46,7 @@ class SessionsPart(GrantsPart):
                 sandbox=sandbox,
                 scope=scope,
                 sidecar_restarted=sidecar_restarted,
-                policy_digest=sha256_prefixed(
-                    canonical_json(self.classifier.policy_for(scope).describe())
-                ),
+                policy_digest=self.classifier.policy_for(scope).digest(),
                 mode=mode if mode in _MODES else None,
                 network=network if sandboxed else None,
                 reason=reason or None,

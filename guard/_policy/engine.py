@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from audit.wire import canonical_json, sha256_prefixed
 from guard._policy.layering import CONFIG_FILE_NAME, MergedLayers, load_layers
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.classify import Classifier
@@ -37,6 +38,10 @@ _PRECEDENCE = (
     "ignored. Only the user's layer may relax a built-in confirm rule, with an allow rule naming "
     "it in 'relaxes'; block rules are never relaxed."
 )
+
+
+_HOMES = "GUARD_HOMES"  # the other guard homes noted on this machine
+_HOMES_RULE = "builtin.guard-homes"
 
 
 class Policy:
@@ -167,6 +172,17 @@ class Policy:
             problems=tuple(str(p) for p in self._problems),
         )
         return description.model_dump(mode="json")
+
+    def digest(self) -> str:
+        """The SHA-256 of :meth:`describe` (RFC 8785 JSON) that grants and ``session.started``
+        bind to, without the machine's state: the other guard homes noted on this machine
+        come and go with other sessions and tests, and one opened elsewhere must not void
+        this session's grants (their paths stay protected; only the digest leaves them out)."""
+        described = self.describe()
+        described["placeholderLists"].pop(_HOMES, None)
+        # The built-in rule over them spells the list out (or is left out while it is empty).
+        described["rules"] = [r for r in described["rules"] if r["id"] != _HOMES_RULE]
+        return sha256_prefixed(canonical_json(described))
 
 
 def _match_fields(rule: Rule) -> dict[str, list[str] | str]:

@@ -224,6 +224,25 @@ def test_revoked_from_another_process_the_next_call_asks(
     assert [e["by"] for e in events(home, "grant.revoked")] == ["cli"]
 
 
+def test_a_guard_home_opened_elsewhere_voids_no_grant(
+    home: Path, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Other guard homes are noted (and hidden from the sandbox) as they open, from other
+    sessions, installs or a test suite: machine state, not the operator's policy, so a grant
+    still covers once the list has changed (here: read by a second guard on the same home)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    with Guard.open(home) as guard:
+        guard.attribute("session-1")
+        grant(guard, workspace)
+    for name in ("other-home", "third-home"):
+        Guard.open(tmp_path / name).close()
+    with Guard.open(home) as terminal:
+        terminal.attribute("session-1")
+        assert covered(terminal, workspace, "rm -f b.txt")
+        with Guard.open(tmp_path / "fourth-home"):
+            assert covered(terminal, workspace, "rm -f c.txt")
+
+
 def _use(home: str, workspace: str, name: str, out: Any) -> None:
     with Guard.open(home) as guard:
         guard.attribute("session-1")
