@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from guard._hermetic import git_env, system_program
-from tests.guard.effects.conftest import snapshot
+from tests.guard.effects.conftest import snapshot as snapshot_all
 from tests.guard.effects.test_package_caches import cargo_env, tiny_wheel
 from tools.pi.harness import is_effects_dialog
 from tools.pi.scripted_model import ScriptedModelServer
@@ -56,6 +56,21 @@ def run_twice(
         between()
         (two,) = tool_ends(pi.prompt("scenario:second", yes_but_hold_nothing, timeout=240))
     return result_text(one), result_text(two)
+
+
+# The guard's own note of the homes it opened (not the agent's doing, written as pi starts).
+_GUARD_STATE = ".local/state/pi-operator-guard"
+
+
+def snapshot(user: Path) -> dict[str, tuple[str, object]]:
+    """The operator's home as the agent's commands could change it (the guard's own state
+    and the folders holding it left out)."""
+    return {
+        k: v
+        for k, v in snapshot_all(user).items()
+        if not (k == _GUARD_STATE or k.startswith(_GUARD_STATE + "/"))
+        and not (v[0] == "dir" and _GUARD_STATE.startswith(k + "/"))
+    }
 
 
 def operator_caches(world: World) -> Path:
