@@ -14,10 +14,11 @@ its own on 127.0.0.1:
 * ``slow``: answers each post after 0.5 s (the exporter's timeout is 1 s);
 * ``down``: nothing listens on the port.
 
-Reports p50 and p99 of both sides, the added p50 and p99 (on - off) and the exporter's own
-time on the caller's thread. Goal: added p99 under 1 ms with every receiver.
+Reports p50 and p99 of both sides, the added p50 (on - off), the added p99 (the median over
+adjacent block pairs of on's p99 - off's) and the exporter's own time on the caller's
+thread. Goal: added p99 under 1 ms with every receiver.
 
-    python bench/session/bench_telemetry.py [--samples N] [--json]
+    python bench/session/bench_telemetry.py [--samples N] [--paced N] [--json]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import logging
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,11 +121,17 @@ def _blocks(part: Path, endpoint: str, samples: int, pace: float) -> dict[str, A
     second's pause after each block). An on block is long enough (about 0.3 s of calls) for
     the exporter's batch to be posted while calls go on, so its work competes with them as
     in a session's burst of calls.
+
+    ``added.p99`` is the median, over the pairs of adjacent blocks (off, then on), of the
+    on block's p99 less the off block's: a burst of another tenant's work lands in a few
+    blocks and moves the pooled p99 (``added.pooledP99``, kept too) by tens of
+    milliseconds either way, but not the median of the pairs.
     """
     workdir = part / "project"
     workdir.mkdir(parents=True)
     off: list[float] = []
     on: list[float] = []
+    pairs: list[float] = []
     with Guard.open(part / "home") as guard:
         telemetry = Telemetry.start(_config(endpoint))
         timed = _Timed(telemetry)
@@ -134,15 +142,20 @@ def _blocks(part: Path, endpoint: str, samples: int, pace: float) -> dict[str, A
         timed.took.clear()
         n = 20
         while len(on) < samples:
+            tails = []
             for export, into in ((False, off), (True, on)):
                 guard.observer = timed.observe if export else None
+                block = []
                 for _ in range(BLOCK):
                     if pace:
                         time.sleep(pace)
-                    into.append(_one(guard, workdir, n))
+                    block.append(_one(guard, workdir, n))
                     n += 1
                 guard.observer = None
+                into += block
+                tails.append(_percentile(block, 0.99))
                 time.sleep(PAUSE_SECONDS)
+            pairs.append(tails[1] - tails[0])
         telemetry.close(wait=0.5)
         status = telemetry.status()
     off_s, on_s = _summary(off), _summary(on)
@@ -151,7 +164,9 @@ def _blocks(part: Path, endpoint: str, samples: int, pace: float) -> dict[str, A
         "on": on_s,
         "added": {
             "p50": round(on_s["p50"] - off_s["p50"], 4),
-            "p99": round(on_s["p99"] - off_s["p99"], 4),
+            "p99": round(statistics.median(pairs), 4),
+            "pooledP99": round(on_s["p99"] - off_s["p99"], 4),
+            "pairsP99": [round(x, 4) for x in pairs],
         },
         "onCallerThread": _summary(timed.took),
         "calls": len(on),
@@ -195,8 +210,8 @@ def measure(samples: int, paced_samples: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--samples", type=int, default=600, help="burst calls on each side")
-    parser.add_argument("--paced", type=int, default=200, help="paced calls on each side")
+    parser.add_argument("--samples", type=int, default=1200, help="burst calls on each side")
+    parser.add_argument("--paced", type=int, default=600, help="paced calls on each side")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.samples, args.paced)
