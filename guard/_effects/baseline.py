@@ -12,7 +12,10 @@ question, and keeps, relative to the repository's top:
   ``.git/config``, which may name an excludes file), by digest: a path that did not exist
   then is ignored "by the baseline's rules" only while every source on its way is unchanged;
 * ``head``: the commit HEAD named, so that "committed" means committed by the operator
-  (a commit an agent command made is not a way to make work look restorable).
+  (a commit an agent command made is not a way to make work look restorable);
+* ``modified``: the tracked files whose content differed from HEAD (staged or not), every
+  tracked file when there was no commit: with ``work``, what pi's ``write``/``edit`` asks
+  before overwriting (:meth:`Baseline.holds_work`).
 
 ``complete`` False: it could not be taken whole (a git failure, more than 200,000 untracked
 and ignored paths); nothing is then judged ignored against it, every loss in the repository
@@ -26,6 +29,7 @@ import hashlib
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 
@@ -75,6 +79,7 @@ class Baseline:
     ignored: frozenset[str] = frozenset()
     rules: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     head: str | None = None
+    modified: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, workspace: str) -> Baseline:
@@ -104,6 +109,14 @@ class Baseline:
             # Cut short: no work and no ignored path known (held, asked), but "committed"
             # is still the operator's HEAD, never one a later agent command makes.
             return cls(top, complete=False, head=operator_head)
+        if operator_head is None:
+            modified = tracked  # nothing committed: every tracked file is work
+        else:
+            diff = run([*git, "-C", top, "diff", "--no-renames", "--name-only", "-z",
+                        operator_head, "--"], env=env)  # fmt: skip
+            if diff.returncode != 0:
+                return cls(top, complete=False, head=operator_head)
+            modified = _names(diff.stdout)
         sources = [n for n in (*work, *dropped, *tracked) if os.path.basename(n) == ".gitignore"]
         rules = {n: d for n in (*sources, *_SOURCES) if (d := _digest(os.path.join(top, n)))}
         return cls(
@@ -112,6 +125,7 @@ class Baseline:
             ignored=frozenset(d.rstrip("/") for d in dropped),
             rules=rules,
             head=operator_head,
+            modified=frozenset(modified),
         )
 
     def union(self, other: Baseline) -> Baseline:
@@ -125,7 +139,29 @@ class Baseline:
             ignored=other.ignored - self.work,
             rules=other.rules,
             head=other.head,
+            modified=self.modified | other.modified,
         )
+
+    def holds_work(self, path: str) -> Literal["untracked", "uncommitted", "unexamined"] | None:
+        """What overwriting the file at ``path`` (absolute) would lose of what the operator
+        had: their untracked or uncommitted work (``unexamined``: a baseline not taken
+        whole, for any file there); None for a new file, one clean or ignored then, or one
+        outside the repository."""
+        if self.top is None:
+            return None
+        real = os.path.realpath(path)
+        if not (real == self.top or real.startswith(self.top + os.sep)):
+            return None
+        if not os.path.lexists(real) or os.path.isdir(real):
+            return None
+        if not self.complete:
+            return "unexamined"
+        name = os.path.relpath(real, self.top)
+        if name in self.work:
+            return "untracked"
+        if name in self.modified:
+            return "uncommitted"
+        return None
 
     def is_work(self, name: str) -> bool:
         """Whether ``name`` (relative to the top) is, or holds, the operator's untracked work."""

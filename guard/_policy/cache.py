@@ -13,7 +13,7 @@ confirmation and its consumption see the same rules.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,11 @@ from guard._policy import Policy, Verdict
 from guard._policy.matching.tools import ToolFacts
 from guard._policy.settings.surroundings import runtime_stamp
 
-__all__ = ["PolicyCache"]
+__all__ = ["OVERWRITE_RULE", "OverwritesWork", "PolicyCache"]
+
+OverwritesWork = Callable[[str], str | None]
+"""What an overwrite of this absolute path would lose of the operator's work (``untracked``,
+``uncommitted``, ``unexamined``), or None: nothing the operator had."""
 
 _USER_CONFIG = "operator-guard.toml"
 _PROJECT_CONFIG = Path(".pi") / "operator-guard.toml"
@@ -31,6 +35,8 @@ _MAX_CACHED = 64
 _MCP_FILES = ("mcp.json", Path(".pi") / "mcp.json")  # pi's user and project MCP servers
 _SETTINGS_FILES = ("settings.json", Path(".pi") / "settings.json")  # pi's, user and project
 _MAX_FACTS = 4096
+OVERWRITE_RULE = "builtin.overwrite-work"
+_OVERWRITING = frozenset({"write", "edit"})
 
 _FileStamp = tuple[int, int] | None
 Stamp = tuple[tuple[_FileStamp, ...], tuple[tuple[str, ...], ...]]
@@ -51,6 +57,9 @@ class PolicyCache:
         self.home = home
         self._cache: dict[str, tuple[Stamp, Policy]] = {}
         self._facts: dict[str, ToolFacts] = {}
+        self.overwrites: OverwritesWork | None = None
+        """Set by whoever keeps the operator's baseline (the sidecar, with the effects
+        review): pi's ``write``/``edit`` of a file that held work then asks."""
 
     def learn(self, facts: ToolFacts) -> None:
         """Remember what pi says of a tool of this session (the shim tells it with a call);
@@ -91,4 +100,23 @@ class PolicyCache:
     ) -> tuple[Verdict, Policy]:
         policy = self.policy_for(cwd)
         facts = self._facts.get(tool_name)
-        return policy.classify(tool_name, tool_input, Path(cwd), facts), policy
+        verdict = policy.classify(tool_name, tool_input, Path(cwd), facts)
+        return self._overwriting(tool_name, verdict), policy
+
+    def _overwriting(self, tool_name: str, verdict: Verdict) -> Verdict:
+        """An allowed ``write``/``edit`` of a file that held the operator's work asks, as
+        the same change through bash is held by the effects review."""
+        judge = self.overwrites
+        if judge is None or tool_name not in _OVERWRITING or verdict.verdict != "allow":
+            return verdict
+        lost = judge(verdict.path) if verdict.path is not None else None
+        if lost is None:
+            return verdict
+        return Verdict(
+            verdict="confirm",
+            action_kind="destructive",
+            rule_ids=(OVERWRITE_RULE,),
+            reasons=(f"overwrites the operator's {lost} work: {verdict.path}",),
+            targets=verdict.targets,
+            path=verdict.path,
+        )

@@ -70,6 +70,9 @@ class SandboxPart(DeskPart):
         forgetting the work an earlier baseline had."""
         now = Baseline.of(cwd)
         self._baseline = now if self._baseline is None else self._baseline.union(now)
+        if self._guard is not None:
+            # pi's write/edit of a file that held work then asks (the policy cache asks it).
+            self._guard.classifier.overwrites = self._baseline.holds_work
 
     def _plan_sandbox(self, p: SandboxPlanParams) -> tuple[SandboxPlan, SandboxSettings]:
         """Plan the session's sandbox and remember what it depends on in the workspace; the

@@ -1,0 +1,118 @@
+"""pi's ``write``/``edit`` overwriting the operator's untracked or uncommitted work asks, as
+the same change through bash is held by the effects review; judged against the baseline: a
+new file, a file clean or ignored then, or one an agent made since does not ask. Through the
+policy cache every step of a call classifies with (evaluate, record, consume), so the
+question and its evidence agree. Real git."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import pytest
+
+from guard._consumer import classify_call
+from guard._effects import Baseline
+from guard._policy import PolicyCache
+from tests.guard.effects.test_review import git, make_repo
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    make_repo(ws)  # notes.md untracked, build/ ignored, src/main.c and README.md clean
+    (ws / "README.md").write_text("the operator's edit, not committed\n")
+    return ws
+
+
+def _cache(ws: Path, baseline: Baseline) -> PolicyCache:
+    cache = PolicyCache(ws.parent / "home")
+    cache.overwrites = baseline.holds_work
+    return cache
+
+
+def _verdict(cache: PolicyCache, ws: Path, tool: str, path: str) -> tuple[str, tuple[str, ...]]:
+    tool_input = (
+        {"path": path, "content": "replaced\n"}
+        if tool == "write"
+        else {"path": path, "edits": [{"oldText": "x", "newText": "y"}]}
+    )
+    call = classify_call(cache, tool, tool_input, ws)
+    if call.verdict.verdict == "confirm":
+        assert call.fingerprint is not None  # evidence can bind the question
+    return call.verdict.verdict, call.verdict.rule_ids
+
+
+ASKS = {
+    "untracked": "notes.md",
+    "untracked-dot": "./notes.md",
+    "untracked-detour": "src/../notes.md",
+    "uncommitted": "README.md",
+    "uncommitted-staged": "src/main.c",
+}
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+@pytest.mark.parametrize("name", sorted(ASKS))
+def test_overwriting_the_operator_s_work_asks(ws: Path, name: str, tool: str) -> None:
+    (ws / "src" / "main.c").write_text("int main(void);\n")
+    git(ws, "add", "src/main.c")
+    cache = _cache(ws, Baseline.of(str(ws)))
+    assert _verdict(cache, ws, tool, ASKS[name]) == ("confirm", ("builtin.overwrite-work",))
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+def test_through_a_link_or_by_absolute_path_it_asks(ws: Path, tool: str) -> None:
+    os.symlink("notes.md", ws / "link.md")
+    cache = _cache(ws, Baseline.of(str(ws)))
+    assert _verdict(cache, ws, tool, "link.md")[0] == "confirm"
+    assert _verdict(cache, ws, tool, str(ws / "notes.md"))[0] == "confirm"
+
+
+ALLOWED = {
+    "new-file": "docs/new.md",
+    "clean-tracked": "src/main.c",
+    "ignored-output": "build/out.o",
+    "new-beside": "fresh.md",
+}
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+@pytest.mark.parametrize("name", sorted(ALLOWED))
+def test_what_can_be_restored_or_was_not_there_does_not_ask(ws: Path, name: str, tool: str) -> None:
+    cache = _cache(ws, Baseline.of(str(ws)))
+    assert _verdict(cache, ws, tool, ALLOWED[name]) == ("allow", ())
+
+
+def test_a_file_the_agent_made_or_edited_since_does_not_ask(ws: Path) -> None:
+    cache = _cache(ws, Baseline.of(str(ws)))
+    (ws / "fresh.md").write_text("the agent's own\n")
+    (ws / "src" / "main.c").write_text("edited by the agent\n")
+    assert _verdict(cache, ws, "write", "fresh.md")[0] == "allow"
+    assert _verdict(cache, ws, "edit", "src/main.c")[0] == "allow"
+
+
+def test_an_ignore_rule_or_a_commit_since_does_not_launder_the_work(ws: Path) -> None:
+    cache = _cache(ws, Baseline.of(str(ws)))
+    (ws / ".gitignore").write_text("*.md\n")
+    git(ws, "add", "-f", "notes.md")
+    git(ws, "commit", "-qm", "the agent's commit")
+    assert _verdict(cache, ws, "write", "notes.md")[0] == "confirm"
+
+
+def test_a_baseline_cut_short_asks_for_every_existing_file(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importlib.import_module("guard._effects.baseline"), "_MAX_BASELINE", 1)
+    baseline = Baseline.of(str(ws))
+    assert not baseline.complete
+    cache = _cache(ws, baseline)
+    assert _verdict(cache, ws, "write", "src/main.c")[0] == "confirm"
+    assert _verdict(cache, ws, "write", "brand-new.md")[0] == "allow"
+
+
+def test_without_a_baseline_nothing_changes(ws: Path) -> None:
+    cache = PolicyCache(ws.parent / "home")
+    assert _verdict(cache, ws, "write", "notes.md")[0] == "allow"
