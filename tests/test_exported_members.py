@@ -348,6 +348,7 @@ WING_FACES = {
         "judge",
         "read_effects",
         "recover",
+        "size_text",
         "summary_line",
         "unasked",
     ],
