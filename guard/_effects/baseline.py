@@ -112,11 +112,14 @@ class Baseline:
         if operator_head is None:
             modified = tracked  # nothing committed: every tracked file is work
         else:
-            diff = run([*git, "-C", top, "diff", "--no-renames", "--name-only", "-z",
-                        operator_head, "--"], env=env)  # fmt: skip
-            if diff.returncode != 0:
+            # git status without optional locks never refreshes (writes) the index, which a
+            # command running meanwhile would see changed under it (git diff writes it).
+            quiet = git_env({"GIT_OPTIONAL_LOCKS": "0"})
+            status = run([*git, "-C", top, "status", "--porcelain=v1", "-z", "--no-renames",
+                          "--untracked-files=no"], env=quiet)  # fmt: skip
+            if status.returncode != 0:
                 return cls(top, complete=False, head=operator_head)
-            modified = _names(diff.stdout)
+            modified = [n[3:] for n in _names(status.stdout) if len(n) > 3]
         sources = [n for n in (*work, *dropped, *tracked) if os.path.basename(n) == ".gitignore"]
         rules = {n: d for n in (*sources, *_SOURCES) if (d := _digest(os.path.join(top, n)))}
         return cls(

@@ -116,3 +116,13 @@ def test_a_baseline_cut_short_asks_for_every_existing_file(
 def test_without_a_baseline_nothing_changes(ws: Path) -> None:
     cache = PolicyCache(ws.parent / "home")
     assert _verdict(cache, ws, "write", "notes.md")[0] == "allow"
+
+
+def test_taking_the_baseline_never_writes_the_index(ws: Path) -> None:
+    """A baseline is retaken at each answer, while other commands may run: a refreshed index
+    would be a change under them (held as a conflict)."""
+    os.utime(ws / "src" / "main.c", (1, 1))  # stat-dirty: a refresh would rewrite the index
+    index = ws / ".git" / "index"
+    before = index.stat().st_ctime_ns, index.read_bytes()
+    Baseline.of(str(ws))
+    assert (index.stat().st_ctime_ns, index.read_bytes()) == before
