@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import importlib
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from guard._consumer import classify_call
 from guard._effects import Baseline
@@ -126,3 +129,48 @@ def test_taking_the_baseline_never_writes_the_index(ws: Path) -> None:
     before = index.stat().st_ctime_ns, index.read_bytes()
     Baseline.of(str(ws))
     assert (index.stat().st_ctime_ns, index.read_bytes()) == before
+
+
+_STATES = ("clean", "modified", "staged", "untracked", "ignored", "missing", "agent-made")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    state=st.sampled_from(_STATES),
+    tool=st.sampled_from(("write", "edit")),
+    later=st.sampled_from(("none", "ignore-all", "commit-all", "exclude-all")),
+)
+def test_no_write_over_untracked_or_modified_work_runs_unasked(
+    state: str, tool: str, later: str
+) -> None:
+    """Whatever the agent arranged after the baseline (an ignore file over everything, a
+    commit of everything, an exclude), pi's write/edit over work the operator had asks, and
+    over nothing of theirs it does not."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp).resolve()
+        target = ws / "f.txt"
+        if state in ("clean", "modified", "staged"):
+            target.write_text("committed\n")
+        (ws / ".gitignore").write_text("f.txt\n" if state == "ignored" else "")
+        git(ws, "init", "-q")
+        git(ws, "add", "-A")
+        git(ws, "commit", "-qm", "start")
+        if state in ("modified", "staged"):
+            target.write_text("changed\n")
+            if state == "staged":
+                git(ws, "add", "f.txt")
+        elif state in ("untracked", "ignored"):
+            target.write_text("work\n")
+        baseline = Baseline.of(str(ws))
+        if state == "agent-made":
+            target.write_text("the agent's\n")
+        if later == "ignore-all":
+            (ws / ".gitignore").write_text("*\n")
+        elif later == "commit-all":
+            git(ws, "add", "-A", "-f")
+            git(ws, "commit", "-qm", "agent", "--allow-empty")
+        elif later == "exclude-all":
+            (ws / ".git" / "info" / "exclude").write_text("*\n")
+        verdict, _ = _verdict(_cache(ws, baseline), ws, tool, "f.txt")
+        at_risk = state in ("modified", "staged", "untracked")
+        assert verdict == ("confirm" if at_risk else "allow"), (state, later)
