@@ -93,3 +93,5 @@ class Review(BaseModel):
     held: tuple[Hold, ...] = ()
     digest: str | None = None
     summary: str = ""
+    skipped: tuple[Hold, ...] = ()
+    """Held changes an apply left as they were: a conflict, or changed since the command ran."""

@@ -219,16 +219,18 @@ class Reviewer:
         """Apply or discard what :meth:`review` held; the layer is gone afterwards."""
         layer = self._layer(layer_id)
         workspace, held, since = self._held(layer_id)
+        skipped: list[Hold] = []
         if apply:
             (layer / JOURNAL_FILE).unlink(missing_ok=True)
             # Never through a link, never over what changed since the command started (a
             # parallel call may have moved work into a held deletion while the operator read).
-            safe = [
-                h.effect
+            skipped = [
+                h
                 for h in held
-                if h.reason != "conflict"
-                and not changed_since(os.path.join(workspace, h.effect.path), since or 0)
+                if h.reason == "conflict"
+                or changed_since(os.path.join(workspace, h.effect.path), since or 0)
             ]
+            safe = [h.effect for h in held if h not in skipped]
             apply_effects(safe, layer, layer / "upper", Path(workspace))
         self.drop(layer_id)
         return Review(
@@ -237,6 +239,7 @@ class Reviewer:
             held=tuple(held),
             digest=effects_digest([h.effect for h in held]),
             summary=("applied" if apply else "discarded") + f": {summary_line(held)}",
+            skipped=tuple(skipped),
         )
 
     def held(self) -> list[str]:

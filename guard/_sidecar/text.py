@@ -500,9 +500,23 @@ def _held_wants(held: Sequence[Hold]) -> str:
     return "change protected files"
 
 
-def effects_note(decision: str, held: Sequence[Hold], reason: str | None = None) -> str:
-    """The one line the command's output gets (the model reads it)."""
+def effects_note(
+    decision: str,
+    held: Sequence[Hold],
+    reason: str | None = None,
+    skipped: Sequence[Hold] = (),
+) -> str:
+    """The one line the command's output gets (the model reads it); ``skipped``: what an
+    apply left as it was (a conflict, or changed since the command ran)."""
     what = one_line(summary_line(held))
+    if decision == "applied" and skipped:
+        kept = one_line(", ".join(h.effect.path for h in skipped[:5]), 200)
+        more = f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        return (
+            f"operator-guard: the operator applied what this command held back ({what}),"
+            f" except {len(skipped)} path(s) that changed since the command ran or conflicted,"
+            f" left as they are: {kept}{more}. [reason: effects-partly-applied]"
+        )
     if decision == "applied":
         return f"operator-guard: the operator applied what this command held back ({what})."
     why = {"timeout": "no answer in time", "no-ui": "nobody could be asked"}.get(reason or "", "")

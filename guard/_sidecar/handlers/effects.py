@@ -168,7 +168,7 @@ class EffectsPart(SidecarState):
         decision: Literal["applied", "discarded"] = "applied" if apply else "discarded"
         return EffectsResolveReply(
             decision=decision,
-            note=effects_note(decision, done.held, reason),
+            note=effects_note(decision, done.held, reason, done.skipped),
             evidence_id=record.evidence_id,
             envelope=record.envelope.model_dump(mode="json") if record.envelope else None,
         )

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from guard._effects import Baseline, Reviewer
+from guard._sidecar.text import effects_note
 from tests.guard.effects.conftest import Overlay, snapshot
 from tests.guard.effects.test_review import make_repo
 
@@ -88,8 +89,9 @@ def test_a_yes_never_removes_what_moved_in_since(
     assert result.decision == "held", result
     assert {h.reason for h in result.held} == {"conflict"}
     assert _kept(ws) == moved
-    reviewer.resolve(layer, apply=True)  # a conflict is never applied, even on a yes
+    done = reviewer.resolve(layer, apply=True)  # a conflict is never applied, even on a yes
     assert _kept(ws) == moved
+    assert done.skipped and {h.reason for h in done.skipped} == {"conflict"}
 
 
 @pytest.mark.parametrize("parallel", sorted(PARALLEL))
@@ -136,8 +138,13 @@ def test_a_held_deletion_applied_later_keeps_what_moved_in_meanwhile(overlay: Ov
     result = reviewer.review(layer, str(ws), protected=lambda _p: False)
     assert {h.reason for h in result.held} == {"untracked"}
     os.rename(ws / "notes", ws / "drafts" / "notes")
-    reviewer.resolve(layer, apply=True)
+    done = reviewer.resolve(layer, apply=True)
     assert (ws / "drafts" / "notes" / "plan.md").read_text() == "the operator's plan\n"
+    # Said as it is: the apply left what changed meanwhile, and the model reads which.
+    assert [h.effect.path for h in done.skipped] == ["drafts"]
+    note = effects_note(done.decision, done.held, None, done.skipped)
+    assert "except 1 path(s) that changed since the command ran" in note
+    assert note.endswith("drafts. [reason: effects-partly-applied]")
 
 
 def test_what_did_not_change_is_applied_as_before(overlay: Overlay) -> None:
@@ -156,3 +163,4 @@ def test_what_did_not_change_is_applied_as_before(overlay: Overlay) -> None:
     assert result.decision == "applied", result
     assert not (ws / "build").exists()
     assert (ws / "README.md").read_text() == "README\n"
+    assert result.skipped == ()
