@@ -93,11 +93,25 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _new_pids(path: Path, seen: set[int], timeout: float = 10.0) -> list[int]:
+    """The pids written to ``path`` that are not in ``seen`` (waiting for one to appear)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = path.read_text().split() if path.exists() else []
+        new = [int(p) for p in lines if p.isdigit() and int(p) not in seen]
+        if new or time.monotonic() > deadline:
+            return new
+        time.sleep(0.02)
+
+
 def test_pi_does_not_wait_for_a_sidecar_still_starting_and_the_session_is_whole(
     world: World, model_server: ScriptedModelServer
 ) -> None:
     slow = world.tmp / "slow-python"  # the sidecar's Python behind a sleep: it starts late
-    slow.write_text(f'#!/bin/sh\nsleep {SLOW_START_S}\nexec "{sys.executable}" "$@"\n')
+    spawned = world.tmp / "sidecar-pids"  # each sidecar's pid (exec keeps it), as it starts
+    slow.write_text(
+        f'#!/bin/sh\necho $$ >> "{spawned}"\nsleep {SLOW_START_S}\nexec "{sys.executable}" "$@"\n'
+    )
     slow.chmod(0o755)
     world.install(python=str(slow))
     model_server.add_scenario("exit-none", [Turn(text="done")])
@@ -105,6 +119,7 @@ def test_pi_does_not_wait_for_a_sidecar_still_starting_and_the_session_is_whole(
     rng = random.Random(seed)
     note = f"(seed {seed}: PI_GUARD_TEST_SEED={seed} repeats it)"
     ends: tuple[signal.Signals | None, ...] = (None, signal.SIGKILL, signal.SIGTERM)
+    seen: set[int] = set()
     for sig in ends:
         pi = subprocess.Popen(
             world.pi.command(
@@ -120,7 +135,10 @@ def test_pi_does_not_wait_for_a_sidecar_still_starting_and_the_session_is_whole(
         )  # fmt: skip
         assert pi.stdout is not None
         assert "done" in pi.stdout.readline()
-        sidecars = sidecar_pids(pi.pid)
+        # Read from the wrapper, not from pi's children: pi may already have ended here,
+        # its sidecar then a child of another process.
+        sidecars = _new_pids(spawned, seen)
+        seen.update(sidecars)
         assert sidecars, "the shim started the sidecar when pi loaded it"
         if sig is not None:
             time.sleep(rng.uniform(0.0, 0.2))
