@@ -249,7 +249,8 @@ def test_work_is_not_laundered_through_an_earlier_command(
     model_server.add_scenario(f"launder-{name}", turns(bash(first), bash(second)))
     with world.rpc() as pi:
         events = pi.prompt(f"scenario:launder-{name}", discard)
-    assert len(effects_dialogs(events)) == 1
+    shown = effects_dialogs(events)
+    assert len(shown) == 1, [d["title"] for d in shown]
     assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
 
 
