@@ -250,7 +250,12 @@ def test_work_is_not_laundered_through_an_earlier_command(
     with world.rpc() as pi:
         events = pi.prompt(f"scenario:launder-{name}", discard)
     shown = effects_dialogs(events)
-    assert len(shown) == 1, [d["title"] for d in shown]
+    titles = [d["title"] for d in shown]
+    # Both commands come in one turn: the second runs beside the first. Where it runs after
+    # the first's creation (the copy) was applied, its deletion of that copy is held as a
+    # change under the command: a second dialog, never a loss.
+    conflicts = [d for d in shown if "the workspace changed under the command" in d["message"]]
+    assert len(shown) == 1 or (len(shown) == 2 and conflicts), titles
     assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
 
 
