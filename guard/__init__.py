@@ -47,15 +47,13 @@ if typing.TYPE_CHECKING:
         MatchResult,
         RecordResult,
     )
-    from guard._guard import (
+    from guard._facade import (
         DeclineReason,
         Guard,
+        Monitor,
     )
     from guard._home import (
         default_home,
-    )
-    from guard._monitor import (
-        Monitor,
     )
     from guard._pi import (
         InstallResult,
@@ -131,10 +129,10 @@ _HOMES: dict[str, str] = {
     "MAX_TTL_SECONDS": "guard._evidence",
     "MatchResult": "guard._evidence",
     "RecordResult": "guard._evidence",
-    "DeclineReason": "guard._guard",
-    "Guard": "guard._guard",
+    "DeclineReason": "guard._facade",
+    "Guard": "guard._facade",
     "default_home": "guard._home",
-    "Monitor": "guard._monitor",
+    "Monitor": "guard._facade",
     "InstallResult": "guard._pi",
     "install": "guard._pi.install",
     "ConfigProblem": "guard._policy",

@@ -1,5 +1,5 @@
 """The one typed result of a health check, for ``pi-guard doctor``: each wing checks its own
-part (the home in ``_home``, the signing key in ``_evidence``, the audit log in ``_anchors``,
+part (the home in ``_home``, the signing key in ``_evidence``, the audit log in ``_evidence``,
 the sandbox in ``_sandbox``, the export of decisions in ``_telemetry``, pi and the installs
 in ``_pi``) and ``_pi/doctor`` assembles them.
 

@@ -24,6 +24,13 @@ import typing
 from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
+    from guard._evidence.anchors import (
+        anchor_checkpoint,
+        anchor_dir,
+        check_audit,
+        latest_anchor,
+        log_origin,
+    )
     from guard._evidence.consume import (
         DEFAULT_SKEW,
     )
@@ -113,10 +120,15 @@ __all__ = [
     "ReportOnly",
     "Reservation",
     "Signer",
+    "anchor_checkpoint",
+    "anchor_dir",
+    "check_audit",
     "check_key",
     "compute_fingerprint",
     "consume_synced",
     "dsse_from_log",
+    "latest_anchor",
+    "log_origin",
     "mint_envelope",
     "normalize_path",
     "normalize_tool_name",
@@ -130,6 +142,11 @@ __all__ = [
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "anchor_checkpoint": "guard._evidence.anchors",
+    "anchor_dir": "guard._evidence.anchors",
+    "check_audit": "guard._evidence.anchors",
+    "latest_anchor": "guard._evidence.anchors",
+    "log_origin": "guard._evidence.anchors",
     "DEFAULT_SKEW": "guard._evidence.consume",
     "check_key": "guard._evidence.doctor",
     "DsseCheck": "guard._evidence.dsse",

@@ -4,7 +4,7 @@
 ``operators`` (the operator's passkeys), ``grants`` (scoped grants), ``sessions`` (a pi
 session started and ended, refusals), ``effects`` (the effects review's records),
 ``outcomes`` (a call ran, was blocked, declined, or its input changed) and ``spool`` (the
-shim's spooled events, replayed once each). ``guard/_guard.py`` composes them and adds
+shim's spooled events, replayed once each). ``guard/_facade/guard.py`` composes them and adds
 opening a home, consuming, planners and verify. Nothing here imports the sidecar: the
 sidecar's params build on :class:`CallParams` and the spooled event shapes.
 """
@@ -24,17 +24,35 @@ if typing.TYPE_CHECKING:
         operator_reason_text,
         preview_of,
     )
+    from guard._facade.consumer import (
+        ClassifiedCall,
+        check_tool_call_id,
+        classify_call,
+    )
     from guard._facade.effects import (
         EffectsPart,
     )
     from guard._facade.grants import (
         GrantsPart,
     )
+    from guard._facade.guard import (
+        Guard,
+    )
+    from guard._facade.ledger import (
+        ledger_url,
+        open_ledger,
+    )
+    from guard._facade.monitor import (
+        Monitor,
+    )
     from guard._facade.operators import (
         OperatorsPart,
     )
     from guard._facade.outcomes import (
         OutcomesPart,
+    )
+    from guard._facade.plan import (
+        plan_input,
     )
     from guard._facade.sessions import (
         SessionsPart,
@@ -57,11 +75,14 @@ __all__ = [
     "SESSION_COUNTS",
     "BlockReason",
     "CallParams",
+    "ClassifiedCall",
     "DeclineReason",
     "EffectsPart",
     "GrantsPart",
+    "Guard",
     "GuardBase",
     "LateDeclineReason",
+    "Monitor",
     "OperatorReasonText",
     "OperatorsPart",
     "OutcomesPart",
@@ -72,14 +93,27 @@ __all__ = [
     "SpooledDecline",
     "SpooledEvent",
     "SpooledExecuted",
+    "check_tool_call_id",
+    "classify_call",
     "fingerprint_fields",
+    "ledger_url",
     "logged_spool_ids",
+    "open_ledger",
     "operator_reason_text",
+    "plan_input",
     "preview_of",
 ]
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "ClassifiedCall": "guard._facade.consumer",
+    "Guard": "guard._facade.guard",
+    "Monitor": "guard._facade.monitor",
+    "check_tool_call_id": "guard._facade.consumer",
+    "classify_call": "guard._facade.consumer",
+    "ledger_url": "guard._facade.ledger",
+    "open_ledger": "guard._facade.ledger",
+    "plan_input": "guard._facade.plan",
     "BlockReason": "guard._facade.base",
     "DeclineReason": "guard._facade.base",
     "GuardBase": "guard._facade.base",

@@ -25,7 +25,6 @@ from audit.wire import (
     utc_now,
 )
 from guard._approvals import Approver
-from guard._consumer import ClassifiedCall, check_tool_call_id, classify_call
 from guard._errors import BadInputError, TtlError
 from guard._evidence import (
     DEFAULT_TTL_SECONDS,
@@ -42,6 +41,7 @@ from guard._evidence import (
     mint_envelope,
     payload_hash,
 )
+from guard._facade.consumer import ClassifiedCall, check_tool_call_id, classify_call
 from guard._grants import GrantDesk, GrantStore
 from guard._home import GRANTS_FILE
 from guard._operator import OperatorCheck, OperatorSignature
@@ -209,7 +209,7 @@ class GuardBase:
     def classify(
         self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
     ) -> ClassifiedCall:
-        """Judge a pending call once (:func:`guard._consumer.classify_call`): what the
+        """Judge a pending call once (:func:`guard._facade.consumer.classify_call`): what the
         ``*_call`` methods take, so one request classifies its call once."""
         return classify_call(self.classifier, tool_name, tool_input, cwd)
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from audit.wire import utc_now
-from guard._consumer import ClassifiedCall
 from guard._errors import BadInputError
 from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
 from guard._facade.base import GuardBase, preview_of
+from guard._facade.consumer import ClassifiedCall
 from guard._grants import GrantLimits, GrantOffer, GrantRecord, offers
 
 __all__ = ["GrantsPart"]

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from audit.wire import OperatorEnrolledData, OperatorRemovedData, format_iso, utc_now
-from guard._consumer import check_tool_call_id
 from guard._errors import BadInputError, TtlError
 from guard._evidence import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, Reservation, reserve
 from guard._facade.base import GuardBase
+from guard._facade.consumer import check_tool_call_id
 from guard._operator import OperatorCredential
 
 __all__ = ["OperatorsPart"]

@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from guard._approvals import Approver
-from guard._consumer import ClassifiedCall, check_tool_call_id
 from guard._effects import UnaskedTarget
 from guard._evidence import Evaluation, RecordResult, compute_fingerprint, payload_hash
 from guard._facade.base import (
@@ -19,6 +18,7 @@ from guard._facade.base import (
     fingerprint_fields,
     operator_reason_text,
 )
+from guard._facade.consumer import ClassifiedCall, check_tool_call_id
 
 __all__ = ["OutcomesPart"]
 

@@ -4,9 +4,9 @@ Each wing checks its own part and returns a :class:`~guard._checks.Check` (a ``s
 ``ok``, ``warn``, ``fail`` or ``n/a``; a kebab-case ``reason``; a ``detail`` in words and,
 when something can be done, the ``fix``): pi and the installs in :mod:`guard._pi.checks`, the
 home in :mod:`guard._home`, the signing key in :mod:`guard._evidence.doctor`, the audit log in
-:mod:`guard._anchors`, the sandbox in :mod:`guard._sandbox.doctor` (given by the caller: the
-sandbox stands above pi's layer). :func:`diagnose` assembles them; the report's ``decision``
-is ``ready`` only when no check failed (warnings do not fail it).
+:mod:`guard._evidence.anchors`, the sandbox in :mod:`guard._sandbox.doctor` (given by the
+caller: the sandbox stands above pi's layer). :func:`diagnose` assembles them; the report's
+``decision`` is ``ready`` only when no check failed (warnings do not fail it).
 
 Checks, in order: ``pi`` (the versions found), ``node`` (does it satisfy each pi's
 ``engines.node``), ``installs`` (global, project, package; which of them load; duplicates),
@@ -31,9 +31,8 @@ from typing import Literal
 from pydantic import BaseModel
 
 from audit.wire import WIRE_CONFIG
-from guard._anchors import check_audit
 from guard._checks import Check, CheckName, CheckStatus
-from guard._evidence import check_key
+from guard._evidence import check_audit, check_key
 from guard._home import check_home, resolve_home
 from guard._pi.checks import (
     check_config,

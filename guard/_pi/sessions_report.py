@@ -26,9 +26,9 @@ from typing import Any
 from audit import JsonInputError
 from audit.verify import ExternalSource, ReportRow
 from audit.wire import AuditRecord, load_json
-from guard._consumer import classify_call
 from guard._errors import BadInputError
 from guard._evidence import Fingerprint
+from guard._facade import classify_call
 from guard._lines import iter_frames
 from guard._policy import PolicyCache
 

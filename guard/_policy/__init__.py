@@ -59,6 +59,10 @@ if typing.TYPE_CHECKING:
         check_config_file,
         read_layer,
     )
+    from guard._policy.settings.homes import (
+        known_homes,
+        remember_home,
+    )
     from guard._policy.settings.models import (
         ConfigProblem,
         LayerName,
@@ -114,6 +118,7 @@ __all__ = [
     "describe_source",
     "git_config_names_programs",
     "git_config_values",
+    "known_homes",
     "load_layers",
     "note_pi_runtime",
     "pi_file_target",
@@ -122,6 +127,7 @@ __all__ = [
     "read_layer",
     "read_mcp_servers",
     "realpath",
+    "remember_home",
     "too_wide",
     "within",
     "worktree_hook_files",
@@ -129,6 +135,8 @@ __all__ = [
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "known_homes": "guard._policy.settings.homes",
+    "remember_home": "guard._policy.settings.homes",
     "Command": "guard._policy.bash.model",
     "analyze": "guard._policy.bash.walker",
     "PolicyCache": "guard._policy.cache",

@@ -1,5 +1,5 @@
 """Which policy applies to a call (the pending fingerprint is computed from its verdict by
-``guard._consumer.classify_call``).
+``guard._facade.consumer.classify_call``).
 
 The policy of a workspace is the built-in rules, the user's
 ``<home>/operator-guard.toml`` and the project's ``<cwd>/.pi/operator-guard.toml``.

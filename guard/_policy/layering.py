@@ -13,11 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from guard._anchors import ANCHOR_ENV
 from guard._errors import GlobError
 from guard._evidence import normalize_path
-from guard._home import POLICY_FILE, env, pi_agent_dir
-from guard._known_homes import known_homes, known_homes_file
+from guard._home import ANCHOR_ENV, POLICY_FILE, env, pi_agent_dir
 from guard._policy.matching.checks import CHECKS
 from guard._policy.matching.globs import expand_lists
 from guard._policy.matching.rules import CompiledRule, compile_rule
@@ -30,6 +28,7 @@ from guard._policy.settings.config import (
     builtin_layer,
     read_layer,
 )
+from guard._policy.settings.homes import known_homes, known_homes_file
 from guard._policy.settings.installation import installation_paths
 from guard._policy.settings.models import (
     ApprovalSettings,

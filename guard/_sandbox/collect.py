@@ -49,12 +49,12 @@ from guard._home import (
     OLD_ENV_PREFIX,
     pi_agent_dir,
 )
-from guard._known_homes import known_homes
 from guard._policy import (
     CONFIG_FILE_NAME,
     SandboxSettings,
     credential_files,
     git_config_values,
+    known_homes,
     pi_settings_resources,
     placeholder_lists,
     too_wide,

@@ -16,10 +16,9 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from guard._anchors import ANCHOR_ENV
 from guard._errors import BadInputError, SandboxUnavailableError
 from guard._hermetic import minimal_env, run
-from guard._home import ENV_PREFIX, OLD_ENV_PREFIX
+from guard._home import ANCHOR_ENV, ENV_PREFIX, OLD_ENV_PREFIX
 from guard._policy import (
     CONFIG_FILE_NAME,
     TOO_WIDE_HINT,

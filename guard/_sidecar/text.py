@@ -15,8 +15,8 @@ from typing import Any, Literal
 from audit.wire import parse_iso
 from guard._effects import Hold, size_text, summary_line
 from guard._evidence import Evaluation
+from guard._facade import DeclineReason
 from guard._grants import GrantOffer, inside
-from guard._guard import DeclineReason
 from guard._policy import PI_TOOLS, PLANNER_TOOL_NAME, ToolFacts, Verdict, describe_source
 from guard._sandbox import SandboxPlan
 from guard._sidecar.escape import command_line, listing, one_line
@@ -257,7 +257,7 @@ def block_reason_for(
 ) -> str:
     """The text pi returns as the blocked tool result (the model and the operator read it).
 
-    ``operator_reason`` (already cleaned by :func:`guard._guard.operator_reason_text`) is
+    ``operator_reason`` (already cleaned by :func:`guard._facade.guard.operator_reason_text`) is
     quoted after a decline. One line; every interpolated value escaped; every distinct
     target and reason named (up to a count).
     """

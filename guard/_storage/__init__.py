@@ -12,7 +12,7 @@
 The PostgreSQL modules import ``psycopg``, the ``postgres`` extra
 (``pi-operator-guard[postgres]``). Import them only where a PostgreSQL URL is configured, after
 :func:`psycopg_missing` said it is installed; the backend is chosen above this wing
-(``guard/_ledger_choice.py``, which reads the policy). The face is lazy: a name's module is
+(``guard/_facade/ledger.py``, which reads the policy). The face is lazy: a name's module is
 imported when the name is first used, so naming :class:`PgLedger` costs nothing until then.
 """
 

@@ -15,7 +15,7 @@ import guard.evidence
 from audit.tlog import open_checkpoint
 from audit.verify import read_records
 from guard import BadInputError, Guard, TtlError
-from guard._guard import operator_reason_text
+from guard._facade.guard import operator_reason_text
 
 RM = {"command": "rm -rf build"}
 

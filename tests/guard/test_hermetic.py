@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from guard import Guard
-from guard._anchors import anchor_checkpoint, anchor_dir
+from guard._evidence.anchors import anchor_checkpoint, anchor_dir
 from guard._hermetic import (
     GIT_SAFE_OPTIONS,
     SYSTEM_BIN_DIRS,

@@ -17,8 +17,13 @@ from pathlib import Path
 import pytest
 
 from guard import Guard
-from guard._known_homes import MAX_KNOWN_HOMES, known_homes, known_homes_file, remember_home
 from guard._policy import Policy
+from guard._policy.settings.homes import (
+    MAX_KNOWN_HOMES,
+    known_homes,
+    known_homes_file,
+    remember_home,
+)
 from tests.guard.sandbox.conftest import SECRET, make_layout, needs_bwrap, run_proved
 
 

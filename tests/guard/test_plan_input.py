@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from guard._plan import plan_input
+from guard._facade.plan import plan_input
 from planning import MAX_INPUT_BYTES, PLANNERS, ChannelPlanInput, PlanInput, PlanInputError
 
 

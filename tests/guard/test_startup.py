@@ -21,7 +21,7 @@ import pytest
 RARE = ("webauthn", "OpenSSL", "pyasn1_modules", "cryptography.x509", "psycopg", "opentelemetry")
 """Libraries of rare paths: none is imported by the sidecar or an everyday command."""
 
-GUARD = ("guard._guard", "guard._sidecar.handlers.methods", "guard._policy.engine")
+GUARD = ("guard._facade.guard", "guard._sidecar.handlers.methods", "guard._policy.engine")
 """The guard itself: printing the command line's help does not load it."""
 
 
@@ -86,7 +86,7 @@ def test_importing_the_sidecar_server_loads_no_rare_library(tmp_path: Path) -> N
 def test_a_monitor_consume_loads_no_rare_library(tmp_path: Path) -> None:
     job = _main(["consume", "--envelope", "-", "--tool", "bash", "--input", '{"command": "ls"}'])
     modules = _modules_after(tmp_path, job, stdin="{}")
-    assert "guard._consumer" in modules  # it did consume (and rejected the empty envelope)
+    assert "guard._facade.consumer" in modules  # it did consume (and rejected the empty envelope)
     assert _loaded(modules, RARE) == []
 
 

@@ -322,7 +322,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
     """Serve the page until interrupted; the one-time login address goes to stderr (the
     operator's terminal), never to stdout or a file."""
     from guard._approvals import ApprovalPage, enrolled_port
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     home = _home(args)
     port: int = args.port if args.port is not None else enrolled_port(home) or 0

@@ -27,7 +27,7 @@ __all__ = ["register"]
 
 def cmd_keygen(args: argparse.Namespace) -> ExitCode:
     from guard._evidence import KeyStore
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     signed = False
     if args.trust_keyring:
@@ -46,7 +46,7 @@ def cmd_keygen(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     with Guard.open(args.home) as guard:
         old, new = guard.rotate_key()
@@ -55,7 +55,7 @@ def cmd_keys_rotate(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_keys_list(args: argparse.Namespace) -> ExitCode:
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     with Guard.open(existing_home(args.home)) as guard:  # a listing never makes a home
         emit(guard.keyring())
@@ -63,7 +63,7 @@ def cmd_keys_list(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> ExitCode:
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
@@ -72,7 +72,7 @@ def cmd_evaluate(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_record(args: argparse.Namespace) -> ExitCode:
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     tool, tool_input, cwd = call_args(args)
     with Guard.open(args.home) as guard:
@@ -92,7 +92,7 @@ def cmd_record(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_consume(args: argparse.Namespace) -> ExitCode:
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     envelope = read_file_arg(args.envelope, "--envelope")
     tool, tool_input, cwd = call_args(args)

@@ -31,8 +31,8 @@ from guard._errors import BadInputError, StateError
 from guard._grants import Breadth
 
 if TYPE_CHECKING:
+    from guard._facade import Guard
     from guard._grants import GrantDesk, GrantState
-    from guard._guard import Guard
 
 __all__ = ["GrantListing", "GrantListings", "register"]
 
@@ -99,7 +99,7 @@ def _listing(state: GrantState, now: datetime) -> GrantListing:
 
 def _open(args: argparse.Namespace) -> Guard:
     """The guard of an existing home (``grants`` never creates one)."""
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     return Guard.open(existing_home(args.home))
 

@@ -20,7 +20,7 @@ from guard._cli.args import Parser, Subparsers, existing_home
 from guard._cli.exits import ExitCode
 from guard._cli.io import emit
 from guard._errors import BadInputError, LedgerError
-from guard._home import resolve_home
+from guard._home import LEDGER_FILE, resolve_home
 from guard._storage import is_postgres_url, psycopg_missing, redact_url
 
 __all__ = ["register"]
@@ -37,7 +37,7 @@ class LedgerStatus(BaseModel):
 
 
 def _url(args: argparse.Namespace) -> str:
-    from guard._ledger_choice import ledger_url  # the policy: not for --help
+    from guard._facade import ledger_url  # the policy: not for --help
 
     url = args.url or ledger_url(resolve_home(args.home))
     if url is None:
@@ -78,7 +78,7 @@ def cmd_ledger_init(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_ledger_status(args: argparse.Namespace) -> ExitCode:
-    from guard._ledger_choice import LEDGER_FILE, ledger_url, open_ledger
+    from guard._facade import ledger_url, open_ledger
 
     url = ledger_url(resolve_home(args.home))
     home = existing_home(args.home) if url is None else resolve_home(args.home)

@@ -94,7 +94,7 @@ def _configured_port(home: Path) -> int | None:
 def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
     """Serve one enrolment; the login address goes to stderr, the credential to stdout."""
     from guard._approvals import ApprovalPage, Enrolment, enrolled_port
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     label = _label(args.label)
     home = resolve_home(args.home)
@@ -178,7 +178,7 @@ def cmd_operator_list(args: argparse.Namespace) -> ExitCode:
 def cmd_operator_remove(args: argparse.Namespace) -> ExitCode:
     if _CREDENTIAL_ID.fullmatch(args.credential_id) is None:
         raise BadInputError("ID", "is not a credential id (base64url)", args.credential_id)
-    from guard._guard import Guard
+    from guard._facade import Guard
 
     with Guard.open(_home(args)) as guard:
         removed = guard.remove_operator(args.credential_id)

@@ -50,7 +50,7 @@ def _checkpoint(
             raise BadInputError(
                 "--against", f"cannot read file: {exc.strerror}", args.against
             ) from None
-    from guard._anchors import anchor_dir
+    from guard._evidence import anchor_dir
 
     anchored = latest_anchor(anchor_dir(args.anchor), log, dict(keys))
     if anchored is None:

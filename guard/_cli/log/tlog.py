@@ -45,7 +45,7 @@ def latest_anchor(
     directory: AnchorDir | None, log: Path, keys: dict[str, Ed25519PublicKey]
 ) -> Anchored | None:
     """The latest anchored checkpoint of ``log`` that verifies; skipped files to stderr."""
-    from guard._anchors import latest_anchor as find_latest_anchor
+    from guard._evidence import latest_anchor as find_latest_anchor
 
     anchored, problems = find_latest_anchor(directory, log, keys)
     for problem in problems:
@@ -76,7 +76,7 @@ def render_verify(result: VerifyResult) -> str:
 
 def _verified(log: Path, keys: dict[str, Ed25519PublicKey]) -> tuple[bytes, SignedCheckpoint]:
     """The log's checkpoint head, after the whole log verified against it."""
-    from guard._anchors import log_origin
+    from guard._evidence import log_origin
 
     result = audit.verify.verify_log(log, keys)
     if result.decision != "intact":
@@ -248,7 +248,7 @@ def cmd_verify_proof(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_anchor(args: argparse.Namespace) -> ExitCode:
-    from guard._anchors import anchor_checkpoint, anchor_dir
+    from guard._evidence import anchor_checkpoint, anchor_dir
 
     directory = anchor_dir(args.to)
     if directory is None:

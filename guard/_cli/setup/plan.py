@@ -18,8 +18,7 @@ def cmd_plan(args: argparse.Namespace) -> ExitCode:
 
     Planning is read-only: it never creates a home, a key or a log as a side effect.
     """
-    from guard._guard import Guard
-    from guard._plan import plan_input
+    from guard._facade import Guard, plan_input
 
     raw = read_text_arg(args.input, "--input") if args.input is not None else "{}"
     home = resolve_home(args.home)

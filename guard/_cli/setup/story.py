@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from audit.verify import build_report, read_records, render_report
-from guard._guard import Guard
+from guard._facade import Guard
 from guard._hermetic import system_program
 
 __all__ = ["run_demo"]

@@ -3,5 +3,6 @@
 ``models`` holds the typed shapes (rules, settings, verdicts, the description), ``config``
 reads and validates one layer file, ``installation`` and ``surroundings`` give the
 placeholders their values (the guard's own files; what runs outside the sandbox, the
-credential files). Nothing here matches a tool call; :mod:`guard._policy.matching` does.
+credential files), ``homes`` every guard home this user opened. Nothing here matches a tool
+call; :mod:`guard._policy.matching` does.
 """

@@ -5,7 +5,7 @@ records, this part maps the wire to it and words the replies.
 
 Each request classifies its call once (:meth:`guard.Guard.classify`, from the input the
 request carries: the input the call runs with) and every step of the request takes that
-:class:`guard._consumer.ClassifiedCall`. Nothing carries it to a later request: ``record``,
+:class:`guard._facade.consumer.ClassifiedCall`. Nothing carries it to a later request: ``record``,
 ``consume`` and ``audit.toolExecuted`` judge the call again when they arrive, since the
 policy (its files, the paths a rule names) or the input may have changed since the question.
 """
@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from audit.wire import utc_now
-from guard._consumer import ClassifiedCall
 from guard._effects import UnaskedTarget, unasked
 from guard._errors import RpcFault
 from guard._evidence import Evaluation
-from guard._guard import operator_reason_text
+from guard._facade import ClassifiedCall, operator_reason_text
 from guard._logging import get_logger
 from guard._pi import session_envelopes
 from guard._policy import pi_file_target

@@ -25,12 +25,10 @@ from audit import AuditError, LogIntegrityError
 from guard._approvals import ApprovalBroker, Approver, LocalApprovals
 from guard._effects import Baseline, Reviewer, UnaskedTarget
 from guard._errors import GuardError, RpcFault
-from guard._facade import REPLAY_SKEW
+from guard._facade import REPLAY_SKEW, Guard, Monitor
 from guard._grants import GrantOffer
-from guard._guard import Guard
 from guard._home import LAYERS_DIR, SESSIONS_DIR, resolve_home
 from guard._logging import defer_logging, get_logger, logging_configured
-from guard._monitor import Monitor
 from guard._pi import session_envelopes
 from guard._sandbox import SandboxPlan
 from guard._sidecar.framing import (

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from audit import AuditError, LogIntegrityError
-from guard._anchors import anchor_checkpoint, anchor_dir
 from guard._approvals import (
     Answer,
     ApprovalBroker,
@@ -21,10 +20,10 @@ from guard._approvals import (
 )
 from guard._effects import Baseline, Reviewer, UnaskedTarget
 from guard._errors import GuardError, RpcFault, StateError
+from guard._evidence import anchor_checkpoint, anchor_dir
+from guard._facade import Guard, Monitor
 from guard._grants import GrantOffer, GrantRecord
-from guard._guard import Guard
 from guard._logging import get_logger
-from guard._monitor import Monitor
 from guard._pi import newer_than_tested
 from guard._sandbox import SandboxPlan
 from guard._sidecar.framing import RpcCode

@@ -135,7 +135,7 @@ class StatusPart(SidecarState):
             result = self._guard.verify_audit(allow_unanchored=p.allow_unanchored)
         elif self._monitor is not None:
             from audit.verify import verify_log
-            from guard._guard import AUDIT_LOG_FILE
+            from guard._home import AUDIT_LOG_FILE
 
             result = verify_log(
                 self.home / AUDIT_LOG_FILE,

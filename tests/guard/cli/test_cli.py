@@ -280,7 +280,7 @@ def test_internal_error_is_exit_1_without_traceback(
 ) -> None:
     # An unplanned exception inside a command (simulated by breaking Guard.open) must
     # become one line and exit 1, never a traceback.
-    import guard._guard as g
+    import guard._facade.guard as g
 
     def boom(*a: object, **k: object) -> None:
         raise RuntimeError("disk on fire")

@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from guard._consumer import classify_call
 from guard._effects import Baseline
+from guard._facade.consumer import classify_call
 from guard._policy import PolicyCache
 from tests.guard.effects.test_review import git, make_repo
 

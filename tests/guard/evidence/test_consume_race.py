@@ -20,7 +20,7 @@ import pytest
 from audit.verify import read_records
 from guard import Guard
 from guard._cli.exits import exit_for
-from guard._guard import AUDIT_LOG_FILE
+from guard._facade.guard import AUDIT_LOG_FILE
 
 CALL = {"command": "rm -rf build"}
 WORKERS = 16

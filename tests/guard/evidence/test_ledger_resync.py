@@ -22,8 +22,8 @@ from audit.wire import utc_now
 from guard import Guard, LedgerError
 from guard._evidence.consume import DEFAULT_SKEW
 from guard._evidence.resync import sync_ledger
-from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
-from guard._monitor import Monitor
+from guard._facade.guard import AUDIT_LOG_FILE, LEDGER_FILE
+from guard._facade.monitor import Monitor
 from guard._storage import SqliteLedger
 from guard.evidence import KeyStore
 

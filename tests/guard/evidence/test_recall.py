@@ -21,7 +21,7 @@ from audit.verify import read_records
 from audit.wire import parse_iso
 from guard import Guard
 from guard._evidence import recall
-from guard._guard import AUDIT_LOG_FILE, LEDGER_FILE
+from guard._facade.guard import AUDIT_LOG_FILE, LEDGER_FILE
 
 CALL = {"command": "rm -rf build"}
 

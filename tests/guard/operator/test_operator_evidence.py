@@ -18,7 +18,7 @@ from audit.wire import b64url_encode, utc_now
 from guard._errors import BadInputError, KeyringError
 from guard._evidence.envelope import signing_message
 from guard._evidence.keys import KEYRING_FILE
-from guard._guard import Guard
+from guard._facade.guard import Guard
 from guard._operator import (
     STATEMENT_FIELDS,
     OperatorSignature,

@@ -10,7 +10,7 @@ import pytest
 from audit.tlog import AnchorDir, open_checkpoint
 from audit.verify import verify_log
 from guard import Guard
-from guard._anchors import log_origin
+from guard._evidence.anchors import log_origin
 from tests.guard.sidecar.test_sidecar import call, rpc, run
 
 

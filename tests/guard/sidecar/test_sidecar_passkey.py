@@ -13,7 +13,7 @@ import pytest
 
 from audit.wire import b64url_encode, utc_now
 from guard._approvals import ask_local
-from guard._guard import Guard
+from guard._facade.guard import Guard
 from guard._operator import enrolled_credential
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import records, result

@@ -15,8 +15,8 @@ import pytest
 from audit.verify import read_records
 from guard import Guard, LedgerError
 from guard._evidence.keys import KEYRING_FILE
-from guard._ledger_choice import ledger_url
-from guard._monitor import Monitor
+from guard._facade.ledger import ledger_url
+from guard._facade.monitor import Monitor
 from guard._storage import LogPosition
 from guard._storage.pg_ledger import PgLedger
 from guard._storage.postgres import connect

@@ -4,8 +4,8 @@ and a ledger but never its signing key.
 Contract: a monitor home holds ``keyring.json`` (its trust root: copy it from the guard, with
 the operators' passkeys it lists) and, optionally, the guard's audit log, whose consumed ids
 stay consumed here too. :meth:`Monitor.consume` runs the guard's own consume path
-(:func:`guard._consumer.consume_call`): the same fingerprint, the same checks, the same single
-use; it mints nothing and appends nothing (an append needs the signing key), so results go
+(:func:`guard._facade.consumer.consume_call`): the same fingerprint, the same checks, the same
+single use; it mints nothing and appends nothing (an append needs the signing key), so results go
 to the caller. Every result is report-only.
 """
 
@@ -17,10 +17,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from guard._consumer import consume_call
 from guard._evidence import KEYRING_FILE, ConsumeResult, PublicKeyring
+from guard._facade.consumer import consume_call
+from guard._facade.ledger import open_ledger
 from guard._home import AUDIT_LOG_FILE, resolve_home
-from guard._ledger_choice import open_ledger
 from guard._policy import PolicyCache
 
 __all__ = ["Monitor"]

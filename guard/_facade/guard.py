@@ -20,14 +20,13 @@ from typing import TYPE_CHECKING, Any
 from audit.log import AuditLog
 from audit.verify import VerifyResult, verify_log
 from audit.wire import KeyGeneratedData, KeyRetiredData, PlannerReportedData, utc_now
-from guard._anchors import anchor_dir
-from guard._consumer import consume_call
 from guard._errors import LedgerError
 from guard._evidence import (
     DEFAULT_SKEW,
     MAX_TTL_SECONDS,
     ConsumeResult,
     KeyStore,
+    anchor_dir,
     normalize_tool_name,
 )
 from guard._facade import (
@@ -41,10 +40,11 @@ from guard._facade import (
     fingerprint_fields,
     operator_reason_text,
 )
+from guard._facade.consumer import consume_call
+from guard._facade.ledger import LEDGER_FILE, open_ledger
 from guard._home import AUDIT_LOG_FILE, AUDIT_PREVIEWS_ENV, ensure_private_dir, env, resolve_home
-from guard._known_homes import remember_home
-from guard._ledger_choice import LEDGER_FILE, open_ledger
 from guard._logging import get_logger
+from guard._policy import remember_home
 from guard._storage import SqliteLedger
 
 if TYPE_CHECKING:
@@ -201,7 +201,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         ``params`` is a mapping or JSON text, decoded strictly (:func:`audit.load_json`).
         """
         # The planners (their models built at import) load with the first plan, not per guard.
-        from guard._plan import plan_input
+        from guard._facade.plan import plan_input
         from planning import PLANNERS
 
         inp = plan_input(planner, params)
