@@ -61,6 +61,9 @@ __all__ = [
     "SIGNING_KEY_FILE",
     "STATE_HOME_ENV",
     "TELEMETRY_STATUS_FILE",
+    "WARM_IDLE_ENV",
+    "WARM_LOCK_FILE",
+    "WARM_SOCKET_FILE",
     "check_home",
     "default_home",
     "ensure_private_dir",
@@ -106,6 +109,10 @@ PROXY_SOCKET_FILE = "proxy.sock"
 """In a sidecar's directory: the network allowlist proxy's socket."""
 TELEMETRY_STATUS_FILE = "telemetry.json"
 """In a sidecar's directory: the OpenTelemetry export's status, for ``pi-guard doctor``."""
+WARM_SOCKET_FILE = "warm.sock"
+"""The warm start's socket (``guard/_warm``): a launcher hands the fork server its stdio."""
+WARM_LOCK_FILE = "warm.lock"
+"""Held (``flock``) by the home's one fork server while it lives."""
 JOURNAL_FILE = "journal.jsonl"
 """In a command's layer: the journal of applying what the command did."""
 HELD_FILE = "held.json"
@@ -127,6 +134,9 @@ LOG_LEVEL_ENV = "LOG_LEVEL"
 """``$PI_OPERATOR_GUARD_LOG_LEVEL``: the guard's own log level."""
 DEBUG_ENV = "DEBUG"
 """``$PI_OPERATOR_GUARD_DEBUG``: an internal error of ``pi-guard`` raises (a traceback)."""
+WARM_IDLE_ENV = "WARM_IDLE"
+"""``$PI_OPERATOR_GUARD_WARM_IDLE``: seconds a fork server waits idle before it ends; ``0``
+switches the warm start off (every sidecar starts cold)."""
 LAYER_ENV = ENV_PREFIX + "LAYER"
 """The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
 # Variables of others the guard reads.

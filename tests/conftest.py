@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
+# Every pi session of the suite starts in a home of its own test, and each home gets a warm
+# start's fork server: a short idle time ends each within seconds of its last session (the
+# default, minutes, is tested by tests/guard/warm and the bench).
+os.environ.setdefault("PI_OPERATOR_GUARD_WARM_IDLE", "4")
+
 # In CI the property tests explore a fixed set of examples, so a run is reproducible;
 # on a developer's machine they keep exploring new ones.
 settings.register_profile("ci", derandomize=True, print_blob=True)

@@ -558,6 +558,12 @@ WING_FACES = {
         "redact_url",
         "ship_log",
     ],
+    "guard._warm": [
+        "DEFAULT_IDLE",
+        "WarmServer",
+        "idle_seconds",
+        "warm_server",
+    ],
     "guard._telemetry": [
         "CALL_EVENTS",
         "SEMCONV_VERSION",

@@ -77,7 +77,7 @@ _PI_IMPORT = re.compile(rb"""from\s+["'](@[\w.-]+/pi-[\w.-]+)["']""")
 Target = Literal["project", "global", "package"]
 
 
-SIDECAR_ARGS: tuple[str, ...] = ("-I", "-m", "guard", "serve")
+SIDECAR_ARGS: tuple[str, ...] = ("-I", "-m", "guard._warm", "serve")
 
 
 class ExtensionConfig(BaseModel):

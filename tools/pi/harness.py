@@ -31,6 +31,7 @@ from typing import IO, Any, Literal, TextIO
 
 from audit.wire import sha256_prefixed
 from guard._errors import GuardError
+from guard._home import ENV_PREFIX, WARM_IDLE_ENV
 from guard._pi.install import InstallResult, install
 from tools.pi.scripted_model import MODEL_ID, PROVIDER
 from tools.pi.scripted_model import models_json as _models_json
@@ -340,9 +341,11 @@ def offline_env(agent_dir: Path, extra: Mapping[str, str] | None = None) -> dict
     """The environment for an offline pi run against ``agent_dir``.
 
     pi reads its providers from ``$PI_CODING_AGENT_DIR/models.json``; ``PI_OFFLINE=1`` and
-    ``PI_SKIP_VERSION_CHECK=1`` keep it off the network. Inherited ``PI_*`` variables are dropped.
+    ``PI_SKIP_VERSION_CHECK=1`` keep it off the network. Inherited ``PI_*`` variables are dropped,
+    but for the warm start's idle time (the test suite shortens it: ``tests/conftest.py``).
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
+    kept = {ENV_PREFIX + WARM_IDLE_ENV}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_") or k in kept}
     env.update(
         {"PI_CODING_AGENT_DIR": str(agent_dir), "PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1"}
     )

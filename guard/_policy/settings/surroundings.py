@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from guard._lineage import pi_pid
 from guard._home import PI_PACKAGES
 from guard._policy.settings.config import builtin_layer
 
@@ -131,7 +132,7 @@ def _is_node(exe: str, argv: list[str]) -> bool:
 def pi_installation(env: Mapping[str, str], parent: int | None = None) -> tuple[str, ...]:
     """pi's package directories and their ``node_modules`` (see the module docstring)."""
     scripts: list[str] = []
-    exe, argv = _parent_argv(os.getppid() if parent is None else parent)
+    exe, argv = _parent_argv(pi_pid() if parent is None else parent)
     if exe is not None and _is_node(exe, argv) and len(argv) > 1:
         scripts.append(os.path.realpath(argv[1]))
     on_path = shutil.which("pi", path=env.get("PATH", ""))
@@ -152,7 +153,7 @@ def pi_installation(env: Mapping[str, str], parent: int | None = None) -> tuple[
 
 def _node_installation(env: Mapping[str, str], parent: int | None) -> tuple[str, ...]:
     binaries: list[str] = []
-    exe, argv = _parent_argv(os.getppid() if parent is None else parent)
+    exe, argv = _parent_argv(pi_pid() if parent is None else parent)
     if exe is not None and _is_node(exe, argv):
         binaries.append(exe)
     on_path = shutil.which("node", path=env.get("PATH", ""))
@@ -294,7 +295,7 @@ def placeholder_lists(env: Mapping[str, str] | None = None) -> dict[str, tuple[s
     """The list placeholders for ``env`` (default: this process's environment)."""
     environ = dict(os.environ if env is None else env)
     key = tuple(environ.get(name, "") for name in _ENV_KEYS)
-    lists = dict(_cached(key, os.getppid()))
+    lists = dict(_cached(key, pi_pid()))
     for name, noted in _RUNTIME.items():
         lists[name] = _unique([*noted, *lists[name]])
     return lists

@@ -65,7 +65,7 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
     assert (target / "index.ts").read_bytes() == shim_source()
     config = json.loads((target / CONFIG_FILE).read_text())
     assert config["python"] == str(Path(sys.executable).absolute())
-    assert config["args"] == ["-I", "-m", "guard", "serve"]
+    assert config["args"] == ["-I", "-m", "guard._warm", "serve"]
     assert config["home"] is None
     assert config["confirmTimeoutMs"] == 60_000
     manifest = json.loads((target / MANIFEST_FILE).read_text())
@@ -191,7 +191,7 @@ def test_a_corrupt_config_in_a_foreign_directory_needs_the_force_the_message_nam
     assert "PosixPath" not in message
     repaired = install("project", project, force=True, uninstall=False)
     assert repaired.repaired == CONFIG_FILE + CORRUPT_SUFFIX
-    assert json.loads((target / CONFIG_FILE).read_text())["args"] == ["-I", "-m", "guard", "serve"]
+    assert json.loads((target / CONFIG_FILE).read_text())["args"] == ["-I", "-m", "guard._warm", "serve"]
 
 
 def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> None:
