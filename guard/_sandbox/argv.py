@@ -32,16 +32,17 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from guard._errors import BadInputError
 from guard._policy import within as is_within
-from guard._sandbox.model import LAYER_ENV, MountPath, SandboxInput
+from guard._sandbox.model import LAYER_ENV, CacheMount, MountPath, SandboxInput
 from guard._sandbox.network import PROXY_PORT
 
 __all__ = [
     "BRIDGE_PERL",
     "BRIDGE_PYTHON",
+    "LAYER_SOURCE",
     "NAMESPACE_FLAGS",
     "OVERLAY_SCRIPT",
     "PROXY_ENV",
@@ -50,6 +51,7 @@ __all__ = [
     "bridge_argv",
     "build_argv",
     "is_within",
+    "layer_tail",
     "overlay_tail",
     "overlay_wrapper",
     "shell_prefix",
@@ -326,24 +328,43 @@ def _home_view(inp: SandboxInput, home: str, hidden_away: Callable[[str], bool])
 
 
 # Runs as root of a new user namespace, in a new mount namespace (unshare): makes the
-# command's layer and mounts the overlay on the workspace there, then each package cache's
-# overlay (the project's own cache over the user's, this command's writes on top) on its
-# staging directory, then runs bwrap, which binds the workspace (now the overlay) and the
-# staging directories as usual. userxattr: the only overlay an unprivileged user may mount
-# (Linux >= 5.11). $1 layers, $2 workspace, $3 layer id, $4 mount, $5 caches, then for each
-# cache its store, the user's cache and the staging directory; then bwrap.
+# command's layer, its directories in one ``mkdir``, and mounts every overlay of it with one
+# ``mount -a``: the workspace's (this command's writes over the workspace) and each package
+# cache's (the project's own cache over the user's, this command's writes on top, on its
+# staging directory); then runs bwrap, which binds the workspace (now the overlay) and the
+# staging directories as usual. One mount(8) and one mkdir instead of one each per overlay:
+# a dozen cache overlays cost some 60 ms per command as separate programs. The overlays'
+# upper and work directories are named relative to the layer (overlayfs resolves them from
+# the mounting process's working directory), so the table is the same for every command of
+# a session. Each overlay must then show the ``work`` directory the kernel makes in its
+# workdir: an entry mount -a skipped (it thought it mounted already) refuses the command.
+# userxattr: the only overlay an unprivileged user may mount (Linux >= 5.11).
+# $1 layers, $2 workspace, $3 layer id, $4 mount, $5 the mount table, $6 the layer's
+# directories (our own names: no blanks, no glob characters), $7 their work directories;
+# then bwrap.
 OVERLAY_SCRIPT = (
     "set -e; "
     'case "$3" in ""|*[!A-Za-z0-9_-]*) '
     'echo "operator-guard: this command has no layer; nothing was run" >&2; exit 125;; esac; '
-    'L="$1/$3"; mkdir -m 700 "$L"; mkdir "$L/upper" "$L/work"; '
-    '"$4" -t overlay overlay -o "lowerdir=$2,upperdir=$L/upper,workdir=$L/work,userxattr" "$2"; '
-    'M="$4"; n="$5"; i=0; shift 5; '
-    'while [ "$i" -lt "$n" ]; do mkdir "$L/c$i" "$L/c$i/upper" "$L/c$i/work"; '
-    '"$M" -t overlay overlay -o "lowerdir=$1:$2,upperdir=$L/c$i/upper,workdir=$L/c$i/work,'
-    'userxattr" "$3"; shift 3; i=$((i + 1)); done; '
-    'exec "$@"'
+    'L="$1/$3"; mkdir -m 700 "$L"; cd "$L"; mkdir $6; '
+    "printf '%s\\n' \"$5\" > fstab; "
+    '"$4" -a -T "$L/fstab"; '
+    'for w in $7; do [ -d "$w/work" ] || { '
+    'echo "operator-guard: the layer of this command was not mounted; nothing was run" >&2; '
+    "exit 125; }; done; "
+    'shift 7; exec "$@"'
 )
+"""The shell text that mounts a command's layer; its arguments are :func:`overlay_wrapper`'s,
+the layer id, then :func:`overlay_tail`'s."""
+
+# The source name of our overlays in the mount table: mount -a skips an entry whose source and
+# target are mounted already, so the name is ours alone.
+LAYER_SOURCE = "pi-guard-layer"
+
+
+def _fstab_field(path: str) -> str:
+    """A path as one field of a mount table (fstab(5): blanks and newlines as octal)."""
+    return path.replace(" ", "\\040").replace("\t", "\\011").replace("\n", "\\012")
 
 
 def overlay_wrapper(inp: SandboxInput) -> tuple[str, ...]:
@@ -378,14 +399,28 @@ def overlay_wrapper(inp: SandboxInput) -> tuple[str, ...]:
 
 
 def overlay_tail(inp: SandboxInput) -> tuple[str, ...]:
-    """What follows the layer id: the mount program and the package caches' mounts."""
+    """What follows the layer id (see :func:`layer_tail`); empty without a layer."""
     overlay = inp.overlay
     if overlay is None:
         return ()
-    tail = [overlay.mount, str(len(overlay.caches))]
-    for cache in overlay.caches:
-        tail += [cache.store, cache.lower, cache.staging]
-    return tuple(tail)
+    return layer_tail(overlay.mount, inp.workspace.path, overlay.caches)
+
+
+def layer_tail(mount: str, workspace: str, caches: Sequence[CacheMount] = ()) -> tuple[str, ...]:
+    """The mount program, the mount table of a layer's overlays (the workspace's, then each
+    package cache's), the layer's directories and their work directories."""
+    ws = _fstab_field(workspace)
+    table = [f"{LAYER_SOURCE} {ws} overlay lowerdir={ws},upperdir=upper,workdir=work,userxattr 0 0"]
+    dirs, works = ["upper", "work"], ["work"]
+    for i, cache in enumerate(caches):
+        lower = f"{_fstab_field(cache.store)}:{_fstab_field(cache.lower)}"
+        table.append(
+            f"{LAYER_SOURCE} {_fstab_field(cache.staging)} overlay lowerdir={lower},"
+            f"upperdir=c{i}/upper,workdir=c{i}/work,userxattr 0 0"
+        )
+        dirs += [f"c{i}", f"c{i}/upper", f"c{i}/work"]
+        works.append(f"c{i}/work")
+    return (mount, "\n".join(table), " ".join(dirs), " ".join(works))
 
 
 def shell_quote(text: str) -> str:

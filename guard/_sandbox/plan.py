@@ -32,6 +32,7 @@ from guard._sandbox.argv import (
     TMP,
     build_argv,
     is_within,
+    layer_tail,
     overlay_tail,
     overlay_wrapper,
     shell_prefix,
@@ -318,7 +319,8 @@ def overlay_probe(inp: SandboxInput) -> str | None:
         probe_input = inp.model_copy(update={"workspace": MountPath(path=lower, kind="dir")})
         wrapper = overlay_wrapper(probe_input)
         script = 'test -e "$1/.probe" || exit 3'
-        argv = [*wrapper, "probe", overlay.mount, "0", "/bin/sh", "-c", script, "sh", lower]
+        tail = layer_tail(overlay.mount, lower)
+        argv = [*wrapper, "probe", *tail, "/bin/sh", "-c", script, "sh", lower]
         with open(os.path.join(lower, ".probe"), "w"):
             pass
         done = run(argv, env=minimal_env(), timeout=10)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from guard._hermetic import minimal_env, system_program
-from guard._sandbox.argv import OVERLAY_SCRIPT
+from guard._sandbox.argv import OVERLAY_SCRIPT, layer_tail
 
 
 @dataclass
@@ -29,7 +29,8 @@ class Overlay:
         argv = [
             system_program("unshare"), "--user", "--map-root-user", "--mount",
             "--propagation", "private", "--", "/bin/sh", "-c", OVERLAY_SCRIPT, "sh",
-            str(self.layers), str(self.workspace), layer, system_program("mount"), "0",
+            str(self.layers), str(self.workspace), layer,
+            *layer_tail(system_program("mount"), str(self.workspace)),
             "/bin/sh", "-c", f'cd "$0" && {{ {script}\n}}', str(self.workspace),
         ]  # fmt: skip
         done = subprocess.run(
