@@ -231,8 +231,9 @@ def _await_end(pidfd: int) -> None:
 def _end_as(status: dict[str, object]) -> NoReturn:
     signum = status.get("signal")
     if type(signum) is int and 0 < signum < 65:
-        signal.signal(signum, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL has no handler to reset
+            signal.signal(signum, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
         os.kill(os.getpid(), signum)
         os._exit(128 + signum)
     code = status.get("exit")

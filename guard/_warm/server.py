@@ -180,7 +180,7 @@ class ForkServer:
         conn.settimeout(_HANDSHAKE_TIMEOUT)
         fds: list[int] = []
         try:
-            fds, request, peer = self._receive(conn)
+            request, peer = self._receive(conn, fds)
             reason = self.refusal(peer, request, len(fds))
             if reason is not None:
                 conn.sendall(encode_line({"refused": reason}))
@@ -199,14 +199,16 @@ class ForkServer:
                 with contextlib.suppress(OSError):
                     os.close(fd)
 
-    def _receive(self, conn: socket.socket) -> tuple[list[int], Request, int]:
+    def _receive(self, conn: socket.socket, fds: list[int]) -> tuple[Request, int]:
+        """The request and the peer's pid (-1: another user); the fds it sent go into
+        ``fds`` (the caller closes them whatever happens)."""
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
         pid, uid, _ = struct.unpack("3i", creds)
-        head, fds, flags, _ = socket.recv_fds(conn, HEADER.size, FDS + 1)
-        fds = list(fds)
+        head, received, flags, _ = socket.recv_fds(conn, HEADER.size, FDS + 1)
+        fds.extend(received)
         if uid != os.getuid():
             # Nothing of another user's is read, not even the payload.
-            return fds, Request((), {}, 0, 0, (), {}, "", "", ()), -1
+            return Request((), {}, 0, 0, (), {}, "", "", ()), -1
         if flags & socket.MSG_CTRUNC or len(head) != HEADER.size:
             raise ProtocolError("bad-header")
         magic, length = HEADER.unpack(head)
@@ -218,7 +220,7 @@ class ForkServer:
             if not chunk:
                 raise ProtocolError("short-payload")
             payload += chunk
-        return fds, Request.decode(bytes(payload)), pid
+        return Request.decode(bytes(payload)), pid
 
     def refusal(self, peer: int, request: Request, fd_count: int) -> str | None:
         """Why this peer gets no sidecar from here (a reason code), or ``None``.
