@@ -17,6 +17,13 @@ question, and keeps, relative to the repository's top:
   tracked file when there was no commit: with ``work``, what pi's ``write``/``edit`` asks
   before overwriting (:meth:`Baseline.holds_work`).
 
+A workspace in no git repository keeps ``root`` (its real path) and ``work``: every file it
+held (regenerable places skipped), which no repository can bring back, as the effects review
+holds their loss through bash (``not-in-git``); pi's ``write``/``edit`` asks before
+overwriting one. Work a command moved elsewhere stays work at its new name
+(:meth:`Baseline.after`): ``mv notes.txt other.txt`` is applied as a move, and a ``write``
+over ``other.txt`` then asks.
+
 ``complete`` False: it could not be taken whole (a git failure, more than 200,000 untracked
 and ignored paths); nothing is then judged ignored against it, every loss in the repository
 is held as unexamined unless the baseline's HEAD has it, and the quiet path asks for every
@@ -31,6 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from guard._effects.model import REGENERABLE, Effect
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 
 __all__ = ["Baseline", "git_of"]
@@ -69,6 +77,12 @@ def _inside(name: str, paths: Iterable[str]) -> bool:
     return any(name == p or name.startswith(p + "/") for p in paths)
 
 
+def _had(name: str, work: frozenset[str]) -> bool:
+    """Whether ``name`` is in ``work``, or lies in a directory work was moved to."""
+    parts = name.split("/")
+    return any("/".join(parts[:n]) in work for n in range(1, len(parts) + 1))
+
+
 @dataclass(frozen=True)
 class Baseline:
     """What the operator had (see the module)."""
@@ -80,12 +94,14 @@ class Baseline:
     rules: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
     head: str | None = None
     modified: frozenset[str] = frozenset()
+    root: str | None = None
+    """A workspace in no git repository: its real path (``work`` is then every file in it)."""
 
     @classmethod
     def of(cls, workspace: str) -> Baseline:
         found = git_of(workspace)
         if found is None:
-            return cls(None)
+            return cls._outside_git(os.path.realpath(workspace))
         git, top = found
         env = git_env()
         others = run([*git, "-C", top, "ls-files", "--others", "--exclude-standard", "-z"], env=env)
@@ -131,9 +147,21 @@ class Baseline:
             modified=frozenset(modified),
         )
 
+    @classmethod
+    def _outside_git(cls, root: str) -> Baseline:
+        """Every file of a workspace no repository holds; cut short past the limit."""
+        files: list[str] = []
+        for top, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if d not in REGENERABLE]
+            rel = os.path.relpath(top, root)
+            files += [n if rel == "." else f"{rel}/{n}" for n in names]
+            if len(files) > _MAX_BASELINE:
+                return cls(None, complete=False, root=root)
+        return cls(None, frozenset(files), root=root)
+
     def union(self, other: Baseline) -> Baseline:
         """The later baseline, never forgetting the work an earlier one had."""
-        if other.top != self.top:
+        if other.top != self.top or other.root != self.root:
             return other
         return Baseline(
             other.top,
@@ -143,24 +171,61 @@ class Baseline:
             rules=other.rules,
             head=other.head,
             modified=self.modified | other.modified,
+            root=other.root,
         )
 
-    def holds_work(self, path: str) -> Literal["untracked", "uncommitted", "unexamined"] | None:
+    def after(self, effects: Iterable[Effect], workspace: str) -> Baseline:
+        """This baseline once a command's ``effects`` were applied without a question: where
+        they removed or replaced work (the review found its content elsewhere, or it would
+        have held them), whatever the command created is work too, at its new name."""
+        base = self.top or self.root
+        if base is None:
+            return self
+        effects = list(effects)
+
+        def name(effect: Effect) -> str:
+            return os.path.relpath(os.path.join(os.path.realpath(workspace), effect.path), base)
+
+        lost = [name(e) for e in effects if e.kind in ("deleted", "replaced")]
+        if not any(self.is_work(n) or n in self.modified for n in lost):
+            return self
+        made = {name(e) for e in effects if e.kind in ("created", "replaced")}
+        made = {m for m in made if not m.startswith("..")}
+        if not made:
+            return self
+        return Baseline(
+            self.top,
+            self.work | made,
+            self.complete,
+            ignored=self.ignored - made,
+            rules=self.rules,
+            head=self.head,
+            modified=self.modified,
+            root=self.root,
+        )
+
+    def holds_work(
+        self, path: str
+    ) -> Literal["untracked", "uncommitted", "unexamined", "not-in-git"] | None:
         """What overwriting the file at ``path`` (absolute) would lose of what the operator
-        had: their untracked or uncommitted work (``unexamined``: a baseline not taken
-        whole, for any file there); None for a new file, one clean or ignored then, or one
-        outside the repository."""
-        if self.top is None:
+        had: their untracked or uncommitted work, a file of a workspace in no repository
+        (``not-in-git``; ``unexamined``: a baseline not taken whole, for any file there);
+        None for a new file, one clean or ignored then, or one outside the workspace's
+        repository (or, in none, outside the workspace)."""
+        base = self.top or self.root
+        if base is None:
             return None
         real = os.path.realpath(path)
-        if not (real == self.top or real.startswith(self.top + os.sep)):
+        if not (real == base or real.startswith(base + os.sep)):
             return None
         if not os.path.lexists(real) or os.path.isdir(real):
             return None
         if not self.complete:
             return "unexamined"
-        name = os.path.relpath(real, self.top)
-        if name in self.work:
+        name = os.path.relpath(real, base)
+        if self.top is None:
+            return "not-in-git" if _had(name, self.work) else None
+        if _had(name, self.work):
             return "untracked"
         if name in self.modified:
             return "uncommitted"

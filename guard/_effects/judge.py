@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from guard._effects.baseline import Baseline
 from guard._effects.layer import changed_since, link_above, tree_size
-from guard._effects.model import Effect, Hold, HoldReason
+from guard._effects.model import REGENERABLE, Effect, Hold, HoldReason
 from guard._effects.repository import git_loss
 from guard._hermetic import GIT_SAFE_OPTIONS, ProgramNotFound, git_env, run, system_program
 from guard._policy import within
@@ -31,14 +31,6 @@ from guard._policy import within
 __all__ = ["REGENERABLE", "Baseline", "GitState", "judge"]
 
 _LOSING = frozenset({"deleted", "modified", "replaced"})
-REGENERABLE = frozenset(
-    {
-        "__pycache__", ".venv", "venv", ".tox", ".nox", ".pytest_cache", ".mypy_cache",
-        ".ruff_cache", "node_modules", ".next", ".turbo", ".parcel-cache", ".gradle",
-    }
-)  # fmt: skip
-"""Directories any tool makes again from the project (caches, installed dependencies):
-what is in them is not work, in a repository or not."""
 _MAX_FILES = 50_000
 
 Protected = Callable[[str], bool]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from audit.wire import WIRE_CONFIG
 
 __all__ = [
+    "REGENERABLE",
     "Effect",
     "EffectKind",
     "Hold",
@@ -22,6 +23,15 @@ __all__ = [
     "Review",
     "ReviewDecision",
 ]
+
+REGENERABLE = frozenset(
+    {
+        "__pycache__", ".venv", "venv", ".tox", ".nox", ".pytest_cache", ".mypy_cache",
+        ".ruff_cache", "node_modules", ".next", ".turbo", ".parcel-cache", ".gradle",
+    }
+)  # fmt: skip
+"""Directories any tool makes again from the project (caches, installed dependencies):
+what is in them is not work, in a repository or not."""
 
 EffectKind = Literal[
     "created",  # a file, link or directory that was not there

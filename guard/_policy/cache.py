@@ -116,7 +116,12 @@ class PolicyCache:
             verdict="confirm",
             action_kind="destructive",
             rule_ids=(OVERWRITE_RULE,),
-            reasons=(f"overwrites the operator's {lost} work: {verdict.path}",),
+            reasons=(
+                f"overwrites a file the operator had, which no git repository can bring back: "
+                f"{verdict.path}"
+                if lost == "not-in-git"
+                else f"overwrites the operator's {lost} work: {verdict.path}",
+            ),
             targets=verdict.targets,
             path=verdict.path,
         )

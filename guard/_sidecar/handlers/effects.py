@@ -90,6 +90,10 @@ class EffectsPart(SidecarState):
             caches=plan.cache_stores,
         )
         guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
+        if review.decision == "applied" and self._baseline is not None:
+            # Work the command moved is work at its new name: a write over it then asks.
+            self._baseline = self._baseline.after(review.effects, workspace)
+            guard.classifier.overwrites = self._baseline.holds_work
         refusals = explain_output(p.output_tail, plan.argv or (), home=os.environ.get("HOME"))
         refusals += explain_network(p.output_tail, plan.network, self._audit_network())
         why = "\n".join(r.note for r in refusals) or None

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from guard._effects import Baseline
 from guard._facade.consumer import classify_call
 from guard._policy import PolicyCache
-from tests.guard.effects.test_review import git, make_repo
+from tests.guard.effects.conftest import Overlay
+from tests.guard.effects.test_review import git, make_repo, review
 
 
 @pytest.fixture
@@ -174,3 +175,91 @@ def test_no_write_over_untracked_or_modified_work_runs_unasked(
         verdict, _ = _verdict(_cache(ws, baseline), ws, tool, "f.txt")
         at_risk = state in ("modified", "staged", "untracked")
         assert verdict == ("confirm" if at_risk else "allow"), (state, later)
+
+
+# -- a workspace in no git repository: every file it had is work ------------------------------
+
+
+@pytest.fixture
+def plain(tmp_path: Path) -> Path:
+    ws = tmp_path / "plain"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "node_modules" / "lib").mkdir(parents=True)
+    (ws / "notes.txt").write_text("the operator's notes\n")
+    (ws / "docs" / "plan.md").write_text("the operator's plan\n")
+    (ws / "node_modules" / "lib" / "index.js").write_text("module.exports = 1;\n")
+    return ws
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+@pytest.mark.parametrize("path", ["notes.txt", "./docs/plan.md", "docs/../notes.txt"])
+def test_outside_git_overwriting_a_file_the_operator_had_asks(
+    plain: Path, tool: str, path: str
+) -> None:
+    cache = _cache(plain, Baseline.of(str(plain)))
+    assert _verdict(cache, plain, tool, path) == ("confirm", ("builtin.overwrite-work",))
+    assert _verdict(cache, plain, tool, str(plain / path))[0] == "confirm"
+
+
+def test_outside_git_new_files_the_agent_s_own_and_regenerable_places_do_not_ask(
+    plain: Path,
+) -> None:
+    cache = _cache(plain, Baseline.of(str(plain)))
+    (plain / "fresh.txt").write_text("the agent's own\n")
+    assert _verdict(cache, plain, "write", "brand-new.txt")[0] == "allow"
+    assert _verdict(cache, plain, "edit", "fresh.txt")[0] == "allow"
+    assert _verdict(cache, plain, "write", "node_modules/lib/index.js")[0] == "allow"
+
+
+def test_outside_git_a_baseline_cut_short_asks_for_every_existing_file(
+    plain: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(importlib.import_module("guard._effects.baseline"), "_MAX_BASELINE", 1)
+    baseline = Baseline.of(str(plain))
+    assert not baseline.complete
+    cache = _cache(plain, baseline)
+    (plain / "fresh.txt").write_text("the agent's own\n")
+    assert _verdict(cache, plain, "write", "fresh.txt")[0] == "confirm"
+    assert _verdict(cache, plain, "write", "brand-new.txt")[0] == "allow"
+
+
+# -- work a command moved is work at its new name ---------------------------------------------
+
+MOVES = {
+    "rename": ("mv notes.md other.md", "other.md"),
+    "into-a-new-dir": ("mkdir keep && mv notes.md keep/", "keep/notes.md"),
+    "dir-renamed": ("mkdir -p stash && mv notes.md stash/ && mv stash kept", "kept/notes.md"),
+    "cp-then-rm": ("cp notes.md copy.md && rm notes.md", "copy.md"),
+    "cat-then-rm": ("cat notes.md > elsewhere.md; rm -f notes.md", "elsewhere.md"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVES))
+@pytest.mark.parametrize("where", ["git", "plain"])
+def test_work_moved_by_a_command_still_asks_before_a_write_over_it(
+    overlay: Overlay, name: str, where: str
+) -> None:
+    ws = overlay.workspace
+    if where == "git":
+        make_repo(ws)  # notes.md is untracked work
+    else:
+        (ws / "notes.md").write_text("untracked work\n")
+    baseline = Baseline.of(str(ws))
+    script, moved_to = MOVES[name]
+    _, _, result = review(overlay, script, baseline=baseline)
+    assert result.decision == "applied", result  # a move loses nothing: not held
+    assert (ws / moved_to).read_text() == "untracked work\n"
+    cache = _cache(ws, baseline.after(result.effects, str(ws)))
+    for tool in ("write", "edit"):
+        assert _verdict(cache, ws, tool, moved_to)[0] == "confirm", (tool, moved_to)
+
+
+def test_what_a_command_made_without_moving_work_stays_the_agent_s(overlay: Overlay) -> None:
+    ws = overlay.workspace
+    make_repo(ws)
+    baseline = Baseline.of(str(ws))
+    _, _, result = review(overlay, "echo made > made.md", baseline=baseline)
+    assert result.decision == "applied"
+    assert baseline.after(result.effects, str(ws)) == baseline
+    cache = _cache(ws, baseline.after(result.effects, str(ws)))
+    assert _verdict(cache, ws, "write", "made.md")[0] == "allow"
