@@ -75,6 +75,9 @@ class Command:
     redirect_reads: list[Word] = field(default_factory=list)
     named: list[Word] = field(default_factory=list)
     code_strings: tuple[str, ...] = ()
+    imports: bool = False
+    """Its inline code imports or requires a module (which a file written earlier in the
+    same call may be)."""
     stdin_file: bool = False
     """stdin comes from a ``<`` redirection (a file, ``/dev/stdin``, a process substitution)."""
     program: str | None = field(init=False, default=None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Sequence
 
 from guard._policy.bash.model import (
@@ -36,7 +37,6 @@ from guard._policy.bash.parsing.syntax import SyntaxWalker
 from guard._policy.bash.running.inline import (
     GUARD_CODE,
     awk_allowed,
-    node_allowed,
     python_allowed,
     sed_allowed,
     sql_allowed,
@@ -49,6 +49,7 @@ from guard._policy.bash.running.interpreters import (
     python_reads_stdin,
     shell_reads_stdin,
 )
+from guard._policy.bash.running.javascript import node_allowed
 from guard._policy.bash.running.programs import check_program
 from guard._policy.bash.running.streams import from_downloader, static_output
 from guard._policy.bash.running.wrappers import Plain, wrapper_handler
@@ -65,6 +66,7 @@ __all__ = [
 ]
 
 _INTERPRETERS = frozenset({"node", "nodejs", "perl", "ruby", "php", "lua", "deno", "bun"})
+_IMPORTS = re.compile(r"\b(?:import|require)\b")
 _CHECKERS = {
     "python": python_allowed,
     "awk": awk_allowed,
@@ -258,6 +260,8 @@ class Walker(SyntaxWalker):
             allowed = checker is not None and checker(text)
         if not allowed:
             self.finding("inline-code", f"inline {base} code: " + preview(text))
+        if base in ("python", "node", "nodejs") and _IMPORTS.search(text):
+            command.imports = True
         strings = tuple(a or b for a, b in CODE_STRING.findall(text))
         if strings:
             command.code_strings = command.code_strings + strings

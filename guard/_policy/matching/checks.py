@@ -260,7 +260,8 @@ _NOT_CONTENT = _set("chmod chown chgrp touch mkdir")
 def _runs_written(
     units: Sequence[tuple[Command | None, Sequence[Mention]]], normalize: Normalize
 ) -> bool:
-    """Whether a command runs a script that an earlier command in the same call wrote."""
+    """Whether a command runs a script that an earlier command in the same call wrote (or
+    inline code that imports a module, which any file written before may be)."""
     written: set[str] = set()
     for command, mentions in units:
         program = command.program if command is not None else None
@@ -271,7 +272,7 @@ def _runs_written(
                 runs.add(normalize(head, command.cwd) or head)
             if program in _SCRIPT_RUNNERS or (program or "").startswith("python"):
                 runs.update(m.path for m in mentions if m.path is not None and m.read)
-            if runs & written:
+            if runs & written or command.imports:
                 return True
         if program not in _NOT_CONTENT:
             written.update(m.path for m in mentions if m.path is not None and m.write and m.target)

@@ -1,7 +1,8 @@
 """What a program runs: the programs that run other programs, code or what stdin carries.
 
 ``wrappers`` unwraps ``env``, ``xargs``, ``sudo`` …, ``interpreters`` shells and language
-runtimes, ``inline`` reads their inline code, ``streams`` says what reaches a program's
-stdin, ``programs`` the programs that run code or write what the command does not name. It
+runtimes, ``inline`` and ``javascript`` read their inline code, ``streams`` says what
+reaches a program's stdin, ``programs`` the programs that run code or write what the
+command does not name. It
 imports ``bash.model`` and ``parsing/`` (to walk the code a program runs), never ``walker``.
 """

@@ -1,9 +1,9 @@
 """Inline code: the few forms proven harmless, and the best-effort scan for the guard itself.
 
-Inline interpreter code (``python -c``, ``node -e``, awk programs, sed scripts, SQL given
-to a database client) asks unless it is one of the tiny forms below. These checks only
-ever *allow*: Python is parsed with :mod:`ast` and must consist of imports and ``print``
-of plain values; node, awk, sed and SQL must match a small literal grammar. Nothing here
+Inline interpreter code (``python -c``, awk programs, sed scripts, SQL given to a database
+client; ``node -e`` is ``javascript``'s) asks unless it is one of the tiny forms below.
+These checks only ever *allow*: Python is parsed with :mod:`ast` and must consist of imports
+and ``print`` of plain values; awk, sed and SQL must match a small literal grammar. Nothing here
 decides that code is safe by looking for bad words. :data:`GUARD_CODE` is the one scan:
 it turns an ask into a block when code visibly reaches for the guard package (a miss
 still asks).
@@ -18,7 +18,6 @@ from collections.abc import Sequence
 __all__ = [
     "GUARD_CODE",
     "awk_allowed",
-    "node_allowed",
     "python_allowed",
     "sed_allowed",
     "sql_allowed",
@@ -107,30 +106,6 @@ def python_allowed(code: str) -> bool:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return bool(tree.body) and all(_py_statement(s) for s in tree.body)
-
-
-_NODE_VALUE = (
-    r"(?:process\.(?:version|versions(?:\.\w+)?|platform|arch|execPath)"
-    r"|require\(\s*(?:'\./package\.json'|\"\./package\.json\")\s*\)\.\w+"
-    r"|'[^'\\]*'|\"[^\"\\]*\"|\d+(?:\s*[-+*/]\s*\d+)*)"
-)
-# A value, a template literal without ``${``, or an array of them; ``console.log`` of a list
-# of such values, as many statements as ``python -c`` gets ``print`` calls.
-_NODE_ITEM = rf"(?:{_NODE_VALUE}|`[^`\\$]*`)"
-_NODE_ARG = rf"(?:{_NODE_ITEM}|\[\s*(?:{_NODE_ITEM}(?:\s*,\s*{_NODE_ITEM})*)?\s*\])"
-_NODE_CALL = rf"console\.(?:log|info|error|warn)\(\s*(?:{_NODE_ARG}(?:\s*,\s*{_NODE_ARG})*)?\s*\)"
-_NODE_LOG = re.compile(rf"\s*{_NODE_CALL}(?:\s*[;\n]\s*{_NODE_CALL})*\s*;?\s*")
-_NODE_PRINT = re.compile(rf"\s*{_NODE_ARG}\s*;?\s*")
-
-
-def node_allowed(code: str, *, prints: bool) -> bool:
-    """``console.log(<values>)`` statements (or, for ``-p``, a value): versions, literals,
-    arrays of them, package.json fields, judged like ``python -c "print(…)"``."""
-    if len(code) > 2000:
-        return False
-    if _NODE_LOG.fullmatch(code):
-        return True
-    return prints and _NODE_PRINT.fullmatch(code) is not None
 
 
 # -- awk ---------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview, program_name
 from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.running.javascript import node_allowed, node_code
 from guard._policy.bash.running.streams import from_downloader, static_output
 from guard._policy.bash.running.wrappers import Handler, Step
 
@@ -300,6 +301,13 @@ def _inline(
     command = Command(tuple(argv), w.cwd, via, producers, texts)
     w.add(command)
     args = argv[1:]
+    if program in ("node", "nodejs"):
+        inline = node_code([a.value for a in args])
+        if inline is not None:
+            _node_inline(w, command, program, inline.code, inline.prints, inline.problem)
+            if texts or producers or w.stdin_file:
+                w.on_stdin(command)
+            return None
     script = next((a for a in args if not (a.value or "").startswith("-")), None)
     if script is not None and not any((a.value or "") in flags for a in args) and is_stream(script):
         w.finding("shell-stdin", f"{program} runs a script from a stream: {script.raw}")
@@ -331,6 +339,25 @@ def _inline(
     if texts or producers or w.stdin_file:
         w.on_stdin(command)
     return None
+
+
+def _node_inline(
+    w: SyntaxWalker,
+    command: Command,
+    program: str,
+    code: str | None,
+    prints: bool,
+    problem: str | None,
+) -> None:
+    """``node -e``/``-p``: the code is read like ``python -c``'s; other options ask (one
+    finding: the code's when it asks anyway)."""
+    if problem is not None and (code is None or node_allowed(code, prints=prints)):
+        w.finding("inline-code", f"{program} runs inline code with {problem}")
+    if code is None:
+        if problem is None:
+            w.finding("dynamic-script", f"{program} runs inline code built at runtime")
+        return
+    w.code(command, code, program + (" print" if prints else ""))
 
 
 def _attached_code(program: str, args: Sequence[Word], flags: frozenset[str]) -> list[str]:
