@@ -4,15 +4,18 @@ delays no call (the queue is bounded, what it cannot take is dropped and counted
 
 from __future__ import annotations
 
+import io
 import json
 import socket
+import sys
 import time
 from pathlib import Path
 
 from guard import Guard
 from guard._policy.settings.models import TelemetrySettings
-from guard._telemetry import ExportConfig, Telemetry
+from guard._telemetry import ExportConfig, Telemetry, child
 from guard._telemetry.export import STATUS_FILE
+from guard._telemetry.model import CallSpan
 from tests.otlp_receiver import otlp_receiver
 
 from .conftest import Observed
@@ -166,14 +169,50 @@ def test_a_refusing_collector_counts_its_refusals(observed: Observed, workdir: P
 
 
 def test_an_exporter_that_cannot_start_costs_no_call(observed: Observed, workdir: Path) -> None:
-    def broken(_: ExportConfig) -> object:
-        raise RuntimeError("no exporter here")
-
-    telemetry = Telemetry.start(config("http://127.0.0.1:9"), exporter=broken)  # type: ignore[arg-type]
+    says_broken = (
+        sys.executable, "-c",
+        "import sys; sys.stdin.readline(); print('{\"broken\": \"no exporter here\"}')",
+    )  # fmt: skip
+    telemetry = Telemetry.start(config("http://127.0.0.1:9"), command=says_broken)
     observed.guard.observer = telemetry.observe
+    time.sleep(0.5)  # it said so before the calls
     run_calls(observed.guard, workdir, 2)
     telemetry.close(wait=2)
     status = telemetry.status()
     assert status.state == "broken"
     assert status.dropped == 4
     assert "no exporter here" in (status.last_error or "")
+
+
+def test_an_export_process_that_ends_costs_no_call_and_its_calls_are_counted(
+    observed: Observed, workdir: Path
+) -> None:
+    telemetry = Telemetry.start(config("http://127.0.0.1:9"), command=("/bin/false",))
+    observed.guard.observer = telemetry.observe
+    took = run_calls(observed.guard, workdir, 3)
+    telemetry.close(wait=2)
+    status = telemetry.status()
+    assert status.state == "broken"
+    assert "export process ended" in (status.last_error or "")
+    assert status.dropped == 6  # every call: none was exported
+    assert max(took) < 1.0
+
+
+def test_the_export_process_says_when_it_cannot_start() -> None:
+    out = io.BytesIO()
+    code = child.main(io.BytesIO(b'{"endpoint": "http://127.0.0.1:9"}\n'), out)  # no timeout
+    assert code == 1
+    (said,) = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert said["broken"].startswith("exporter could not start: KeyError")
+
+
+def test_a_span_crosses_the_pipe_unchanged() -> None:
+    span = CallSpan(
+        "execute_tool bash", 1, 2,
+        {"gen_ai.tool.name": "bash", "pi_guard.ran": True, "pi_guard.audit.seq": 7,
+         "pi_guard.rule_ids": ("builtin.rm", "user.x"), "pi_guard.reason": "naïve ✓"},
+        error_type="declined",
+    )  # fmt: skip
+    line = child.span_line(span)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert child.read_span(line) == span
