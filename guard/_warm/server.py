@@ -63,6 +63,7 @@ PRELOAD = (
 _HANDSHAKE_TIMEOUT = 3.0
 _TICK = 1.0
 _STAMP_EVERY = 5.0
+_HOME_WAIT = 60.0
 
 
 def _preload() -> None:
@@ -366,6 +367,26 @@ def _listen(dir_fd: int) -> socket.socket:
     return listener
 
 
+def _private_home(home: Path) -> int:
+    """An fd of ``home`` once it is a private directory of ours: the cold sidecar that
+    started this server makes it (0700) when its imports are done; ends the process when
+    that takes longer than :data:`_HOME_WAIT`."""
+    deadline = time.monotonic() + _HOME_WAIT
+    while True:
+        try:
+            dir_fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            dir_fd = -1
+        if dir_fd >= 0:
+            info = os.fstat(dir_fd)
+            if info.st_uid == os.getuid() and not info.st_mode & 0o077:
+                return dir_fd
+            os.close(dir_fd)
+        if time.monotonic() > deadline:
+            os._exit(0)  # no private home of ours here: the next launch tries again
+        time.sleep(0.25)
+
+
 def main(args: list[str]) -> NoReturn:
     """``--fork-server HOME IDLE``: serve one home until idle; never raises."""
     try:
@@ -376,13 +397,7 @@ def main(args: list[str]) -> NoReturn:
         os._exit(2)
     os.chdir("/")
     time.sleep(START_DELAY)
-    try:
-        dir_fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError:
-        os._exit(0)  # no home yet (the sidecar that started us makes it): next time
-    info = os.fstat(dir_fd)
-    if info.st_uid != os.getuid() or info.st_mode & 0o077:
-        os._exit(0)  # not a private home of ours: the sidecar tightens it; next time
+    dir_fd = _private_home(home)
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
     lock = os.open(f"/proc/self/fd/{dir_fd}/{WARM_LOCK_FILE}", flags, 0o600)
     try:

@@ -67,6 +67,14 @@ SCENARIOS: dict[str, list[Turn]] = {
         bash('echo x >> "$PI_CODING_AGENT_DIR/extensions/operator-guard/index.ts"'),
         bash('echo "{}" > "$PI_CODING_AGENT_DIR/extensions/operator-guard/guard.json"'),
     ),
+    "sandbox-warm-socket": turns(
+        bash(
+            "python3 -c 'import os, socket; s = socket.socket(socket.AF_UNIX); s.connect("
+            'os.environ["PI_CODING_AGENT_DIR"] + "/operator-guard/warm.sock"); '
+            'print("CONNECTED")\''
+        ),
+        bash('ls -la "$PI_CODING_AGENT_DIR/operator-guard"; ls /proc'),
+    ),
     "sandbox-kill-sidecar": turns(
         bash("pkill -f 'guard serve'; echo pkill=$?"),
         bash("for p in $(pgrep -f 'guard serve'); do kill -9 $p; done; echo done"),
