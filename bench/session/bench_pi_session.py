@@ -28,7 +28,10 @@ call <= 1.5x, exit delay <= 150 ms, a safe call inside a session adds <= 15 ms a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -40,6 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from guard._warm import warm_server
 from tools.pi.harness import (
     Flavor,
     PinnedPi,
@@ -109,10 +113,29 @@ def _peak_kib(pid: int) -> int | None:
     return None
 
 
-def _watch_sidecar(pi: subprocess.Popen[bytes], peaks: dict[int, int]) -> None:
-    """Until pi ends: the peak memory of each sidecar it runs (the high-water mark)."""
+def _forked(home: Path | None) -> list[int]:
+    """The sidecars the home's fork server runs (the warm start: they are its children)."""
+    server = None if home is None else warm_server(home).pid
+    if server is None:
+        return []
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (
+                entry.name.isdigit()
+                and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == server
+            ):
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _watch_sidecar(pi: subprocess.Popen[bytes], peaks: dict[int, int], home: Path | None) -> None:
+    """Until pi ends: the peak memory of each sidecar it runs (the high-water mark): pi's
+    child, or the one the home's fork server forked for it (its launcher is pi's child)."""
     while pi.poll() is None:
-        for pid in sidecar_pids(pi.pid):
+        for pid in [*sidecar_pids(pi.pid), *_forked(home)]:
             kib = _peak_kib(pid)
             if kib is not None:
                 peaks[pid] = max(peaks.get(pid, 0), kib)
@@ -145,7 +168,7 @@ def run_once(
     )  # fmt: skip
     peaks: dict[int, int] = {}
     # The same watcher for both sides (pi alone has no sidecar): the same load on the machine.
-    watcher = threading.Thread(target=_watch_sidecar, args=(process, peaks), daemon=True)
+    watcher = threading.Thread(target=_watch_sidecar, args=(process, peaks, side.home), daemon=True)
     watcher.start()
     code = process.wait(timeout=300)
     ended = time.monotonic()
@@ -202,6 +225,13 @@ def measure_pi(pi: PinnedPi, work: Path, server: ScriptedModelServer, pairs: int
                 if n:  # the first pair warms the disk cache and Python's bytecode
                     runs[scenario][name].append(run)
     result: dict[str, Any] = {"pi": pi.version, "flavor": pi.flavor, "pairs": pairs}
+    # The warm start's fork server of the guarded home: its memory, then it is stopped (it
+    # would wait out its idle time).
+    server = warm_server(guarded.home) if guarded.home is not None else None
+    if server is not None and server.pid is not None:
+        result["forkServerRssMiB"] = (server.rss_kib or 0) / 1024
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server.pid, signal.SIGTERM)
     for scenario, sides in runs.items():
         ours, floor = sides["guard"], sides["alone"]
         result[scenario] = {
