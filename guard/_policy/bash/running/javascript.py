@@ -30,6 +30,7 @@ def _set(text: str) -> frozenset[str]:
 
 _MAX_CODE = 2000
 _MAX_NESTING = 24
+_MAX_SPECIFIER = 256
 
 NODE_CORE = _set("""
     _http_agent _http_client _http_common _http_incoming _http_outgoing _http_server
@@ -99,7 +100,12 @@ def _tokens(code: str) -> list[_Token]:
 
 
 def _require_kind(specifier: str) -> Kind:
-    """``project`` for ``./a/file``, ``package`` for a ``node_modules`` package; else refused."""
+    """``project`` for ``./a/file``, ``package`` for a ``node_modules`` package; else refused.
+
+    Short enough that the command's path checks read it (its strings up to 512 characters).
+    """
+    if len(specifier) > _MAX_SPECIFIER:
+        raise _Refused
     if _RELATIVE.fullmatch(specifier):
         parts = specifier.split("/")[1:]
         return "package" if "node_modules" in parts else "project"

@@ -9,6 +9,8 @@ from __future__ import annotations
 import shlex
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from guard._policy.bash.running.javascript import NodeCode, node_allowed, node_code
 from guard._policy.bash.walker import analyze
@@ -181,6 +183,7 @@ HOSTILE = (
     "console.log(require('pkg/sub'))",
     "console.log(require('_private'))",
     "console.log(require('.bin'))",
+    "console.log(require('./" + "a" * 600 + "/id_rsa'))",
     # a package's functions: ask (a project file's are that file's code)
     "console.log(require('left-pad')('x', 5))",
     "require('shelljs').exec('rm -rf notes')",
@@ -296,3 +299,30 @@ def test_a_long_or_deeply_nested_program_asks() -> None:
 )
 def test_a_harmless_program_with_anything_after_it_asks(base: str, tail: str) -> None:
     assert node_allowed(base + tail, prints=False) is False
+
+
+_PIECES = (
+    "console.log(", "console.error(", ")", "(", "1", "'a'", "`t`", "+", "*", ",", ";", "\n",
+    " ", "[", "]", "{", "}", "a:", ".x", "require('./src/a.js')", "require('left-pad')",
+    "process.version", "true",
+)  # fmt: skip
+_DANGER = (
+    "eval", "Function", ".constructor", "require('fs')", "process.env", "\\u0072", "//", "/*",
+    "globalThis", "import(", "this", "require('../x')", "__proto__", "`${", ".call", "=",
+    "require.main", "require(x)", "module", "process.exit", "require('node:os')", "new ", "=>", "?.",
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=12),
+    st.sampled_from(_DANGER),
+    st.lists(st.sampled_from(_PIECES), max_size=12),
+    st.booleans(),
+)
+def test_no_program_with_a_dangerous_piece_outside_its_strings_is_allowed(
+    before: list[str], danger: str, after: list[str], prints: bool
+) -> None:
+    """Pieces of the harmless forms around one piece that reaches further, spaced apart (so
+    ``.constructor`` never grows into another member name): never allowed."""
+    assert node_allowed(" ".join([*before, danger, *after]), prints=prints) is False
