@@ -1,8 +1,9 @@
 """``node -e``/``-p`` code and SQL given to a database client that the bash analysis lets pass.
 
 Each case goes through :func:`analyze`; an ``inline-code`` finding means the guard asks.
-node passes only ``console.log(<values>)`` statements (like ``python -c "print(…)"``) or,
-with ``-p``, a bare value. SQL passes as one
+node passes ``console.log(<values>)`` statements (like ``python -c "print(…)"``) or, with
+``-p``, a bare value (``require`` and the hostile spellings: ``test_javascript``). SQL passes
+as one
 reading statement whose function calls are a few aggregates (any letter case), or a listing
 meta-command such as sqlite's ``.tables`` or psql's ``\\dt``.
 """
