@@ -2,8 +2,9 @@
 recovery after a crash, and the redaction every preview goes through before it is written.
 
 :meth:`AuditLog.append` takes one typed event (a data model of :mod:`audit.wire`, which
-knows its event name) or, for events not yet converted, an event name and its data as a
-camelCase mapping; both are validated by the event's model and written the same way.
+knows its event name; the guard appends only these) or an event name and its data as a
+camelCase mapping (the form a record's data has when read back); both are validated by the
+event's model and written the same way.
 """
 
 import typing

@@ -30,6 +30,7 @@ if typing.TYPE_CHECKING:
         NetworkRefusedData,
         PlannerReportedData,
         ToolExecutedData,
+        UnaskedTargetData,
     )
     from audit._records.canonical import (
         canonical_json,
@@ -141,6 +142,7 @@ __all__ = [
     "Sha256",
     "Signature",
     "ToolExecutedData",
+    "UnaskedTargetData",
     "b64url_decode",
     "b64url_encode",
     "canonical_json",
@@ -169,6 +171,7 @@ _HOMES: dict[str, str] = {
     "NetworkRefusedData": "audit._records.call_events",
     "PlannerReportedData": "audit._records.call_events",
     "ToolExecutedData": "audit._records.call_events",
+    "UnaskedTargetData": "audit._records.call_events",
     "canonical_json": "audit._records.canonical",
     "sha256_hex": "audit._records.canonical",
     "sha256_prefixed": "audit._records.canonical",

@@ -135,6 +135,7 @@ AUDIT_WIRE = [
     "Sha256",
     "Signature",
     "ToolExecutedData",
+    "UnaskedTargetData",
     "b64url_decode",
     "b64url_encode",
     "canonical_json",

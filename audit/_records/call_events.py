@@ -41,6 +41,7 @@ __all__ = [
     "NetworkRefusedData",
     "PlannerReportedData",
     "ToolExecutedData",
+    "UnaskedTargetData",
 ]
 
 

@@ -223,7 +223,7 @@ class AuditLog:
         """Validate, append and anchor one record; return it once line and head are durable.
 
         ``event`` is one typed event (an event's data model of :mod:`audit.wire`, which names
-        its event) or, for callers not yet converted, an event name with its ``data`` as a
+        its event; the guard appends only these) or an event name with its ``data`` as a
         camelCase mapping; the same facts write the same bytes either way
         (:func:`audit.wire.event_of`). Raises :class:`audit.EventError` (nothing written) for
         an unknown, reserved or invalid event, :class:`audit.LogWriteError` for I/O failures

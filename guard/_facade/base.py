@@ -15,13 +15,15 @@ from typing import Any, Literal
 from audit import shorten
 from audit.log import AuditLog, redact_preview
 from audit.wire import (
-    EVENT_MODELS,
     MAX_OPERATOR_REASON_CHARS,
     AuditRecord,
+    ConfirmationDeclinedData,
+    ConfirmationRecordedData,
     EventData,
+    GrantUseRef,
     KeyRotatedData,
     Origin,
-    event_of,
+    SessionRef,
     utc_now,
 )
 from guard._approvals import Approver
@@ -102,7 +104,9 @@ def _count(counts: dict[str, int], event: str, data: Mapping[str, Any]) -> None:
 
 
 def fingerprint_fields(fp: Fingerprint | None) -> dict[str, Any]:
-    return {} if fp is None else fp.model_dump(mode="json", exclude_none=True)
+    """A call's fingerprint as an event model's keyword arguments (``action_kind``,
+    ``tool_name``, ``path``, ``scope``, ``payload_hash``); none for no fingerprint."""
+    return {} if fp is None else fp.model_dump(mode="json", by_alias=False, exclude_none=True)
 
 
 def preview_of(tool_name: str, tool_input: Mapping[str, Any], verdict: Verdict) -> str:
@@ -310,11 +314,8 @@ class GuardBase:
         _check_record(ttl_seconds, tool_call_id)
         evaluation = self.evaluate_call(call)
         fp = evaluation.fingerprint
-        preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
-        named = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
-        rules = {"ruleIds": list(evaluation.rule_ids[:16])} if evaluation.rule_ids else {}
-        if approver is not None:
-            preview = {**preview, "approver": approver}
+        preview = evaluation.preview if evaluation.preview and self._preview else None
+        rules = list(evaluation.rule_ids[:16]) or None
         if evaluation.verdict == "allow" or fp is None:
             return RecordResult(
                 decision="invalid",
@@ -323,14 +324,14 @@ class GuardBase:
             )
         if evaluation.verdict == "block":
             self._append(
-                "confirmation.declined",
-                {
-                    "reason": "blocked-by-policy",
+                ConfirmationDeclinedData(
+                    reason="blocked-by-policy",
                     **fingerprint_fields(fp),
-                    **named,
-                    **preview,
-                    **rules,
-                },
+                    tool_call_id=tool_call_id,
+                    preview=preview,
+                    approver=approver,
+                    rule_ids=rules,
+                )
             )
             return RecordResult(
                 decision="invalid",
@@ -341,15 +342,15 @@ class GuardBase:
         if not confirmed:
             said = operator_reason_text(operator_reason)
             self._append(
-                "confirmation.declined",
-                {
-                    "reason": decline_reason,
+                ConfirmationDeclinedData(
+                    reason=decline_reason,
                     **fingerprint_fields(fp),
-                    **named,
-                    **preview,
-                    **rules,
-                    **({"operatorReason": said} if said else {}),
-                },
+                    tool_call_id=tool_call_id,
+                    preview=preview,
+                    approver=approver,
+                    rule_ids=rules,
+                    operator_reason=said,
+                )
             )
             return RecordResult(
                 decision="declined",
@@ -358,7 +359,7 @@ class GuardBase:
                 summary=f"operator did not confirm ({decline_reason}); no evidence minted",
             )
         signer = self._current_signer()
-        operator: dict[str, str] = {}
+        credential: str | None = None
         if signed is not None:
             reservation, signature = signed
             check = self.check_operator(reservation, signature)
@@ -377,7 +378,7 @@ class GuardBase:
                     fingerprint=fp,
                     summary=f"the operator's signature does not fit this call ({why})",
                 )
-            operator = {"operatorCredential": signature.credential_id}
+            credential = signature.credential_id
         envelope = mint_envelope(
             signer,
             fp,
@@ -392,25 +393,25 @@ class GuardBase:
         )
         d = envelope.details
         grant = (
-            {"coveredBy": {"grantId": covered_by.grant_id, "use": covered_by.use}}
+            GrantUseRef(grant_id=covered_by.grant_id, use=covered_by.use)
             if covered_by is not None
-            else {}
+            else None
         )
         # The audit record is durable before the evidence leaves this process.
         self._append(
-            "confirmation.recorded",
-            {
-                "evidenceId": d.evidence_id,
-                "origin": d.origin,
+            ConfirmationRecordedData(
+                evidence_id=d.evidence_id,
+                origin=d.origin,
                 **fingerprint_fields(fp),
-                **named,
-                "createdAtIso": d.created_at_iso,
-                "expiresAtIso": d.expires_at_iso,
-                "keyId": d.key_id,
-                **preview,
-                **grant,
-                **operator,
-            },
+                tool_call_id=tool_call_id,
+                created_at_iso=d.created_at_iso,
+                expires_at_iso=d.expires_at_iso,
+                key_id=d.key_id,
+                preview=preview,
+                approver=approver,
+                covered_by=grant,
+                operator_credential=credential,
+            )
         )
         return RecordResult(
             decision="recorded",
@@ -438,21 +439,20 @@ class GuardBase:
             self.session_counts = dict.fromkeys(SESSION_COUNTS, 0)
         self.session = ref
 
-    def _append(self, event: str | EventData, data: Mapping[str, Any] | None = None) -> AuditRecord:
-        """Append one typed event (or an event not yet converted: its name and ``data``),
-        naming the session it belongs to where the event can (a record delivered late names
-        the session the shim kept it in, or none)."""
-        event, data = event_of(event) if not isinstance(event, str) else (event, data or {})
+    def _append(self, typed: EventData) -> AuditRecord:
+        """Append one typed event, naming the session it belongs to where the event can (a
+        record delivered late names the session the shim kept it in, or none)."""
+        late = getattr(typed, "delivered_late", None)
         if (
             self.session is not None
-            and "session" not in data
-            and not data.get("deliveredLate")
-            and "session" in EVENT_MODELS[event].model_fields
+            and not late
+            and "session" in type(typed).model_fields
+            and getattr(typed, "session", None) is None
         ):
-            data = {**data, "session": self.session}
-        record = self.audit.append(event, data)
-        if not data.get("deliveredLate"):  # a late record belongs to the session it names
-            _count(self.session_counts, event, data)
+            typed = typed.model_copy(update={"session": SessionRef.model_validate(self.session)})
+        record = self.audit.append(typed)
+        if not late:  # a late record belongs to the session it names
+            _count(self.session_counts, record.event, record.data)
         if self.observer is not None:
             self.observer(record)
         return record

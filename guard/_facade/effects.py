@@ -3,9 +3,7 @@ what of it was held."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from audit.wire import utc_now
+from audit.wire import EffectsResolvedData, EffectsReviewedData, HeldEffectData, utc_now
 from guard._approvals import Approver
 from guard._effects import Review
 from guard._evidence import (
@@ -31,23 +29,22 @@ class EffectsPart(GuardBase):
         for effect in review.effects:
             counts[effect.kind] = counts.get(effect.kind, 0) + 1
         held = [
-            {"path": h.effect.path, "kind": h.effect.kind, "reason": h.reason,
-             "files": h.files, "bytes": h.bytes}
+            HeldEffectData(path=h.effect.path, kind=h.effect.kind, reason=h.reason,
+                           files=h.files, bytes=h.bytes)
             for h in review.held[:64]
         ]  # fmt: skip
-        data: dict[str, Any] = {
-            "layer": layer,
-            "scope": scope,
-            "decision": review.decision if review.decision != "partial" else "held",
-            "counts": counts,
-            "held": held,
-            "heldTotal": len(review.held),
-        }
-        if review.digest is not None:
-            data["digest"] = review.digest
-        if tool_call_id is not None:
-            data["toolCallId"] = tool_call_id
-        self._append("effects.reviewed", data)
+        self._append(
+            EffectsReviewedData(
+                layer=layer,
+                scope=scope,
+                tool_call_id=tool_call_id,
+                decision=review.decision if review.decision != "partial" else "held",
+                digest=review.digest,
+                counts=counts,
+                held=held,
+                held_total=len(review.held),
+            )
+        )
 
     def record_effects(
         self,
@@ -77,14 +74,16 @@ class EffectsPart(GuardBase):
             scope=scope,
             payload_hash=payload_hash({"command": command, "layer": layer, "effects": held.digest}),
         )
-        call = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
-        base = {"layer": layer, "digest": held.digest, **call}
-        if approver is not None:
-            base["approver"] = approver
         if not confirmed:
             self._append(
-                "effects.resolved",
-                {**base, "decision": "discarded", "reason": reason or "declined"},
+                EffectsResolvedData(
+                    layer=layer,
+                    decision="discarded",
+                    digest=held.digest,
+                    tool_call_id=tool_call_id,
+                    reason=reason or "declined",
+                    approver=approver,
+                )
             )
             return RecordResult(
                 decision="declined",
@@ -103,7 +102,14 @@ class EffectsPart(GuardBase):
         )
         d = envelope.details
         self._append(
-            "effects.resolved", {**base, "decision": "applied", "evidenceId": d.evidence_id}
+            EffectsResolvedData(
+                layer=layer,
+                decision="applied",
+                digest=held.digest,
+                tool_call_id=tool_call_id,
+                evidence_id=d.evidence_id,
+                approver=approver,
+            )
         )
         return RecordResult(
             decision="recorded",

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from audit.wire import utc_now
+from audit.wire import GrantUsedData, utc_now
 from guard._errors import BadInputError
 from guard._evidence import DEFAULT_TTL_SECONDS, CoveredBy, RecordResult
 from guard._facade.base import GuardBase, preview_of
@@ -132,16 +132,15 @@ class GrantsPart(GuardBase):
         if result.evidence_id is None:
             return None
         preview = preview_of(call.name, call.input, call.verdict)
-        used: dict[str, Any] = {
-            "grantId": cover.grant.grant_id,
-            "use": cover.use,
-            "evidenceId": result.evidence_id,
-        }
-        if tool_call_id is not None:
-            used["toolCallId"] = tool_call_id
-        if preview and self._preview:
-            used["preview"] = preview
-        self._append("grant.used", used)
+        self._append(
+            GrantUsedData(
+                grant_id=cover.grant.grant_id,
+                use=cover.use,
+                evidence_id=result.evidence_id,
+                tool_call_id=tool_call_id,
+                preview=preview if preview and self._preview else None,
+            )
+        )
         return result
 
     def end_grants(self, reason: Literal["session-ended"]) -> None:

@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from audit.log import AuditLog
 from audit.verify import VerifyResult, verify_log
-from audit.wire import KeyGeneratedData, KeyRetiredData, PlannerReportedData, utc_now
+from audit.wire import (
+    EvidenceConsumedData,
+    EvidenceRejectedData,
+    KeyGeneratedData,
+    KeyRetiredData,
+    PlannerReportedData,
+    utc_now,
+)
 from guard._errors import LedgerError
 from guard._evidence import (
     DEFAULT_SKEW,
@@ -174,22 +181,19 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
             require_dialog=require_dialog,
             require_operator_signature=require_operator_signature,
         )
-        call: dict[str, Any] = {"toolName": normalize_tool_name(tool_name)}
-        if tool_call_id is not None:
-            call["toolCallId"] = tool_call_id
-        fields = {**call, **fingerprint_fields(pending)}
-        eid = {"evidenceId": result.evidence_id} if result.evidence_id else {}
+        fields = {
+            "tool_name": normalize_tool_name(tool_name),
+            "tool_call_id": tool_call_id,
+            "evidence_id": result.evidence_id or None,
+            **fingerprint_fields(pending),
+        }
         if result.decision == "consumed":
-            self._append("evidence.consumed", {**eid, **fields})
+            self._append(EvidenceConsumedData(**fields))
         else:
             self._append(
-                "evidence.rejected",
-                {
-                    **eid,
-                    "decision": result.match.decision,
-                    "reasons": list(result.reasons),
-                    **fields,
-                },
+                EvidenceRejectedData(
+                    decision=result.match.decision, reasons=list(result.reasons), **fields
+                )
             )
         return result
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from audit.wire import ConfirmationDeclinedData, SessionRef, ToolExecutedData, UnaskedTargetData
 from guard._approvals import Approver
 from guard._effects import UnaskedTarget
 from guard._evidence import Evaluation, RecordResult, compute_fingerprint, payload_hash
@@ -20,7 +22,31 @@ from guard._facade.base import (
 )
 from guard._facade.consumer import ClassifiedCall, check_tool_call_id
 
-__all__ = ["OutcomesPart"]
+__all__ = ["Late", "OutcomesPart"]
+
+
+@dataclass(frozen=True)
+class Late:
+    """An event the shim kept in its spool while no sidecar could take it: its spool id,
+    when it happened by the shim's clock, and the pi session it happened in (its record
+    names that session, or none, never the one delivering it)."""
+
+    spool_id: str
+    occurred_at_iso: str
+    session: SessionRef | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """As an event model's keyword arguments, ``delivered_late`` set."""
+        return {
+            "delivered_late": True,
+            "spool_id": self.spool_id,
+            "occurred_at_iso": self.occurred_at_iso,
+            "session": self.session,
+        }
+
+
+def _late(late: Late | None) -> dict[str, Any]:
+    return {} if late is None else late.fields()
 
 
 class OutcomesPart(GuardBase):
@@ -35,7 +61,7 @@ class OutcomesPart(GuardBase):
         is_error: bool,
         evidence_id: str | None = None,
         *,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
         unasked: Sequence[UnaskedTarget] | None = None,
     ) -> None:
         """Audit that a call ran (:meth:`tool_executed_call` on the call as classified here)."""
@@ -55,37 +81,36 @@ class OutcomesPart(GuardBase):
         is_error: bool,
         evidence_id: str | None = None,
         *,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
         unasked: Sequence[UnaskedTarget] | None = None,
     ) -> None:
         """Audit that a call ran, with the payload hash of the input *as executed* (``call``
         is classified from what ran, in the request that says it ran).
 
-        ``late``: ``deliveredLate``, ``spoolId`` and ``occurredAtIso`` of a result the
-        shim kept in its spool while the sidecar was down. ``unasked``: why a destructive
-        call ran without a dialog (each target restorable against the operator's baseline).
+        ``late``: a result the shim kept in its spool while the sidecar was down.
+        ``unasked``: why a destructive call ran without a dialog (each target restorable
+        against the operator's baseline).
         """
         evaluation = self.evaluate_call(call)
-        fields: dict[str, Any] = {
-            "toolCallId": tool_call_id,
-            "toolName": call.name,
-            "isError": bool(is_error),
-            "actionKind": evaluation.action_kind,
-            "payloadHash": payload_hash(call.input),
-        }
-        if evaluation.fingerprint is not None:
-            fields.update(fingerprint_fields(evaluation.fingerprint))
-        if evidence_id is not None:
-            fields["evidenceId"] = evidence_id
+        ran_unasked = (
+            [UnaskedTargetData(path=t.path, reason=t.reason) for t in unasked[:64]]
+            if unasked and evaluation.action_kind != "local-safe"
+            else None
+        )
         # Why it ran: the rules that decided (a user rule that relaxed a built-in one
         # included) and what it was, redacted, so a call that ran without asking is legible.
-        if evaluation.rule_ids:
-            fields["ruleIds"] = list(evaluation.rule_ids[:16])
-        if evaluation.preview and self._preview:
-            fields["preview"] = evaluation.preview
-        if unasked and evaluation.action_kind != "local-safe":
-            fields["ranUnasked"] = [{"path": t.path, "reason": t.reason} for t in unasked[:64]]
-        self._append("tool.executed", {**fields, **(late or {})})
+        self._append(
+            ToolExecutedData(
+                tool_call_id=tool_call_id,
+                is_error=bool(is_error),
+                **_call_fields(call, evaluation),
+                evidence_id=evidence_id,
+                rule_ids=list(evaluation.rule_ids[:16]) or None,
+                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                ran_unasked=ran_unasked,
+                **_late(late),
+            )
+        )
 
     def blocked(
         self,
@@ -95,7 +120,7 @@ class OutcomesPart(GuardBase):
         reason: BlockReason,
         *,
         tool_call_id: str | None = None,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
     ) -> None:
         """Audit a call the guard stopped without asking: :meth:`blocked_call`."""
         check_tool_call_id(tool_call_id)
@@ -109,27 +134,23 @@ class OutcomesPart(GuardBase):
         reason: BlockReason,
         *,
         tool_call_id: str | None = None,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
     ) -> None:
         """Audit a call the guard stopped without asking (``confirmation.declined`` with a
         block ``reason``), whatever its kind: a local-safe call that could not run because
         the sidecar or the sandbox was not there is counted like a risky one."""
         check_tool_call_id(tool_call_id)
         evaluation = self.evaluate_call(call)
-        fields: dict[str, Any] = {
-            "reason": reason,
-            "actionKind": evaluation.action_kind,
-            "toolName": call.name,
-            "payloadHash": payload_hash(call.input),
-        }
-        fields.update(fingerprint_fields(evaluation.fingerprint))
-        if tool_call_id is not None:
-            fields["toolCallId"] = tool_call_id
-        if evaluation.rule_ids:
-            fields["ruleIds"] = list(evaluation.rule_ids[:16])
-        if evaluation.preview and self._preview:
-            fields["preview"] = evaluation.preview
-        self._append("confirmation.declined", {**fields, **(late or {})})
+        self._append(
+            ConfirmationDeclinedData(
+                reason=reason,
+                **_call_fields(call, evaluation),
+                tool_call_id=tool_call_id,
+                rule_ids=list(evaluation.rule_ids[:16]) or None,
+                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                **_late(late),
+            )
+        )
 
     def decline(
         self,
@@ -185,13 +206,13 @@ class OutcomesPart(GuardBase):
         cwd: str | os.PathLike[str],
         *,
         reason: LateDeclineReason,
-        late: Mapping[str, Any],
+        late: Late,
         tool_call_id: str | None = None,
         operator_reason: str | None = None,
     ) -> bool:
         """Append a ``confirmation.declined`` the shim could not deliver when it happened.
 
-        ``late`` holds ``deliveredLate``, ``spoolId`` and ``occurredAtIso``. The call is
+        ``late``: where the shim kept it, when it happened, its session. The call is
         classified now (the fingerprint is computed here, never taken from the shim); a
         call the policy now allows has no fingerprint and is not appended (returns False).
         """
@@ -205,19 +226,15 @@ class OutcomesPart(GuardBase):
         fp = evaluation.fingerprint
         if fp is None:
             return False
-        preview = {"preview": evaluation.preview} if evaluation.preview and self._preview else {}
-        named = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
-        said = operator_reason_text(operator_reason)
         self._append(
-            "confirmation.declined",
-            {
-                "reason": reason,
+            ConfirmationDeclinedData(
+                reason=reason,
                 **fingerprint_fields(fp),
-                **named,
-                **preview,
-                **({"operatorReason": said} if said else {}),
-                **late,
-            },
+                tool_call_id=tool_call_id,
+                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                operator_reason=operator_reason_text(operator_reason),
+                **late.fields(),
+            )
         )
         return True
 
@@ -228,7 +245,7 @@ class OutcomesPart(GuardBase):
         cwd: str | os.PathLike[str],
         *,
         tool_call_id: str | None = None,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
     ) -> None:
         """Audit a call refused at execution because its input is not the one judged:
         :meth:`input_changed_call`."""
@@ -242,7 +259,7 @@ class OutcomesPart(GuardBase):
         call: ClassifiedCall,
         *,
         tool_call_id: str | None = None,
-        late: Mapping[str, Any] | None = None,
+        late: Late | None = None,
     ) -> None:
         """Audit a classified call refused at execution because its input is not the one
         judged.
@@ -254,13 +271,23 @@ class OutcomesPart(GuardBase):
         fp = compute_fingerprint(
             "protected", call.name, call.input, call.cwd, path=call.verdict.path
         )
-        fields = {"toolCallId": tool_call_id} if tool_call_id is not None else {}
         self._append(
-            "confirmation.declined",
-            {
-                "reason": "input-changed-after-decision",
+            ConfirmationDeclinedData(
+                reason="input-changed-after-decision",
                 **fingerprint_fields(fp),
-                **fields,
-                **(late or {}),
-            },
+                tool_call_id=tool_call_id,
+                **_late(late),
+            )
         )
+
+
+def _call_fields(call: ClassifiedCall, evaluation: Evaluation) -> dict[str, Any]:
+    """What ran or was stopped, as an event model's keyword arguments: its fingerprint, or
+    (a call nobody is asked about has none) its kind, name and payload hash."""
+    if evaluation.fingerprint is not None:
+        return fingerprint_fields(evaluation.fingerprint)
+    return {
+        "action_kind": evaluation.action_kind,
+        "tool_name": call.name,
+        "payload_hash": payload_hash(call.input),
+    }

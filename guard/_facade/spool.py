@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from audit import LogIntegrityError
 from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
-from audit.wire import WIRE_CONFIG, IsoMillis, parse_iso, utc_now
+from audit.wire import WIRE_CONFIG, IsoMillis, SessionRef, parse_iso, utc_now
 from guard._facade.base import LateDeclineReason
-from guard._facade.outcomes import OutcomesPart
+from guard._facade.outcomes import Late, OutcomesPart
 
 __all__ = [
     "REPLAY_SKEW",
@@ -173,14 +173,12 @@ class SpoolPart(OutcomesPart):
                 reply.duplicates.append(event.id)
                 continue
             seen.add(event.id)
-            late: dict[str, Any] = {
-                "deliveredLate": True,
-                "spoolId": event.id,
-                "occurredAtIso": event.at,
-            }
-            if event.session_id is not None:
-                kept = {"id": event.session_id, "file": event.session_file}
-                late["session"] = {k: v for k, v in kept.items() if v is not None}
+            kept = (
+                SessionRef(id=event.session_id, file=event.session_file)
+                if event.session_id is not None
+                else None
+            )
+            late = Late(spool_id=event.id, occurred_at_iso=event.at, session=kept)
             if isinstance(event, SpooledDecline) and event.reason == "input-changed-after-decision":
                 self.input_changed(
                     event.tool_name,

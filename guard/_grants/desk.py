@@ -19,7 +19,18 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from audit import shorten
-from audit.wire import AuditRecord, canonical_json, format_iso, parse_iso, sha256_prefixed
+from audit.wire import (
+    AuditRecord,
+    EventData,
+    GrantCreatedData,
+    GrantExpiredData,
+    GrantPatternData,
+    GrantRevokedData,
+    canonical_json,
+    format_iso,
+    parse_iso,
+    sha256_prefixed,
+)
 from guard._evidence import PublicKeyring, Signer
 from guard._grants.facts import CallFacts, Refusal, call_facts
 from guard._grants.match import covers
@@ -69,7 +80,7 @@ class GrantDesk:
         store: GrantStore,
         signer: Callable[[], Signer],
         keyring: Callable[[], PublicKeyring],
-        append: Callable[[str, Mapping[str, Any]], AuditRecord],
+        append: Callable[[EventData], AuditRecord],
     ) -> None:
         self.store = store
         self._signer = signer
@@ -118,20 +129,19 @@ class GrantDesk:
         )
         line = record.model_dump(mode="json", by_alias=True)
         self._append(
-            "grant.created",
-            {
-                "grantId": record.grant_id,
-                "pattern": offer.pattern.model_dump(mode="json"),
-                "breadth": record.breadth,
-                "label": shorten(record.label, 1024),
-                "createdAtIso": record.created_at_iso,
-                "expiresAtIso": record.expires_at_iso,
-                "maxUses": record.max_uses,
-                "evidenceId": record.evidence_id,
-                "policyDigest": record.policy_digest,
-                "keyId": record.key_id,
-                "recordHash": sha256_prefixed(canonical_json(line)),
-            },
+            GrantCreatedData(
+                grant_id=record.grant_id,
+                pattern=GrantPatternData.model_validate(offer.pattern.model_dump(mode="json")),
+                breadth=record.breadth,
+                label=shorten(record.label, 1024),
+                created_at_iso=record.created_at_iso,
+                expires_at_iso=record.expires_at_iso,
+                max_uses=record.max_uses,
+                evidence_id=record.evidence_id,
+                policy_digest=record.policy_digest,
+                key_id=record.key_id,
+                record_hash=sha256_prefixed(canonical_json(line)),
+            )
         )
         return record
 
@@ -213,11 +223,11 @@ class GrantDesk:
         self, ended: list[GrantState], *, by: Literal["guard-command", "cli"] | None = None
     ) -> None:
         for state in ended:
-            event: dict[str, Any] = {"grantId": state.record.grant_id, "uses": state.uses}
+            grant_id, uses = state.record.grant_id, state.uses
             if state.ended == "revoked":
-                self._append("grant.revoked", {**event, "by": by or "cli"})
+                self._append(GrantRevokedData(grant_id=grant_id, by=by or "cli", uses=uses))
             else:
-                self._append("grant.expired", {**event, "reason": state.ended})
+                self._append(GrantExpiredData(grant_id=grant_id, reason=state.ended, uses=uses))
 
     def listed(self, now: datetime, *, session_id: str | None = None) -> list[GrantState]:
         """The grants still active (time and uses left, not ended), oldest first, of one

@@ -16,7 +16,17 @@ from audit.log import AuditLog
 from audit.wire import (
     EVENT_MODELS,
     ApprovalRefusedData,
+    ConfirmationDeclinedData,
+    ConfirmationRecordedData,
+    EffectsResolvedData,
+    EffectsReviewedData,
     EventData,
+    EvidenceRejectedData,
+    GrantExpiredData,
+    GrantRevokedData,
+    GrantUsedData,
+    GrantUseRef,
+    HeldEffectData,
     KeyGeneratedData,
     KeyRetiredData,
     KeyRotatedData,
@@ -25,12 +35,18 @@ from audit.wire import (
     SessionEndedData,
     SessionStartedData,
     ToolExecutedData,
+    UnaskedTargetData,
     canonical_json,
     event_of,
 )
 from tests.audit.audit_testkit import FixedSigner, executed, keyring
 
 SESSION = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": 4242}
+HASH = "sha256:" + "ab" * 32
+DIGEST = "sha256:" + "cd" * 32
+GRANT = "grant_" + "g" * 22
+EVIDENCE = "oce_" + "e" * 22
+AT = "2026-11-29T01:00:00.000Z"
 KEY_A = FixedSigner(bytes(range(32))).key_id
 KEY_B = FixedSigner(bytes(range(1, 33))).key_id
 
@@ -134,6 +150,152 @@ PAIRS: list[tuple[EventData, str, dict[str, Any]]] = [
         ToolExecutedData.model_validate(executed("typed")),
         "tool.executed",
         executed("typed"),
+    ),
+    (
+        ToolExecutedData(
+            tool_call_id="c1",
+            tool_name="bash",
+            is_error=False,
+            action_kind="destructive",
+            payload_hash=HASH,
+            scope="/p",
+            rule_ids=["builtin.rm"],
+            ran_unasked=[UnaskedTargetData(path="/p/build", reason="regenerable")],
+            delivered_late=True,
+            spool_id="spool_" + "s" * 20,
+            occurred_at_iso=AT,
+        ),
+        "tool.executed",
+        {
+            "toolCallId": "c1",
+            "toolName": "bash",
+            "isError": False,
+            "actionKind": "destructive",
+            "payloadHash": HASH,
+            "scope": "/p",
+            "ruleIds": ["builtin.rm"],
+            "ranUnasked": [{"path": "/p/build", "reason": "regenerable"}],
+            "deliveredLate": True,
+            "spoolId": "spool_" + "s" * 20,
+            "occurredAtIso": AT,
+        },
+    ),
+    (
+        ConfirmationRecordedData(
+            evidence_id=EVIDENCE,
+            origin="runtime-grant",
+            action_kind="destructive",
+            tool_name="bash",
+            scope="/p",
+            payload_hash=HASH,
+            created_at_iso=AT,
+            expires_at_iso=AT,
+            key_id=KEY_A,
+            covered_by=GrantUseRef(grant_id=GRANT, use=2),
+        ),
+        "confirmation.recorded",
+        {
+            "evidenceId": EVIDENCE,
+            "origin": "runtime-grant",
+            "actionKind": "destructive",
+            "toolName": "bash",
+            "scope": "/p",
+            "payloadHash": HASH,
+            "createdAtIso": AT,
+            "expiresAtIso": AT,
+            "keyId": KEY_A,
+            "coveredBy": {"grantId": GRANT, "use": 2},
+        },
+    ),
+    (
+        ConfirmationDeclinedData(
+            reason="declined",
+            action_kind="protected",
+            tool_name="write",
+            path="/p/.env",
+            payload_hash=HASH,
+            operator_reason="not that one",
+            approver="web",
+        ),
+        "confirmation.declined",
+        {
+            "reason": "declined",
+            "actionKind": "protected",
+            "toolName": "write",
+            "path": "/p/.env",
+            "payloadHash": HASH,
+            "operatorReason": "not that one",
+            "approver": "web",
+        },
+    ),
+    (
+        EvidenceRejectedData(decision="missing", reasons=["no-evidence"], tool_name="bash"),
+        "evidence.rejected",
+        {"decision": "missing", "reasons": ["no-evidence"], "toolName": "bash"},
+    ),
+    (
+        EffectsReviewedData(
+            layer="layer_0123456789",
+            scope="/p",
+            decision="held",
+            digest=DIGEST,
+            counts={"deleted": 1},
+            held=[
+                HeldEffectData(path="a.txt", kind="deleted", reason="untracked", files=1, bytes=3)
+            ],
+            held_total=1,
+        ),
+        "effects.reviewed",
+        {
+            "layer": "layer_0123456789",
+            "scope": "/p",
+            "decision": "held",
+            "digest": DIGEST,
+            "counts": {"deleted": 1},
+            "held": [
+                {"path": "a.txt", "kind": "deleted", "reason": "untracked", "files": 1, "bytes": 3}
+            ],
+            "heldTotal": 1,
+        },
+    ),
+    (
+        EffectsReviewedData(layer="layer_0123456789", scope="/p", decision="empty"),
+        "effects.reviewed",
+        {
+            "layer": "layer_0123456789",
+            "scope": "/p",
+            "decision": "empty",
+            "counts": {},
+            "held": [],
+            "heldTotal": 0,
+        },
+    ),
+    (
+        EffectsResolvedData(
+            layer="layer_0123456789", decision="discarded", digest=DIGEST, reason="timeout"
+        ),
+        "effects.resolved",
+        {
+            "layer": "layer_0123456789",
+            "decision": "discarded",
+            "digest": DIGEST,
+            "reason": "timeout",
+        },
+    ),
+    (
+        GrantUsedData(grant_id=GRANT, use=1, evidence_id=EVIDENCE, tool_call_id="c2"),
+        "grant.used",
+        {"grantId": GRANT, "use": 1, "evidenceId": EVIDENCE, "toolCallId": "c2"},
+    ),
+    (
+        GrantRevokedData(grant_id=GRANT, by="guard-command", uses=3),
+        "grant.revoked",
+        {"grantId": GRANT, "by": "guard-command", "uses": 3},
+    ),
+    (
+        GrantExpiredData(grant_id=GRANT, reason="session-ended", uses=0),
+        "grant.expired",
+        {"grantId": GRANT, "reason": "session-ended", "uses": 0},
     ),
 ]
 
