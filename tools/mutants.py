@@ -54,7 +54,7 @@ MODULES = (
     "audit/_records/read.py",
     "guard/_sidecar/server.py",
     "guard/_sidecar/handlers/methods.py",
-    "guard/_sidecar/handlers/calls.py",
+    "guard/_sidecar/session/session.py",
     "guard/_facade/spool.py",
     "guard/_policy/matching/rules.py",
     "guard/_policy/matching/classify.py",

@@ -4,10 +4,11 @@ the wire to the :class:`~guard.Guard` facade, which decides and records.
 ``framing`` reads and writes one JSON object per LF-terminated line, ``server`` dispatches
 requests and maps errors, ``wire`` holds each method's params and result models, ``text``
 words what people read and ``runtime`` fills the pi runtime's facts into a planner's input.
-Above them, ``handlers.methods`` composes the method table (``Sidecar``) from its parts
-(``calls``, ``desk``, ``sandbox``, ``effects``, ``status``, on the shared ``state``). A new RPC
-method goes into ``wire``, the handler it concerns and ``text``, and the shim
-(:mod:`guard._pi`) calls it.
+Above them, ``session`` is the :class:`~guard._sidecar.session.Session` the sidecar serves,
+composed of parts that each hold their own state (``home``, ``desk``, ``sandbox``,
+``effects``, ``status``), and ``handlers.methods`` is the method table (``Sidecar``): each
+method's params model to a verb of the session. A new RPC method goes into ``wire``, the part
+of the session it concerns, the table and ``text``, and the shim (:mod:`guard._pi`) calls it.
 """
 
 import typing

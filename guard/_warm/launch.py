@@ -246,12 +246,8 @@ def _lost(why: str) -> NoReturn:
 
 
 def main(argv: list[str]) -> NoReturn:
-    """``python -I -m guard._warm [pi-guard arguments]``."""
+    """``python -I -m guard._warm [pi-guard arguments]``: the launcher."""
     tail = tuple(argv)
-    if tail[:1] == ("--fork-server",):
-        from guard._warm.server import main as server_main
-
-        server_main(list(tail[1:]))
     idle = idle_seconds()
     if idle == 0 or tail not in SERVE_ARGV:
         cold(tail)

@@ -4,33 +4,28 @@ The pi extension shim starts this process once per session and asks it everythin
 decision (classify, what the dialog says, why a call is blocked) is made here, in Python,
 by the :class:`~guard.Guard` facade; the sidecar is the adapter from the wire to it.
 Framing and messages are in ``framing``, request handling in ``server``, the wire shapes in
-``wire`` and the text people read in ``text``; the methods are parts, one concern each
-(``calls``, ``effects``, ``sandbox``, ``desk``, ``status``, on the shared ``state``). This
-module is :class:`Sidecar`, which composes them into the method table, and :func:`serve`.
-Its ``__all__`` re-exports the protocol names.
+``wire`` and the text people read in ``text``; the session's state and its verbs are the
+:class:`~guard._sidecar.session.Session`. This module is :class:`Sidecar`, one table from
+each method's name and params model to a verb of the session (and the few methods about
+the sidecar itself), and :func:`serve`. Its ``__all__`` re-exports the protocol names.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import shutil
-import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
-from audit import AuditError, LogIntegrityError
-from guard._approvals import ApprovalBroker, Approver, LocalApprovals
-from guard._effects import Baseline, Reviewer, UnaskedTarget
+from pydantic import BaseModel
+
 from guard._errors import GuardError, RpcFault
-from guard._facade import REPLAY_SKEW, Guard, Monitor
-from guard._grants import GrantOffer
-from guard._home import LAYERS_DIR, SESSIONS_DIR, resolve_home
+from guard._facade import REPLAY_SKEW
+from guard._home import resolve_home
 from guard._logging import defer_logging, get_logger, logging_configured
-from guard._pi import session_envelopes
-from guard._sandbox import SandboxPlan
+from guard._pi import planner_tools, session_envelopes
 from guard._sidecar.framing import (
     MAX_LINE_BYTES,
     Frame,
@@ -41,12 +36,8 @@ from guard._sidecar.framing import (
     error_response,
     iter_frames,
 )
-from guard._sidecar.handlers.calls import CallsPart
-from guard._sidecar.handlers.effects import EffectsPart
-from guard._sidecar.handlers.state import open_problem
-from guard._sidecar.handlers.status import PROTOCOL, StatusPart
-from guard._sidecar.network import SessionNetwork
-from guard._sidecar.server import Method, answer_stream, install_sigterm
+from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigterm
+from guard._sidecar.session import Session
 from guard._sidecar.text import PLANNER_TOOL_NAME
 from guard._sidecar.wire import (
     ApprovalAnswerParams,
@@ -67,10 +58,6 @@ from guard._sidecar.wire import (
     VerifyParams,
 )
 
-if TYPE_CHECKING:
-    from guard._approvals import ApprovalPage  # the page's HTTP server: only if asked for
-    from guard._telemetry import Telemetry, TelemetryOff
-
 __all__ = [
     "MAX_LINE_BYTES",
     "PLANNER_TOOL_NAME",
@@ -90,92 +77,40 @@ __all__ = [
 
 _log = get_logger("guard.sidecar")
 
+PROTOCOL = "pi-operator-guard/sidecar/v1"
 
-class Sidecar(CallsPart, EffectsPart, StatusPart):
-    """The guard's method table (request handling is :class:`RpcServer`'s); see :func:`serve`."""
+P = TypeVar("P", bound=BaseModel)
+
+
+class Sidecar(RpcServer):
+    """The guard's method table over one :class:`Session` (request handling is
+    :class:`RpcServer`'s); see :func:`serve`."""
 
     def __init__(self, home: Path | None, *, verify_only: bool = False) -> None:
         self.started = time.monotonic()
         self.home = resolve_home(home)
-        self._guard: Guard | None = None
-        self._monitor: Monitor | None = None
-        self._open_error: str | None = None
-        self._open_reason = "guard-open-failed"
-        self._open_problem: tuple[str, str] | None = None
-        # The log did not verify (at open or later): nothing more is signed over it.
-        self._damage: LogIntegrityError | None = None
-        self._sandbox: SandboxPlan | None = None
-        # This sidecar's command layers (guard/_effects), and the targets each call's yes
-        # named, resolved when the operator answered.
-        self._session_dir = self.home / SESSIONS_DIR / f"s{os.getpid()}-{secrets.token_hex(4)}"
-        self._layers = self._session_dir / LAYERS_DIR
-        self._reviewer = Reviewer(self._layers)
-        self._approved: dict[str, tuple[str, ...]] = {}
-        # The calls the operator said yes to in a dialog: the history their command rewrites
-        # in .git is what they said yes to (a grant or an allow rule never covers it).
-        self._answered: set[str] = set()
-        # What the operator had when the session started (the effects review judges
-        # "ignored" against it, never against ignore files an agent command wrote).
-        self._baseline: Baseline | None = None
-        # The user's [sandbox] ask and regenerable (read at sandbox.plan), and why each call
-        # that ran without a dialog could: its targets, restorable against the baseline.
-        self._quiet: tuple[str, tuple[str, ...]] = ("every", ())
-        self._unasked: dict[str, tuple[UnaskedTarget, ...]] = {}
-        # The grants each asked call's dialog offered (by tool call id): a grant chosen is
-        # derived again and kept only if it is still the one shown.
-        self._offered: dict[str, tuple[GrantOffer, ...]] = {}
-        self._sandbox_params: SandboxPlanParams | None = None
-        self._sandbox_stamp: tuple[tuple[str, bool, bool], ...] = ()
-        self._network = SessionNetwork()
-        # The approval port: every question offered to every screen (the pi dialog, a second
-        # terminal); refusals heard on the listener's thread are audited on this one.
-        self._broker = ApprovalBroker()
-        self._local: LocalApprovals | None = None
-        self._page: ApprovalPage | None = None
-        self._refused: dict[tuple[str, Approver, str | None], int] = {}
-        self._refused_lock = threading.Lock()
-        self._telemetry: Telemetry | None = None
-        self._telemetry_off: TelemetryOff | None = None
-        try:
-            if verify_only:
-                self._monitor = Monitor.open(self.home)
-            else:
-                self._guard = Guard.open(self.home)
-                self._start_telemetry()
-                self._anchor("session-start")
-                self._settle_old_layers()
-                self._start_local()
-        except (GuardError, AuditError, OSError) as exc:
-            # Keep serving: every call then gets a clear error and the shim fails closed.
-            self._open_error = f"{type(exc).__name__}: {exc}"
-            # A log that does not verify is named as such: the guard refuses to extend it.
-            self._open_reason = (
-                "audit-integrity" if isinstance(exc, LogIntegrityError) else "guard-open-failed"
-            )
-            if isinstance(exc, LogIntegrityError):
-                self._damage = exc
-            self._open_problem = open_problem(self.home, exc)
-            _log.error("guard-open-failed", home=str(self.home), error=self._open_error)
+        self.session = session = Session(self.home, verify_only=verify_only)
+        desk, effects, status = session.desk, session.effects, session.status
         methods = {
             "describe": Method(NoParams, self._describe, True),
             "health": Method(NoParams, self._health, True),
-            "ping": Method(NoParams, self._ping, True),
-            "status": Method(StatusParams, self._status, False),
-            "evaluate": Method(EvaluateParams, self._evaluate, False),
-            "record": Method(RecordParams, self._record, False),
-            "audit.declined": Method(DeclinedParams, self._declined, False),
-            "consume": Method(ConsumeParams, self._consume, True),
-            "plan": Method(PlanParams, self._plan, False),
-            "audit.toolExecuted": Method(ToolExecutedParams, self._tool_executed, False),
-            "audit.replay": Method(ReplayParams, self._replay, False),
-            "audit.verify": Method(VerifyParams, self._verify, True),
-            "sandbox.plan": Method(SandboxPlanParams, self._sandbox_plan, False),
-            "effects.review": Method(EffectsReviewParams, self._effects_review, False),
-            "effects.resolve": Method(EffectsResolveParams, self._effects_resolve, False),
-            "grants.list": Method(NoParams, self._grants_list, False),
-            "approvals.poll": Method(ApprovalPollParams, self._approvals_poll, False),
-            "approvals.answer": Method(ApprovalAnswerParams, self._approvals_answer, False),
-            "grants.revoke": Method(GrantsRevokeParams, self._grants_revoke, False),
+            "ping": Method(NoParams, _ping, True),
+            "status": Method(StatusParams, lambda p: status.report(p, self.requests), False),
+            "evaluate": Method(EvaluateParams, session.evaluate, False),
+            "record": Method(RecordParams, session.record, False),
+            "audit.declined": Method(DeclinedParams, session.decline, False),
+            "consume": Method(ConsumeParams, session.consume, True),
+            "plan": Method(PlanParams, status.plan, False),
+            "audit.toolExecuted": Method(ToolExecutedParams, session.executed, False),
+            "audit.replay": Method(ReplayParams, session.replay, False),
+            "audit.verify": Method(VerifyParams, status.verify, True),
+            "sandbox.plan": Method(SandboxPlanParams, session.start, False),
+            "effects.review": Method(EffectsReviewParams, _dumped(effects.review), False),
+            "effects.resolve": Method(EffectsResolveParams, _dumped(effects.resolve), False),
+            "grants.list": Method(NoParams, lambda _: desk.grants(), False),
+            "approvals.poll": Method(ApprovalPollParams, desk.poll, False),
+            "approvals.answer": Method(ApprovalAnswerParams, desk.answer, False),
+            "grants.revoke": Method(GrantsRevokeParams, desk.revoke, False),
         }
         super().__init__(methods, verify_only=verify_only)
 
@@ -183,36 +118,60 @@ class Sidecar(CallsPart, EffectsPart, StatusPart):
         try:
             return super()._call(name, raw_params)
         except RpcFault as fault:
-            if fault.data.get("reason") == "audit-integrity" and self._damage is None:
-                self._note_damage()
+            if fault.data.get("reason") == "audit-integrity":
+                self.session.home.note_damage()
             raise
 
+    def _describe(self, _: NoParams) -> dict[str, Any]:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            package_version = version("pi-operator-guard")
+        except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+            package_version = "0"
+        return {
+            "name": "pi-operator-guard",
+            "protocol": PROTOCOL,
+            "version": package_version,
+            "verifyOnly": self.verify_only,
+            "maxLineBytes": MAX_LINE_BYTES,
+            "methods": sorted(
+                n for n, m in self.methods.items() if m.verify_only_ok or not self.verify_only
+            ),
+            "params": {n: m.params.model_json_schema() for n, m in sorted(self.methods.items())},
+            "tools": [tool.model_dump(mode="json") for tool in planner_tools()],
+        }
+
+    def _health(self, _: NoParams) -> dict[str, Any]:
+        home = self.session.home
+        key_id = None
+        if home.guard is not None:
+            with contextlib.suppress(GuardError):
+                key_id = home.guard.key_id
+        return {
+            "ok": home.open_error is None and home.damage is None,
+            "pid": os.getpid(),
+            "uptimeSeconds": round(time.monotonic() - self.started, 3),
+            "requests": self.requests,
+            "verifyOnly": self.verify_only,
+            "home": str(self.home),
+            "keyId": key_id,
+            "error": home.open_error,
+            "statusText": self.session.status.line(),
+        }
+
     def close(self) -> None:
-        # A sidecar that stops approves nothing: every open question is withdrawn.
-        for asked in self._broker.withdraw_all("sidecar-stopped"):
-            _log.info("approval-withdrawn", id=asked.pending.id, tool=asked.pending.tool_name)
-        if self._local is not None:
-            self._local.close()
-        if self._page is not None:
-            self._page.close()
-        self._audit_refused()
-        self._audit_network()
-        self._network.close()
-        if self._guard is not None:
-            # The session ends: what still waits for the operator is discarded (audited,
-            # unless the log is damaged: nothing is signed over it), its /tmp and layers go.
-            if self._damage is None:
-                self._discard_held(self._reviewer, "session-end")
-                if self._guard.session is not None:
-                    with contextlib.suppress(GuardError, AuditError, OSError):
-                        self._guard.session_ended("shutdown")
-            self._stop_telemetry()
-            shutil.rmtree(self._session_dir, ignore_errors=True)
-            if self._damage is None:
-                self._anchor("session-end")
-            self._guard.close()
-        if self._monitor is not None:
-            self._monitor.close()
+        self.session.close()
+
+
+def _ping(_: NoParams) -> dict[str, Any]:
+    """A bare round trip: the baseline the benchmark compares the guard against."""
+    return {"pong": True}
+
+
+def _dumped(verb: Callable[[P], BaseModel]) -> Callable[[P], dict[str, Any]]:
+    """A verb whose reply is a wire model, answering with its JSON."""
+    return lambda p: verb(p).model_dump(mode="json")
 
 
 # -- the loop ----------------------------------------------------------------------------------

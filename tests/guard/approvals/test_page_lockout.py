@@ -218,8 +218,8 @@ def test_through_the_sidecars_own_sandbox_the_refusals_are_coalesced_and_audited
         params = {"cwd": str(project), "sessionId": "s1", "mode": "tui", "shell": "/bin/bash"}
         plan = result(sidecar, "sandbox.plan", params)
         assert plan["state"] == "sandboxed" and plan["network"] == "open"
-        assert sidecar._page is not None and sidecar._page.port == port
-        login = urlsplit(sidecar._page.login_url)
+        assert sidecar.session.desk.page is not None and sidecar.session.desk.page.port == port
+        login = urlsplit(sidecar.session.desk.page.login_url)
         env = {k: v for k, v in os.environ.items() if k not in plan["unsetEnv"]}
         for attack in _attacks(port):
             done = subprocess.run(

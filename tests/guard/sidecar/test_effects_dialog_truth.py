@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from guard._effects import Effect, Hold
-from guard._sidecar.handlers.effects import _moves
+from guard._sidecar.session.effects import _moves
 from guard._sidecar.text import effects_dialog
 
 

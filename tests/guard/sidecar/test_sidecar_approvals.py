@@ -36,7 +36,7 @@ def rm(project: Path, call_id: str = "c1") -> dict[str, Any]:
 
 
 def local(server: Sidecar, request: dict[str, Any]) -> dict[str, Any]:
-    return ask_local(server._session_dir, request)
+    return ask_local(server.session.session_dir, request)
 
 
 def test_a_second_terminal_answers_and_the_record_names_it(server: Sidecar, project: Path) -> None:
@@ -133,7 +133,7 @@ def test_a_stopping_sidecar_withdraws_every_question(tmp_path: Path, project: Pa
     home.mkdir(mode=0o700)
     server = Sidecar(home)
     approval = result(server, "evaluate", rm(project))["approval"]
-    directory = server._session_dir
+    directory = server.session.session_dir
     server.close()
     assert not (directory / "approvals.sock").exists()
     with pytest.raises(OSError):

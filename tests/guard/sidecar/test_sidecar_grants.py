@@ -178,11 +178,11 @@ def test_a_grant_chosen_on_another_screen_is_kept(server: Sidecar, project: Path
     first = bash(project, "rm -f a.txt", "c1")
     reply = ask(server, first)
     approval = reply["approval"]
-    (listed,) = ask_local(server._session_dir, {"op": "list"})["pending"]
+    (listed,) = ask_local(server.session.session_dir, {"op": "list"})["pending"]
     assert listed["grants"] == reply["dialog"]["choices"]["grants"]
     answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"],
               "decision": "yes", "grant": 1}  # fmt: skip
-    assert ask_local(server._session_dir, answer) == {"outcome": "accepted"}
+    assert ask_local(server.session.session_dir, answer) == {"outcome": "accepted"}
     # The shim records without naming a grant: the question's answer says which.
     said = result(server, "record", {**first, "confirmed": True, "approvalId": approval["id"]})
     assert said["grant"] is not None and "*.txt" in said["grant"]["label"]

@@ -29,7 +29,7 @@ from audit.wire import format_iso
 from guard._errors import GuardError, StateError
 from guard._sidecar.framing import MAX_LINE_BYTES, RpcCode
 from guard._sidecar.handlers.methods import PROTOCOL, REPLAY_SKEW, Sidecar, serve
-from guard._sidecar.handlers.state import open_problem
+from guard._sidecar.session import open_problem
 from guard._sidecar.wire import ReplayParams
 
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
@@ -48,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
     served = Sidecar(tmp_path / "home")
-    assert served._guard is not None
+    assert served.session.home.guard is not None
     yield served
     served.close()
 
@@ -128,7 +128,7 @@ def test_an_audit_log_that_cannot_be_opened_names_the_home_in_the_footer(tmp_pat
     try:
         footer = result(served, "health")["statusText"]
         problem = f"{home / 'audit.jsonl'}: cannot open: Is a directory"
-        assert served._open_problem == (str(home), problem)
+        assert served.session.home.open_problem == (str(home), problem)
         assert footer == f"operator-guard home unusable ({home}: {problem})"
     finally:
         served.close()
@@ -238,7 +238,7 @@ def test_health_gives_every_field_and_the_uptime_in_milliseconds(tmp_path: Path)
         try:
             clock.tick(timedelta(seconds=1.23456))
             health = result(served, "health")
-            key_id = served._guard.key_id  # type: ignore[union-attr]
+            key_id = served.session.home.guard.key_id  # type: ignore[union-attr]
         finally:
             served.close()
     assert health == {
@@ -649,7 +649,7 @@ def spooled(n: int, cwd: Path, at: datetime | str = NOW, **fields: Any) -> dict[
 
 
 def replay(server: Sidecar, *events: Any) -> dict[str, Any]:
-    return server._replay(ReplayParams(events=list(events)))
+    return server.session.replay(ReplayParams(events=list(events)))
 
 
 def late(home: Path) -> list[dict[str, Any]]:
@@ -661,7 +661,7 @@ def frozen(tmp_path: Path) -> Iterator[tuple[Sidecar, Any]]:
     """A guard opened at ``NOW`` whose clock moves only when the test says so."""
     with freeze_time(NOW) as clock:
         served = Sidecar(tmp_path / "home")
-        assert served._guard is not None
+        assert served.session.home.guard is not None
         try:
             yield served, clock
         finally:
@@ -779,7 +779,7 @@ def test_a_late_tool_result_keeps_its_error_flag_and_evidence_id(
     assert data["evidenceId"] == "ev_0123456789abcdef"
     assert data["deliveredLate"] is True
     assert data["occurredAtIso"] == "2026-01-02T03:04:05.678Z"
-    keys = sidecar._guard.public_keyring().public_keys()  # type: ignore[union-attr]
+    keys = sidecar.session.home.guard.public_keyring().public_keys()  # type: ignore[union-attr]
     assert verify_log(sidecar.home / "audit.jsonl", keys).decision == "intact"
 
 
@@ -843,7 +843,7 @@ def test_without_a_usable_home_the_plan_comes_back_without_a_notice(
     (home / "audit.jsonl").mkdir()  # the guard cannot open its log
     served = Sidecar(home)
     try:
-        assert served._guard is None
+        assert served.session.home.guard is None
         plan = result(served, "sandbox.plan", {"cwd": str(project)})
     finally:
         served.close()

@@ -64,7 +64,7 @@ def rm(project: Path, call_id: str = "c1") -> dict[str, Any]:
 
 
 def local(server: Sidecar, request: dict[str, Any]) -> dict[str, Any]:
-    return ask_local(server._session_dir, request)
+    return ask_local(server.session.session_dir, request)
 
 
 def statement(server: Sidecar, approval: dict[str, Any]) -> dict[str, Any]:
@@ -192,13 +192,13 @@ def test_no_statement_without_an_enrolled_authenticator(tmp_path: Path, project:
     sidecar = Sidecar(home)
     try:
         approval = result(sidecar, "evaluate", rm(project))["approval"]
-        reply = ask_local(sidecar._session_dir, {"op": "statement", "id": approval["id"],
+        reply = ask_local(sidecar.session.session_dir, {"op": "statement", "id": approval["id"],
                                                  "digest": approval["digest"]})  # fmt: skip
         assert reply == {"outcome": "no-operator"}
         forged = {"op": "answer", "id": approval["id"], "digest": approval["digest"],
                   "decision": "yes", "evidenceId": "oce_" + b64url_encode(bytes(16)),
                   "operatorSignature": SoftAuthenticator().assertion(bytes(32)).model_dump(
                       mode="json")}  # fmt: skip
-        assert ask_local(sidecar._session_dir, forged) == {"outcome": "no-operator"}
+        assert ask_local(sidecar.session.session_dir, forged) == {"outcome": "no-operator"}
     finally:
         sidecar.close()

@@ -16,7 +16,7 @@ from guard._sidecar.wire import ReplayParams
 @pytest.fixture
 def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
     served = Sidecar(tmp_path / "home")
-    assert served._guard is not None
+    assert served.session.home.guard is not None
     yield served
     served.close()
 
@@ -41,7 +41,7 @@ def _late(sidecar: Sidecar) -> list[dict[str, Any]]:
 
 
 def _replay(sidecar: Sidecar, *events: Any) -> dict[str, Any]:
-    return sidecar._replay(ReplayParams(events=list(events)))
+    return sidecar.session.replay(ReplayParams(events=list(events)))
 
 
 def test_a_spooled_yes_is_logged_late_with_its_own_time(sidecar: Sidecar, tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_a_spooled_yes_is_logged_late_with_its_own_time(sidecar: Sidecar, tmp_pa
     assert data["occurredAtIso"] == "2026-01-02T03:04:05.678Z"
     assert data["toolCallId"] == "call-1"
     assert data["payloadHash"].startswith("sha256:")  # computed by the guard, not the shim
-    keys = sidecar._guard.public_keyring().public_keys()  # type: ignore[union-attr]
+    keys = sidecar.session.home.guard.public_keyring().public_keys()  # type: ignore[union-attr]
     assert verify_log(sidecar.home / "audit.jsonl", keys).decision == "intact"
 
 

@@ -32,15 +32,17 @@ def project(tmp_path: Path) -> Path:
 @pytest.fixture
 def sidecar(tmp_path: Path) -> Iterator[Sidecar]:
     served = Sidecar(tmp_path / "home")
-    assert served._guard is not None
+    assert served.session.home.guard is not None
     yield served
     served.close()
 
 
 def granted(sidecar: Sidecar, project: Path) -> dict[str, Any]:
     """Evidence a grant covered, for ``rm -rf build`` in ``project``, signed by the guard's key."""
-    assert sidecar._guard is not None
-    pending = sidecar._guard.evaluate("bash", {"command": "rm -rf build"}, project).fingerprint
+    assert sidecar.session.home.guard is not None
+    pending = sidecar.session.home.guard.evaluate(
+        "bash", {"command": "rm -rf build"}, project
+    ).fingerprint
     assert pending is not None
     signer, _ = KeyStore.open(sidecar.home).ensure_key()
     envelope = mint_envelope(

@@ -39,7 +39,7 @@ def test_each_judged_call_is_one_span_and_status_counts_them(tmp_path: Path) -> 
             result(sidecar, "audit.toolExecuted", {**read, "toolCallId": "c", "isError": False})
             spans = receiver.wait_for(3)
             status = result(sidecar, "status", {"tools": []})
-            written = json.loads((sidecar._session_dir / STATUS_FILE).read_text())
+            written = json.loads((sidecar.session.session_dir / STATUS_FILE).read_text())
         finally:
             sidecar.close()
     by_call = {s.attributes["gen_ai.tool.call.id"]: s.attributes for s in spans}
@@ -54,13 +54,15 @@ def test_each_judged_call_is_one_span_and_status_counts_them(tmp_path: Path) -> 
     assert status["telemetry"]["exported"] == 3
     assert "telemetry:    on: " + receiver.endpoint in status["text"]
     assert written["exported"] == 3
-    assert not sidecar._session_dir.exists()  # the status went with the session
+    assert not sidecar.session.session_dir.exists()  # the status went with the session
 
 
 def test_off_by_default_the_status_says_so_and_nothing_is_observed(tmp_path: Path) -> None:
     sidecar = Sidecar(tmp_path / "home")
     try:
-        assert sidecar._guard is not None and sidecar._guard.observer is None
+        assert (
+            sidecar.session.home.guard is not None and sidecar.session.home.guard.observer is None
+        )
         status = result(sidecar, "status", {"tools": []})
     finally:
         sidecar.close()

@@ -37,7 +37,7 @@ def sidecar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sidecar
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
     monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
     served = Sidecar(tmp_path / "home")
-    assert served._guard is not None
+    assert served.session.home.guard is not None
     yield served
     served.close()
 

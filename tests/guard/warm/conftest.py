@@ -134,7 +134,10 @@ class Launch:
         self.stdin.flush()
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
-        assert line, f"no reply to {method}"
+        if not line:
+            self.proc.kill()
+            assert self.proc.stderr is not None
+            raise AssertionError(f"no reply to {method}: {self.proc.stderr.read()[-2000:]!r}")
         reply: dict[str, Any] = json.loads(line)
         assert "result" in reply, reply
         return reply
