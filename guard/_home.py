@@ -10,6 +10,7 @@ Layout of a home directory (mode 0700)::
     operator-guard.toml  the user's policy layer (optional)
     caches/            each project's own package caches (npm, pip, cargo …): what the
                        agent's installs wrote, over the user's caches, which never change
+    warm.sock          the warm start's fork server's socket (0600), and warm.lock (its flock)
     sessions/<id>/     one sidecar's own: ``layers/`` (each agent command's copy-on-write
                        layer of the workspace, until the guard applied or discarded what it
                        did, guard/_effects) and ``tmp/`` (the sandbox's /tmp of the session)
