@@ -33,8 +33,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from guard._lineage import pi_pid
 from guard._home import PI_PACKAGES
+from guard._lineage import pi_pid
 from guard._policy.settings.config import builtin_layer
 
 __all__ = [
