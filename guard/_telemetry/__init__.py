@@ -2,10 +2,11 @@
 
 ``config`` (whether and where: the user policy's ``[telemetry]`` and the ``OTEL_*``
 variables), ``calls`` (a call's audit records folded into the span's facts, after the log's
-redaction), ``export`` (:class:`Telemetry`: finished calls written to the export process, at most a
-queue's worth at once; drops counted), ``child`` (that process: it imports the SDK and posts), ``doctor`` (the check of ``pi-guard doctor``) and
-``model`` (the status, a call's span facts, the semantic conventions' version). Nothing
-here is imported unless export is configured, and the SDK only once it is on.
+redaction), ``export`` (:class:`Telemetry`: finished calls written to the export process,
+at most a queue's worth at once; drops counted), ``child`` (that process: it imports the SDK
+and posts), ``doctor`` (the check of ``pi-guard doctor``) and ``model`` (the status, a
+call's span facts, the semantic conventions' version). Nothing here is imported unless
+export is configured, and the SDK only once it is on.
 """
 
 import typing
