@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from guard._warm import facts
 from guard._warm.launch import DEFAULT_IDLE, idle_seconds
-from guard._warm.server import PRELOAD
 from guard._warm.wire import ProtocolError, Request, decode_line, encode_line
 
 GOOD = Request(
@@ -152,10 +151,10 @@ def test_the_start_environment_is_what_python_reads_at_its_start() -> None:
                                            "OPENSSL_CONF", "TZ"}  # fmt: skip
 
 
-def test_the_preload_covers_what_a_sidecar_imports_for_its_first_answers(tmp_path: Path) -> None:
-    """A sidecar whose modules the fork server imported (``PRELOAD`` and the redaction rules)
-    imports none of ours, nor pydantic or cryptography, for ``sandbox.plan``, ``health`` and
-    the ``evaluate`` of a safe command."""
+def test_the_preload_covers_what_a_sidecar_needs_for_its_first_answers(tmp_path: Path) -> None:
+    """After the fork server's preload (its modules, the redaction rules, every model's
+    validator built), a sidecar imports none of ours, nor pydantic or cryptography, and builds
+    no model for ``sandbox.plan``, ``health`` and the ``evaluate`` of a safe command."""
     project = tmp_path / "project"
     project.mkdir()
     requests = [
@@ -168,11 +167,19 @@ def test_the_preload_covers_what_a_sidecar_imports_for_its_first_answers(tmp_pat
         json.dumps({"jsonrpc": "2.0", "id": n, **r}) + "\n" for n, r in enumerate(requests, 1)
     )
     script = f"""
-import importlib, io, json, sys
-for name in {list(PRELOAD)!r}:
-    importlib.import_module(name)
-from audit.log import redact_preview
-redact_preview("true", limit=8)
+import io, json, sys
+from guard._warm.server import _preload
+_preload()
+from pydantic import BaseModel
+def models():
+    seen, stack = set(), [BaseModel]
+    while stack:
+        for model in stack.pop().__subclasses__():
+            if model not in seen:
+                seen.add(model)
+                stack.append(model)
+    return seen
+unbuilt = sorted(m.__qualname__ for m in models() if not m.__pydantic_complete__)
 before = set(sys.modules)
 from guard._sidecar import serve
 replies = io.BytesIO()
@@ -180,7 +187,7 @@ serve(io.BytesIO({lines.encode()!r}), replies, home=None)
 assert replies.getvalue().count(b'"result"') == 3, replies.getvalue()[:400]
 late = sorted(m for m in set(sys.modules) - before
               if m.split(".")[0] in ("guard", "audit", "planning", "pydantic", "cryptography"))
-print(json.dumps(late))
+print(json.dumps({{"late": late, "unbuilt": unbuilt}}))
 """
     done = subprocess.run(
         [sys.executable, "-I", "-c", script],
@@ -191,4 +198,4 @@ print(json.dumps(late))
         cwd=project,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert json.loads(done.stdout.splitlines()[-1]) == {"late": [], "unbuilt": []}
