@@ -9,7 +9,7 @@ line per file: ``- `name`: what it is``. A top package lists its own files and i
 test fails on a wing without a README, a file the README leaves out, and a name it lists that
 does not exist.
 
-ARCHITECTURE.md's numbered flows cite ``path:line`` (``guard/_sidecar/handlers/calls.py:42``)
+ARCHITECTURE.md's numbered flows cite ``path:line`` (``guard/_sidecar/session/session.py:42``)
 followed by the symbol that line holds (`` `evaluate` ``); each must still be true.
 """
 
