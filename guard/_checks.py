@@ -33,6 +33,7 @@ CheckName = Literal[
     "policy",
     "packages",
     "telemetry",
+    "warm-start",
 ]
 
 

@@ -562,6 +562,7 @@ WING_FACES = {
     "guard._warm": [
         "DEFAULT_IDLE",
         "WarmServer",
+        "check_warm",
         "idle_seconds",
         "warm_server",
     ],

@@ -111,13 +111,15 @@ def diagnose(
     pi: Path | None = None,
     search_npm: bool = True,
     sandbox_check: SandboxCheck | None = None,
+    warm_check: Callable[[Path], Check] | None = None,
 ) -> DoctorReport:
     """Run every check for a pi session in ``directory`` (see the module docstring).
 
     ``home`` stands in for the default home of installs whose ``guard.json`` names none;
     ``pi`` checks that pi only instead of searching ``PATH`` and the npm-global packages.
     ``sandbox_check(directory, home, agent_dir)`` is the sandbox's own check, given by the
-    caller (the sandbox stands above pi's layer, so it is not imported here).
+    caller (the sandbox stands above pi's layer, so it is not imported here);
+    ``warm_check(home)`` the warm start's (``guard._warm``, above this layer too).
     """
     folder = directory.absolute()
     pis = find_pis(pi, search_npm=search_npm)
@@ -154,6 +156,8 @@ def diagnose(
             # From the very first run: a fresh install's home does not exist yet, but the
             # agent's bash would still be blocked where the sandbox cannot start.
             checks.append(sandbox_check(folder, chosen, agent_dir))
+        if warm_check is not None and home_check.status != "fail":
+            checks.append(warm_check(chosen))
     if folder.is_dir():
         checks.append(check_mcp(folder, homes[0], agent_dir))
     failed = any(c.status == "fail" for c in checks)

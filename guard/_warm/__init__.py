@@ -18,12 +18,14 @@ if typing.TYPE_CHECKING:
     )
     from guard._warm.status import (
         WarmServer,
+        check_warm,
         warm_server,
     )
 
 __all__ = [
     "DEFAULT_IDLE",
     "WarmServer",
+    "check_warm",
     "idle_seconds",
     "warm_server",
 ]
@@ -32,6 +34,7 @@ __all__ = [
 _HOMES: dict[str, str] = {
     "DEFAULT_IDLE": "guard._warm.launch",
     "WarmServer": "guard._warm.status",
+    "check_warm": "guard._warm.status",
     "idle_seconds": "guard._warm.launch",
     "warm_server": "guard._warm.status",
 }

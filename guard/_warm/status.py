@@ -1,5 +1,7 @@
 """Whether a home has a fork server, for ``pi-guard doctor`` and the tests: its pid (the
-holder of ``warm.lock``, from ``/proc/locks``) and its memory (``VmRSS``)."""
+holder of ``warm.lock``, from ``/proc/locks``) and its memory (``VmRSS``); and doctor's
+check of it (:func:`check_warm`, never a failure: without a fork server a sidecar starts
+cold)."""
 
 from __future__ import annotations
 
@@ -7,9 +9,11 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
+from guard._checks import Check
 from guard._home import WARM_LOCK_FILE, WARM_SOCKET_FILE
+from guard._warm.launch import idle_seconds
 
-__all__ = ["WarmServer", "warm_server"]
+__all__ = ["WarmServer", "check_warm", "warm_server"]
 
 
 class WarmServer(NamedTuple):
@@ -55,3 +59,35 @@ def warm_server(home: Path) -> WarmServer:
     pid = _lock_holder(home / WARM_LOCK_FILE)
     listening = (home / WARM_SOCKET_FILE).is_socket()
     return WarmServer(pid, listening, None if pid is None else _rss_kib(pid))
+
+
+def check_warm(home: Path) -> Check:
+    """``warm-start``: off, a fork server running (its pid and memory), or none yet."""
+    subject = str(home)
+    idle = idle_seconds()
+    if idle == 0:
+        return Check(
+            name="warm-start",
+            subject=subject,
+            status="ok",
+            reason="warm-start-off",
+            detail="off in this environment ($PI_OPERATOR_GUARD_WARM_IDLE): sidecars start cold",
+        )
+    server = warm_server(home)
+    if server.pid is None:
+        return Check(
+            name="warm-start",
+            subject=subject,
+            status="ok",
+            reason="no-fork-server",
+            detail=f"no fork server running; the next pi session starts one (idle {idle:g} s)",
+        )
+    memory = "" if server.rss_kib is None else f", {server.rss_kib / 1024:.0f} MiB resident"
+    state = "listening" if server.listening else "ending (no longer listening)"
+    return Check(
+        name="warm-start",
+        subject=subject,
+        status="ok",
+        reason="fork-server-running",
+        detail=f"fork server pid {server.pid}{memory}, {state}",
+    )

@@ -22,6 +22,7 @@ __all__ = ["register"]
 def cmd_doctor(args: argparse.Namespace) -> ExitCode:
     from guard._pi import diagnose
     from guard._sandbox.doctor import check_sandbox
+    from guard._warm import check_warm
 
     directory = Path(args.directory).absolute()
     if not directory.is_dir():
@@ -33,6 +34,7 @@ def cmd_doctor(args: argparse.Namespace) -> ExitCode:
         home=args.home,
         pi=pi,
         sandbox_check=check_sandbox,
+        warm_check=check_warm,
     )
     if args.json:
         emit(report)

@@ -10,8 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from guard._home import WARM_SOCKET_FILE
-from guard._warm import warm_server
+from guard._warm import check_warm, warm_server
 
 from .conftest import Launch, Server, alive, audit_events, parent_of, wait_for
 
@@ -159,3 +161,16 @@ def test_a_fork_server_ends_when_its_home_goes(tmp_path: Path, warm_python: list
     home.rename(moved)
     home.mkdir(mode=0o700)  # another home where it was
     started.proc.wait(20)
+
+
+def test_doctor_reports_the_fork_server(
+    home: Path, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PI_OPERATOR_GUARD_WARM_IDLE", "30")
+    running = check_warm(home)
+    assert (running.status, running.reason) == ("ok", "fork-server-running")
+    assert f"pid {server.pid}" in running.detail and "MiB resident" in running.detail
+    server.stop()
+    assert check_warm(home).reason == "no-fork-server"
+    monkeypatch.setenv("PI_OPERATOR_GUARD_WARM_IDLE", "0")
+    assert check_warm(home).reason == "warm-start-off"
