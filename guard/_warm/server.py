@@ -388,11 +388,11 @@ def _listen(dir_fd: int) -> socket.socket:
     return listener
 
 
-def _private_home(home: Path) -> int:
+def _private_home(home: Path, wait: float) -> int:
     """An fd of ``home`` once it is a private directory of ours: the cold sidecar that
     started this server makes it (0700) when its imports are done; ends the process when
-    that takes longer than :data:`_HOME_WAIT`."""
-    deadline = time.monotonic() + _HOME_WAIT
+    that takes longer than ``wait`` seconds."""
+    deadline = time.monotonic() + wait
     while True:
         try:
             dir_fd = os.open(home, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -418,7 +418,7 @@ def main(args: list[str]) -> NoReturn:
         os._exit(2)
     os.chdir("/")
     time.sleep(START_DELAY)
-    dir_fd = _private_home(home)
+    dir_fd = _private_home(home, min(_HOME_WAIT, idle))  # never outlives its idle time
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
     lock = os.open(f"/proc/self/fd/{dir_fd}/{WARM_LOCK_FILE}", flags, 0o600)
     try:
