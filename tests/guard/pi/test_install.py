@@ -191,7 +191,12 @@ def test_a_corrupt_config_in_a_foreign_directory_needs_the_force_the_message_nam
     assert "PosixPath" not in message
     repaired = install("project", project, force=True, uninstall=False)
     assert repaired.repaired == CONFIG_FILE + CORRUPT_SUFFIX
-    assert json.loads((target / CONFIG_FILE).read_text())["args"] == ["-I", "-m", "guard._warm", "serve"]
+    assert json.loads((target / CONFIG_FILE).read_text())["args"] == [
+        "-I",
+        "-m",
+        "guard._warm",
+        "serve",
+    ]
 
 
 def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> None:
