@@ -63,6 +63,10 @@ if typing.TYPE_CHECKING:
         known_homes,
         remember_home,
     )
+    from guard._policy.settings.lineage import (
+        pi_pid,
+        serve_for,
+    )
     from guard._policy.settings.models import (
         ConfigProblem,
         LayerName,
@@ -122,12 +126,14 @@ __all__ = [
     "load_layers",
     "note_pi_runtime",
     "pi_file_target",
+    "pi_pid",
     "pi_settings_resources",
     "placeholder_lists",
     "read_layer",
     "read_mcp_servers",
     "realpath",
     "remember_home",
+    "serve_for",
     "too_wide",
     "within",
     "worktree_hook_files",
@@ -135,6 +141,8 @@ __all__ = [
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "pi_pid": "guard._policy.settings.lineage",
+    "serve_for": "guard._policy.settings.lineage",
     "known_homes": "guard._policy.settings.homes",
     "remember_home": "guard._policy.settings.homes",
     "Command": "guard._policy.bash.model",

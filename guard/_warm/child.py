@@ -4,7 +4,7 @@ It closes everything of the server's, leaves the server's session, and waits for
 (``G`` on a pipe; EOF: the launcher never took it, so it ends touching nothing). Then it takes
 the launcher's stdin, stdout, stderr and working directory, its umask, priority, limits,
 environment and the signals it inherited as ignored, notes pi (the launcher's parent) as the
-process it serves (:func:`guard._lineage.serve_for`), and runs ``pi-guard serve`` as the cold
+process it serves (:func:`guard._policy.serve_for`), and runs ``pi-guard serve`` as the cold
 path does. It never returns into the server's loop.
 """
 
@@ -44,7 +44,7 @@ def become_sidecar(
             os._exit(0)
         os.close(go)
         _take_over(fds, request)
-        from guard._lineage import serve_for
+        from guard._policy import serve_for
 
         serve_for(pi)
         code = _serve(request.argv)

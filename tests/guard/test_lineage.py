@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from guard import _lineage
+from guard._policy.settings import lineage as _lineage
 
 
 @pytest.fixture(autouse=True)

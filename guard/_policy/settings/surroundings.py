@@ -34,8 +34,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from guard._home import PI_PACKAGES
-from guard._lineage import pi_pid
 from guard._policy.settings.config import builtin_layer
+from guard._policy.settings.lineage import pi_pid
 
 __all__ = [
     "CREDENTIAL_RULES",
