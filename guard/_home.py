@@ -62,7 +62,9 @@ __all__ = [
     "SIGNING_KEY_FILE",
     "STATE_HOME_ENV",
     "TELEMETRY_STATUS_FILE",
+    "WARM_IDLE_DEFAULT",
     "WARM_IDLE_ENV",
+    "WARM_IDLE_MAX",
     "WARM_LOCK_FILE",
     "WARM_SOCKET_FILE",
     "check_home",
@@ -72,6 +74,7 @@ __all__ = [
     "env_flag",
     "pi_agent_dir",
     "resolve_home",
+    "warm_idle",
 ]
 
 ENV_PREFIX = "PI_OPERATOR_GUARD_"
@@ -137,7 +140,10 @@ DEBUG_ENV = "DEBUG"
 """``$PI_OPERATOR_GUARD_DEBUG``: an internal error of ``pi-guard`` raises (a traceback)."""
 WARM_IDLE_ENV = "WARM_IDLE"
 """``$PI_OPERATOR_GUARD_WARM_IDLE``: seconds a fork server waits idle before it ends; ``0``
-switches the warm start off (every sidecar starts cold)."""
+switches the warm start off (every sidecar starts cold); see :func:`warm_idle`."""
+WARM_IDLE_DEFAULT = 600.0
+"""Seconds a fork server stays without a connection or a sidecar before it ends."""
+WARM_IDLE_MAX = 86_400.0
 LAYER_ENV = ENV_PREFIX + "LAYER"
 """The variable that names a command's layer (``[A-Za-z0-9_-]+``); removed inside."""
 # Variables of others the guard reads.
@@ -158,6 +164,19 @@ def env(name: str) -> str | None:
     if value is None:
         value = os.environ.get(_OLD_ENV_PREFIX + name)
     return value
+
+
+def warm_idle() -> float:
+    """``$PI_OPERATOR_GUARD_WARM_IDLE`` (seconds, 0 = off), :data:`WARM_IDLE_DEFAULT` when
+    unset; a value that is no number in 0..86400 switches the warm start off."""
+    raw = env(WARM_IDLE_ENV)
+    if raw is None or not raw.strip():
+        return WARM_IDLE_DEFAULT
+    try:
+        value = float(raw)
+    except ValueError:
+        return 0.0
+    return value if 0 < value <= WARM_IDLE_MAX else 0.0
 
 
 def env_flag(name: str) -> bool:

@@ -29,20 +29,31 @@ if typing.TYPE_CHECKING:
         PlannerTool,
         planner_tools,
     )
+    from guard._pi.warm import (
+        WarmServer,
+        check_warm,
+        warm_server,
+    )
 
 __all__ = [
     "InstallResult",
     "PlannerTool",
     "Target",
+    "WarmServer",
+    "check_warm",
     "diagnose",
     "guard_absent_rows",
     "newer_than_tested",
     "planner_tools",
     "session_envelopes",
+    "warm_server",
 ]
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "WarmServer": "guard._pi.warm",
+    "check_warm": "guard._pi.warm",
+    "warm_server": "guard._pi.warm",
     "diagnose": "guard._pi.doctor",
     "InstallResult": "guard._pi.install",
     "Target": "guard._pi.install",

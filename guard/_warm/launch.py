@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from guard._home import WARM_IDLE_ENV, WARM_SOCKET_FILE, env, resolve_home
+from guard._home import WARM_SOCKET_FILE, resolve_home, warm_idle
 from guard._warm import facts
 from guard._warm.wire import (
     ACK,
@@ -37,20 +37,14 @@ from guard._warm.wire import (
 )
 
 __all__ = [
-    "DEFAULT_IDLE",
     "FORWARDED",
-    "MAX_IDLE",
     "Refused",
     "cold",
     "handoff",
-    "idle_seconds",
     "main",
     "start_server",
 ]
 
-DEFAULT_IDLE = 600.0
-"""Seconds a fork server stays without a connection or a sidecar before it ends."""
-MAX_IDLE = 86_400.0
 FORWARDED = (
     signal.SIGTERM,
     signal.SIGINT,
@@ -67,19 +61,6 @@ _LATE_STATUS = 2.0
 class Refused(Exception):
     """No warm sidecar for this launch; ``args[0]`` is the reason, ``args[1]`` whether a
     fork server should be started for the next launch."""
-
-
-def idle_seconds() -> float:
-    """``$PI_OPERATOR_GUARD_WARM_IDLE`` (seconds, 0 = off), :data:`DEFAULT_IDLE` when unset;
-    a value that is no number in 0..86400 switches the warm start off."""
-    raw = env(WARM_IDLE_ENV)
-    if raw is None or not raw.strip():
-        return DEFAULT_IDLE
-    try:
-        value = float(raw)
-    except ValueError:
-        return 0.0
-    return value if 0 < value <= MAX_IDLE else 0.0
 
 
 def cold(argv: tuple[str, ...]) -> NoReturn:
@@ -248,7 +229,7 @@ def _lost(why: str) -> NoReturn:
 def main(argv: list[str]) -> NoReturn:
     """``python -I -m guard._warm [pi-guard arguments]``: the launcher."""
     tail = tuple(argv)
-    idle = idle_seconds()
+    idle = warm_idle()
     if idle == 0 or tail not in SERVE_ARGV:
         cold(tail)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from guard._warm import warm_server
+from guard._pi import warm_server
 
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends
 

@@ -20,9 +20,8 @@ __all__ = ["register"]
 
 
 def cmd_doctor(args: argparse.Namespace) -> ExitCode:
-    from guard._pi import diagnose
+    from guard._pi import check_warm, diagnose
     from guard._sandbox.doctor import check_sandbox
-    from guard._warm import check_warm
 
     directory = Path(args.directory).absolute()
     if not directory.is_dir():

@@ -16,7 +16,7 @@ from typing import IO, Any
 import pytest
 
 from guard._home import WARM_SOCKET_FILE
-from guard._warm import warm_server
+from guard._pi import warm_server
 
 REPO = Path(__file__).resolve().parents[3]
 WRAP = (

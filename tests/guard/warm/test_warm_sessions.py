@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from guard._home import WARM_SOCKET_FILE
-from guard._warm import check_warm, warm_server
+from guard._pi import check_warm, warm_server
 
 from .conftest import Launch, Server, alive, audit_events, parent_of, wait_for
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from guard._home import WARM_IDLE_DEFAULT as DEFAULT_IDLE
+from guard._home import warm_idle as idle_seconds
 from guard._warm import facts
-from guard._warm.launch import DEFAULT_IDLE, idle_seconds
 from guard._warm.wire import ProtocolError, Request, decode_line, encode_line
 
 GOOD = Request(

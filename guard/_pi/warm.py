@@ -1,7 +1,7 @@
-"""Whether a home has a fork server, for ``pi-guard doctor`` and the tests: its pid (the
-holder of ``warm.lock``, from ``/proc/locks``) and its memory (``VmRSS``); and doctor's
-check of it (:func:`check_warm`, never a failure: without a fork server a sidecar starts
-cold)."""
+"""Whether a home has a fork server (the warm start, :mod:`guard._warm`), for ``pi-guard
+doctor`` and the tests: its pid (the holder of ``warm.lock``, from ``/proc/locks``) and its
+memory (``VmRSS``); and doctor's check of it (:func:`check_warm`, never a failure: without
+a fork server a sidecar starts cold)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from guard._checks import Check
-from guard._home import WARM_LOCK_FILE, WARM_SOCKET_FILE
-from guard._warm.launch import idle_seconds
+from guard._home import WARM_LOCK_FILE, WARM_SOCKET_FILE, warm_idle
 
 __all__ = ["WarmServer", "check_warm", "warm_server"]
 
@@ -64,7 +63,7 @@ def warm_server(home: Path) -> WarmServer:
 def check_warm(home: Path) -> Check:
     """``warm-start``: off, a fork server running (its pid and memory), or none yet."""
     subject = str(home)
-    idle = idle_seconds()
+    idle = warm_idle()
     if idle == 0:
         return Check(
             name="warm-start",
