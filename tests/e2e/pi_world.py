@@ -23,8 +23,11 @@ from tools.pi.harness import (
     offline_env,
     read_session_entries,
 )
+from tools.pi.harness import (  # the e2e tests import these from here
+    serving_sidecars as serving_sidecars,
+)
 from tools.pi.harness import (
-    sidecar_pids as sidecar_pids,  # the e2e tests import it from here
+    sidecar_pids as sidecar_pids,
 )
 from tools.pi.scripted_model import MODEL_ID, PROVIDER, ToolCall, Turn
 

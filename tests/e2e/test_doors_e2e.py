@@ -284,6 +284,11 @@ def test_file_tools_still_work_on_the_judged_file(
     (world.project / "docs").mkdir()
     (world.project / "docs" / "guide.md").write_text("old text\n")
     (world.project / "readme-link.md").symlink_to("docs/guide.md")
+    # Committed: git holds the guide, so the edit through the link loses nothing and asks
+    # nothing (outside git, or uncommitted, it would: builtin.overwrite-work).
+    git(world.project, "init", "-q")
+    git(world.project, "add", "-A")
+    git(world.project, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
     prompt = scenario(
         model_server,
         f"doors-files-ok-{world.pi.flavor}",

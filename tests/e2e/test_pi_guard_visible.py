@@ -18,6 +18,7 @@ from .pi_world import (
     confirms,
     notices,
     result_text,
+    serving_sidecars,
     sidecar_pids,
     statuses,
     tool_ends,
@@ -120,13 +121,13 @@ def test_a_decline_with_a_reason_reaches_the_model_and_the_audit(world: World) -
 def test_the_footer_follows_the_sidecar_through_a_kill_and_a_restart(world: World) -> None:
     with world.rpc() as pi:
         pi.prompt("scenario:rm-a", lambda _request: True)
-        (old,) = sidecar_pids(pi.proc.pid)
+        (old,) = serving_sidecars(pi.proc.pid)
         assert statuses(pi.events) == [f"operator-guard on (sidecar pid {old}, sandboxed)"]
         os.kill(old, signal.SIGKILL)
         wait_gone(old)
         pi.prompt("scenario:rm-b", lambda _request: True)
         pi.prompt("scenario:rm-c", lambda _request: True)
-        (new,) = sidecar_pids(pi.proc.pid)
+        (new,) = serving_sidecars(pi.proc.pid)
         # the footer follows the new sidecar's health probe, which may answer after the prompt
         pi.wait_for(lambda seen: len(statuses(seen)) >= 4)
     shown = statuses(pi.events)

@@ -26,6 +26,7 @@ from .pi_world import (
     confirms,
     notices,
     result_text,
+    serving_sidecars,
     sidecar_pids,
     statuses,
     tool_ends,
@@ -328,11 +329,11 @@ def test_an_opted_out_session_runs_bash_unsandboxed_and_says_so_everywhere(world
 def test_a_restarted_sidecar_plans_the_sandbox_again(world: World) -> None:
     with world.rpc() as pi:
         pi.prompt("scenario:rm-a", yes)
-        (old,) = sidecar_pids(pi.proc.pid)
+        (old,) = serving_sidecars(pi.proc.pid)
         os.kill(old, 9)
         pi.prompt("scenario:rm-b", yes)  # fails closed, starts a new sidecar
         events = pi.prompt("scenario:sandbox-pid-namespace", yes)
-        (new,) = sidecar_pids(pi.proc.pid)
+        (new,) = serving_sidecars(pi.proc.pid)
         on = f"operator-guard on (sidecar pid {new}, sandboxed)"
         # the footer follows the new sidecar's health probe, which may answer after the prompt
         pi.wait_for(lambda seen: on in statuses(seen))

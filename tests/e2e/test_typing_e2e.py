@@ -85,7 +85,10 @@ def test_letters_typed_during_the_effects_review_do_not_apply_it(
 ) -> None:
     (world.project / "drafts").mkdir()
     (world.project / "drafts" / "idea.md").write_text("an idea\n")
-    command = "node --eval=\"require('fs').rmSync('drafts', {recursive: true})\""
+    # A project script runs unasked (the analysis reads no deletion in `python3 tidy.py`);
+    # what it did is held by the effects review after.
+    (world.project / "tidy.py").write_text("import shutil\nshutil.rmtree('drafts')\n")
+    command = "python3 tidy.py"
     model_server.add_scenario("typing-effects", turns(bash(command)))
     with tui(world) as term:
         started(term)

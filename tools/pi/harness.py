@@ -404,6 +404,39 @@ def sidecar_pids(parent: int) -> list[int]:
     return found
 
 
+def serving_sidecars(parent: int) -> list[int]:
+    """The sidecars serving ``parent`` (a pi), as its footer names them: a child of pi that
+    became the sidecar (a cold start: the launcher ``exec``s it in its own place), and for a
+    warm launcher the sidecar the home's fork server forked for it, found as the process
+    that holds the launcher's stdin (handed over whole); the launcher itself while the hand
+    over is still under way."""
+    found = []
+    for pid in sidecar_pids(parent):
+        try:
+            warm = b"guard._warm" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            stdin = os.readlink(f"/proc/{pid}/fd/0")
+        except OSError:
+            continue
+        forked = _holding(stdin, pid) if warm else []
+        found.extend(forked or [pid])
+    return found
+
+
+def _holding(stdin: str, besides: int) -> list[int]:
+    """The guard processes other than ``besides`` whose stdin is ``stdin``."""
+    holders = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == besides:
+            continue
+        try:
+            same = os.readlink(entry / "fd" / "0") == stdin
+            if same and b"guard" in (entry / "cmdline").read_bytes():
+                holders.append(int(entry.name))
+        except OSError:
+            continue
+    return holders
+
+
 def read_session_entries(session_dir: Path) -> list[dict[str, Any]]:
     """Every entry of every session file (JSONL) under ``session_dir``."""
     entries: list[dict[str, Any]] = []
