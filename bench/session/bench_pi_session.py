@@ -43,7 +43,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from guard._warm import warm_server
+from guard._pi import warm_server
 from tools.pi.harness import (
     Flavor,
     PinnedPi,
