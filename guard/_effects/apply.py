@@ -136,12 +136,19 @@ def _run(
         os.fsync(marks.fileno())
 
 
+def _dropped(path: Path, layers: Path) -> bool:
+    """A path in a layer the review dropped (renamed with a leading dot: no layer id has
+    one); it was applied whole or discarded before, so nothing of it is recovered."""
+    return path.relative_to(layers).parts[0].startswith(".")
+
+
 def recover(layers: Path) -> list[Path]:
     """Finish every journal under ``layers`` that a crash left uncommitted; returns them."""
     finished: list[Path] = []
     if not layers.is_dir():
         return finished
-    for journal in sorted([*layers.glob(f"*/c*/{JOURNAL}"), *layers.glob(f"*/{JOURNAL}")]):
+    journals = [*layers.glob(f"*/c*/{JOURNAL}"), *layers.glob(f"*/{JOURNAL}")]
+    for journal in sorted(j for j in journals if not _dropped(j, layers)):
         lines = journal.read_text(encoding="utf-8").splitlines()
         if not lines or COMMITTED in lines[1:]:
             continue

@@ -247,7 +247,8 @@ class Reviewer:
         """Ids of layers that hold effects waiting for the operator."""
         if not self.layers.is_dir():
             return []
-        return sorted(p.parent.name for p in self.layers.glob(f"*/{HELD_FILE}"))
+        names = (p.parent.name for p in self.layers.glob(f"*/{HELD_FILE}"))
+        return sorted(n for n in names if LAYER_ID.fullmatch(n))  # not a dropped one
 
     def drop(self, layer_id: str) -> None:
         """Remove a layer (what it still holds is discarded).
