@@ -112,7 +112,11 @@ def code_roots() -> list[str]:
 def code_stamp(roots: list[str] | None = None) -> tuple[object, ...]:
     """What the code a sidecar would run is made of, cheaply (sizes and mtimes, no reads)."""
     files: list[tuple[str, int, int]] = []
-    for root in code_roots() if roots is None else roots:
+    roots = code_roots() if roots is None else roots
+    # A directory that holds our packages (a checkout installed in place) changes whenever
+    # anything is made beside them; the packages' own files are stamped one by one below.
+    ours = {os.path.dirname(os.path.abspath(r)) for r in roots}
+    for root in roots:
         for folder, dirs, names in os.walk(root):
             dirs[:] = sorted(d for d in dirs if d != "__pycache__")
             for name in sorted(names):
@@ -124,6 +128,9 @@ def code_stamp(roots: list[str] | None = None) -> tuple[object, ...]:
                 files.append((path, info.st_size, info.st_mtime_ns))
     paths: list[tuple[str, int]] = []
     for entry in sys.path:
+        if os.path.abspath(entry or os.getcwd()) in ours:
+            paths.append((entry, 0))
+            continue
         try:
             paths.append((entry, os.stat(entry).st_mtime_ns))
         except OSError:

@@ -423,16 +423,22 @@ def serving_sidecars(parent: int) -> list[int]:
 
 
 def _holding(stdin: str, besides: int) -> list[int]:
-    """The guard processes other than ``besides`` whose stdin is ``stdin``."""
+    """The sidecars forked by a fork server, other than ``besides``, whose stdin is ``stdin``.
+
+    A forked sidecar keeps its server's command line (``--fork-server``) and is its child;
+    what the sidecar starts may hold the same stdin, but runs another program."""
     holders = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == besides:
             continue
         try:
-            same = os.readlink(entry / "fd" / "0") == stdin
-            if same and b"guard" in (entry / "cmdline").read_bytes():
+            if os.readlink(entry / "fd" / "0") != stdin:
+                continue
+            parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
+            forked = b"--fork-server" in (entry / "cmdline").read_bytes()
+            if forked and b"--fork-server" in Path(f"/proc/{parent}/cmdline").read_bytes():
                 holders.append(int(entry.name))
-        except OSError:
+        except (OSError, IndexError):
             continue
     return holders
 

@@ -200,3 +200,22 @@ print(json.dumps({{"late": late, "unbuilt": unbuilt}}))
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == {"late": [], "unbuilt": []}
+
+
+def test_the_code_stamp_ignores_files_made_beside_the_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout installed in place has its root on sys.path: a file made there (a cache, a
+    log) is no code change, while an edit of a package's file is."""
+    root = tmp_path / "checkout"
+    package = root / "guard"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("x = 1\n")
+    monkeypatch.setattr(sys, "path", [str(root), *sys.path])
+    before = facts.code_stamp([str(package)])
+    (root / ".pytest_cache").mkdir()
+    (root / "notes.txt").write_text("made beside the code\n")
+    assert facts.code_stamp([str(package)]) == before
+    (package / "__init__.py").write_text("x = 2\n")
+    os.utime(package / "__init__.py", ns=(1, 1))
+    assert facts.code_stamp([str(package)]) != before
