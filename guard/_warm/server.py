@@ -410,11 +410,14 @@ def _private_home(home: Path, wait: float) -> int:
 
 def main(args: list[str]) -> NoReturn:
     """``--fork-server HOME IDLE``: serve one home until idle; never raises."""
+    usage = "pi-guard: error: --fork-server takes an absolute HOME and IDLE seconds > 0\n"
     try:
         home, idle = Path(args[0]), float(args[1])
     except (IndexError, ValueError):
-        os._exit(2)
+        home, idle = Path(), 0.0
     if not home.is_absolute() or not idle > 0:
+        with contextlib.suppress(OSError):
+            os.write(2, usage.encode())
         os._exit(2)
     os.chdir("/")
     time.sleep(START_DELAY)

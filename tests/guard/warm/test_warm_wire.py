@@ -219,3 +219,18 @@ def test_the_code_stamp_ignores_files_made_beside_the_packages(
     (package / "__init__.py").write_text("x = 2\n")
     os.utime(package / "__init__.py", ns=(1, 1))
     assert facts.code_stamp([str(package)]) != before
+
+
+@pytest.mark.parametrize("args", [[], ["relative", "5"], ["/tmp/x", "nan"], ["/tmp/x", "-1"]])
+def test_a_fork_server_with_bad_arguments_says_so_in_one_line(args: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-I", "-m", "guard._warm", "--fork-server", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "pi-guard: error: --fork-server takes an absolute HOME and IDLE seconds > 0"
+    ]
