@@ -408,31 +408,31 @@ def serving_sidecars(parent: int) -> list[int]:
     """The sidecars serving ``parent`` (a pi), as its footer names them: a child of pi that
     became the sidecar (a cold start: the launcher ``exec``s it in its own place), and for a
     warm launcher the sidecar the home's fork server forked for it, found as the process
-    that holds the launcher's stdin (handed over whole); the launcher itself while the hand
-    over is still under way."""
+    that holds the launcher's stderr (the launcher hands over stdin, stdout and stderr, then
+    keeps only stderr); the launcher itself while the hand over is still under way."""
     found = []
     for pid in sidecar_pids(parent):
         try:
             warm = b"guard._warm" in Path(f"/proc/{pid}/cmdline").read_bytes()
-            stdin = os.readlink(f"/proc/{pid}/fd/0")
+            stderr = os.readlink(f"/proc/{pid}/fd/2")
         except OSError:
             continue
-        forked = _holding(stdin, pid) if warm else []
+        forked = _holding(stderr, pid) if warm else []
         found.extend(forked or [pid])
     return found
 
 
-def _holding(stdin: str, besides: int) -> list[int]:
-    """The sidecars forked by a fork server, other than ``besides``, whose stdin is ``stdin``.
+def _holding(stderr: str, besides: int) -> list[int]:
+    """The sidecars forked by a fork server, other than ``besides``, whose stderr is ``stderr``.
 
     A forked sidecar keeps its server's command line (``--fork-server``) and is its child;
-    what the sidecar starts may hold the same stdin, but runs another program."""
+    what the sidecar starts may hold the same stderr, but runs another program."""
     holders = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == besides:
             continue
         try:
-            if os.readlink(entry / "fd" / "0") != stdin:
+            if os.readlink(entry / "fd" / "2") != stderr:
                 continue
             parent = (entry / "stat").read_text().rsplit(")", 1)[1].split()[1]
             forked = b"--fork-server" in (entry / "cmdline").read_bytes()
