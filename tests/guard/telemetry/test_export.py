@@ -197,7 +197,7 @@ def test_an_export_process_that_ends_costs_no_call_and_its_calls_are_counted(
     assert status.state == "broken"
     assert "export process ended" in (status.last_error or "")
     assert status.dropped == 6  # every call: none was exported
-    assert max(took) < 1.0
+    assert max(took) < 2.0
 
 
 def test_the_export_process_says_when_it_cannot_start() -> None:
