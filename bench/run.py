@@ -406,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
             elif section == "session":
                 new, detail = _session_rows(part, 2 if quick else 5)
             elif section == "telemetry":
-                new, detail = _telemetry_rows(400 if quick else 1200, 200 if quick else 600)
+                new, detail = _telemetry_rows(400 if quick else 1200, 200 if quick else 1000)
             elif section == "postgres":
                 from bench_postgres import run as run_postgres
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from guard import Guard
+from guard._logging import configure_logging
 from guard._policy import TelemetrySettings
 from guard._telemetry import ExportConfig, Telemetry
 
@@ -178,8 +179,10 @@ def _blocks(part: Path, endpoint: str, samples: int, pace: float) -> dict[str, A
 def measure(samples: int, paced_samples: int) -> dict[str, Any]:
     """Each receiver's off/on figures at each pace; milliseconds."""
     result: dict[str, Any] = {"goalAddedP99Ms": GOAL_ADDED_P99_MS}
-    # The SDK says each failed post of the slow and down runs on stderr: not the table's.
+    # The SDK says each failed post of the slow and down runs on stderr: not the table's; the
+    # guard's own warnings go to stderr too (stdout carries only the figures).
     logging.getLogger("opentelemetry").setLevel(logging.CRITICAL)
+    configure_logging()
     # The home on a memory file system where there is one: the disk's fsync is the noisiest
     # part of a call and none of the export's, so it would only hide the difference.
     shm = Path("/dev/shm")
@@ -211,7 +214,7 @@ def measure(samples: int, paced_samples: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--samples", type=int, default=1200, help="burst calls on each side")
-    parser.add_argument("--paced", type=int, default=600, help="paced calls on each side")
+    parser.add_argument("--paced", type=int, default=1000, help="paced calls on each side")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.samples, args.paced)

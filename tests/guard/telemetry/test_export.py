@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import sys
 import time
@@ -218,3 +219,50 @@ def test_a_span_crosses_the_pipe_unchanged() -> None:
     line = child.span_line(span)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert child.read_span(line) == span
+
+
+def _export_processes() -> list[int]:
+    """This process's children that run the export process."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid() and b"guard._telemetry.child" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_the_export_process_gives_way_to_the_calls_once_it_is_loaded(
+    observed: Observed, workdir: Path
+) -> None:
+    """Encoding and posting run niced, so that on a busy machine they take no time slice
+    from a call; the guard's own process keeps its priority."""
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    with otlp_receiver() as receiver:
+        telemetry = Telemetry.start(config(receiver.endpoint))
+        observed.guard.observer = telemetry.observe
+        run_calls(observed.guard, workdir, 1)
+        receiver.wait_for(2)  # exported: the process is loaded and said ready
+        [pid] = _export_processes()
+        niceness = os.getpriority(os.PRIO_PROCESS, pid)
+        threads = [
+            os.getpriority(os.PRIO_PROCESS, int(task.name))
+            for task in Path(f"/proc/{pid}/task").iterdir()
+        ]
+        telemetry.close()
+    assert niceness == max(child.NICENESS, ours)
+    assert min(threads) >= max(child.NICENESS, ours)  # the reader thread too
+    assert os.getpriority(os.PRIO_PROCESS, 0) == ours
+
+
+def test_in_process_the_export_loop_leaves_the_caller_s_priority_alone() -> None:
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    out = io.BytesIO()
+    child.main(io.BytesIO(b'{"endpoint": "http://127.0.0.1:9", "timeout": 0.1}\n'), out)
+    assert b'"ready": true' in out.getvalue() or b'"ready":true' in out.getvalue()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == ours
