@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -173,6 +174,48 @@ def test_another_user_cannot_reach_the_socket(home: Path, server: Server) -> Non
         timeout=30,
     )
     assert done.stdout.strip() == "PermissionError", done.stderr
+
+
+def test_another_user_who_reaches_the_socket_is_refused_and_forks_nothing(
+    home: Path, server: Server, warm_code: Path
+) -> None:
+    """Past the home's permissions (a hard link to the socket where another user can reach
+    it): the server reads the peer's credentials and refuses before it reads the request."""
+    if os.getuid() != 0:
+        pytest.fail("this test switches users: run it as root (the suite's machine is)")
+    from guard._warm.launch import _request
+    from guard._warm.wire import HEADER, MAGIC
+
+    payload = _request(("serve",)).encode()
+    open_dir = Path(tempfile.mkdtemp(prefix="pi-guard-warm-link-"))  # where the tests' tmp is
+    try:
+        open_dir.chmod(0o755)
+        link = open_dir / "sock"
+        os.link(home / WARM_SOCKET_FILE, link)
+        link.chmod(0o777)
+        script = (
+            "import os, socket, sys\n"
+            "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+            "payload = bytes.fromhex(sys.argv[3])\n"
+            "socket.send_fds(s, [bytes.fromhex(sys.argv[2])], [0, 1, 2, 0])\n"
+            "try:\n    s.sendall(payload); s.shutdown(socket.SHUT_WR)\n"
+            "except OSError:\n    pass\n"
+            "print(s.recv(200).decode().strip())\n"
+        )
+        head = HEADER.pack(MAGIC, len(payload))
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", script, str(link), head.hex(), payload.hex()],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        shutil.rmtree(open_dir, ignore_errors=True)
+    assert done.stdout.strip() == '{"refused":"other-user"}', done.stderr
+    assert children_of(server.pid) == []
+    assert probe(home, warm_code) == "TAKEN"  # and it still serves its own user
 
 
 def test_a_forged_request_is_refused_and_forks_nothing(
