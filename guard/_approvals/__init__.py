@@ -12,6 +12,7 @@ if typing.TYPE_CHECKING:
     from guard._approvals.broker import (
         ApprovalBroker,
         Asked,
+        Listener,
         Signable,
         question_digest,
     )
@@ -61,6 +62,7 @@ __all__ = [
     "Decision",
     "Enrolment",
     "Listed",
+    "Listener",
     "LocalApprovals",
     "Outcome",
     "Pending",
@@ -79,6 +81,7 @@ __all__ = [
 _HOMES: dict[str, str] = {
     "ApprovalBroker": "guard._approvals.broker",
     "Asked": "guard._approvals.broker",
+    "Listener": "guard._approvals.broker",
     "Signable": "guard._approvals.broker",
     "question_digest": "guard._approvals.broker",
     "GONE": "guard._approvals.home",

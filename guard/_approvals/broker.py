@@ -4,7 +4,9 @@ Contract: :meth:`ApprovalBroker.ask` opens a question with a deadline; the first
 :meth:`~ApprovalBroker.answer` that names its id and digest before the deadline wins, and every
 later one gets the outcome that says why it lost (``already-answered``, ``stale``,
 ``expired``, ``withdrawn``, ``unknown-id``); :meth:`~ApprovalBroker.result` tells the asker
-what won (or that nobody answered in time: a timeout is No). Thread-safe: the sidecar's
+what won (or that nobody answered in time: a timeout is No); each listener
+(:meth:`~ApprovalBroker.listen`) hears an accepted answer at once, on the thread that gave
+it. Thread-safe: the sidecar's
 request loop and the approvers' listener threads share one broker. Nothing here approves a
 call: the winning answer goes back through the guard, which records it as it records a
 dialog's.
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Literal
@@ -29,6 +31,7 @@ from audit.wire import (
 )
 from guard._approvals.model import Answer, AnswerRequest, Approver, Outcome, Pending
 from guard._evidence import Fingerprint, Reservation, reserve
+from guard._logging import get_logger
 from guard._operator import (
     OperatorCredential,
     OperatorReason,
@@ -37,7 +40,9 @@ from guard._operator import (
     statement_challenge,
 )
 
-__all__ = ["ApprovalBroker", "Asked", "Signable", "question_digest"]
+__all__ = ["ApprovalBroker", "Asked", "Listener", "Signable", "question_digest"]
+
+_log = get_logger("guard.approvals")
 
 _KEEP_CLOSED = 256
 _KEEP_RESERVED = 8  # statements per question (a page reloaded, a passkey prompt cancelled)
@@ -94,11 +99,16 @@ class Signable:
         return check_operator_signature(reservation.statement, signature, self.operators).reason
 
 
+Listener = Callable[[str, Answer], None]
+"""Hears an accepted answer: the question's id and the answer that won."""
+
+
 class ApprovalBroker:
     """See the module docstring."""
 
     def __init__(self) -> None:
         self._lock = threading.Condition()
+        self._listeners: list[Listener] = []
         self._asked: dict[str, Asked] = {}
         self._closed: dict[str, Asked] = {}  # the last questions closed, for state()
         self.version = 0
@@ -184,30 +194,49 @@ class ApprovalBroker:
             return "expired"
         return None
 
+    def listen(self, listener: Listener) -> None:
+        """Call ``listener`` with every accepted answer, after the broker let go of its lock
+        (a listener may write to a pipe that blocks; it never holds the other screens)."""
+        with self._lock:
+            self._listeners.append(listener)
+
     def answer(self, request: AnswerRequest, approver: Approver) -> Outcome:
         """Give an answer from ``approver``; only the first valid one is accepted. A yes
         with ``operatorSignature`` must name a statement this question gave
-        (:meth:`statement`) and its signature must verify, else it is refused with the reason."""
+        (:meth:`statement`) and its signature must verify, else it is refused with the reason.
+        The listeners hear an accepted one."""
+        outcome, won, listeners = self._answer(request, approver)
+        if won is not None:
+            for listener in listeners:
+                try:
+                    listener(request.id, won)
+                except Exception:  # a listener's failure is its own; the answer stands
+                    _log.exception("approval-listener-failed", id=request.id)
+        return outcome
+
+    def _answer(
+        self, request: AnswerRequest, approver: Approver
+    ) -> tuple[Outcome, Answer | None, tuple[Listener, ...]]:
         now = utc_now()
         with self._lock:
             asked = self._asked.get(request.id)
             refused = self._refusal(asked, request.digest, now)
             if refused is not None:
-                return refused
+                return refused, None, ()
             assert asked is not None
             if request.grant is not None and (
                 request.decision != "yes" or request.grant >= len(asked.pending.grants)
             ):
-                return "stale"  # a grant this question does not offer
+                return "stale", None, ()  # a grant this question does not offer
             signature = request.operator_signature
             if signature is not None:
                 reservation = asked.reservations.get(request.evidence_id or "")
                 signable = asked.signable
                 if request.decision != "yes" or reservation is None or signable is None:
-                    return "no-operator"
+                    return "no-operator", None, ()
                 failed = signable.check(reservation, signature)
                 if failed is not None:
-                    return failed
+                    return failed, None, ()
                 asked.signed = (reservation, signature)
             asked.answer = Answer(
                 decision=request.decision,
@@ -218,7 +247,7 @@ class ApprovalBroker:
                 operator_credential=signature.credential_id if signature is not None else None,
             )
             self._changed()
-            return "accepted"
+            return "accepted", asked.answer, tuple(self._listeners)
 
     def result(self, approval_id: str) -> Asked | None:
         """The question ``approval_id`` and its answer so far (``None``: no such question)."""

@@ -2,7 +2,9 @@
 
 A request is validated against its method's pydantic params model; any exception becomes a
 JSON-RPC error object (guard, audit and planner errors keep their own codes) and the loop keeps
-serving. Only JSON-RPC goes to stdout; logs go to stderr (structlog).
+serving. Only JSON-RPC goes to stdout; logs go to stderr (structlog). Besides the replies, the
+server sends notifications (:meth:`RpcServer.notify`: a message without an id) from other
+threads; :class:`Output` writes each message whole, one at a time.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from guard._sidecar.framing import (
 )
 from planning import PlanInputError
 
-__all__ = ["Handler", "Method", "RpcServer", "answer_stream", "install_sigterm"]
+__all__ = ["Handler", "Method", "Output", "RpcServer", "answer_stream", "install_sigterm"]
 
 _log = get_logger("guard.sidecar")
 
@@ -49,6 +51,28 @@ class Method:
     verify_only_ok: bool
 
 
+class Output:
+    """The one writer of a stream: the loop's replies and the notifications other threads
+    send go out whole, one message at a time. Once the reader is gone (a broken pipe),
+    nothing more is written."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.open = True
+
+    def write(self, message: bytes) -> None:
+        with self._lock:
+            if not self.open:
+                return
+            try:
+                self._stream.write(message)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):  # the reader left, or the stream closed
+                self.open = False
+                _log.info("sidecar-stdout-closed")
+
+
 class RpcServer:
     """The request handling around a method table; one instance serves one stream."""
 
@@ -56,6 +80,18 @@ class RpcServer:
         self.methods = dict(methods)
         self.verify_only = verify_only
         self.requests = 0
+        self.output: Output | None = None
+        """Where :func:`answer_stream` writes, while it serves: notifications go there too."""
+
+    def notify(self, method: str, params: BaseModel) -> bool:
+        """Send a JSON-RPC notification (no id: the client answers nothing) to the client
+        being served, from any thread; ``False`` when none is (nothing was sent)."""
+        output = self.output
+        if output is None or not output.open:
+            return False
+        payload = params.model_dump(mode="json", by_alias=True)
+        output.write(encode_message({"jsonrpc": "2.0", "method": method, "params": payload}))
+        return True
 
     def handle_frame(self, frame: Frame) -> bytes | None:
         """Answer one record: response bytes, or ``None`` for notifications."""
@@ -209,27 +245,26 @@ def answer_stream(server: RpcServer, stdin: BinaryIO, stdout: BinaryIO) -> None:
     A stop signal (:func:`install_sigterm`) that arrives while a request is being answered
     lets it finish first (its records are written whole). When stdout closes (pi died), the
     requests pi had already sent are still handled, unanswered: their records are not lost.
+    While it serves, ``server.notify`` writes to the same ``stdout``, never inside a reply.
     """
-    replying = True
+    output = server.output = Output(stdout)
     frames = iter_frames(stdin)
-    while not _loop.stopping:
-        _loop.waiting = True
-        try:
-            frame = next(frames, None)
-        finally:
-            _loop.waiting = False
-        if frame is None:
-            return
-        if not frame.oversize and not frame.data.strip():
-            continue  # blank lines are keep-alives, not requests
-        reply = server.handle_frame(frame)
-        if reply is not None and replying:
+    try:
+        while not _loop.stopping:
+            _loop.waiting = True
             try:
-                stdout.write(reply)
-                stdout.flush()
-            except BrokenPipeError:
-                replying = False
-                _log.info("sidecar-stdout-closed")
+                frame = next(frames, None)
+            finally:
+                _loop.waiting = False
+            if frame is None:
+                return
+            if not frame.oversize and not frame.data.strip():
+                continue  # blank lines are keep-alives, not requests
+            reply = server.handle_frame(frame)
+            if reply is not None:
+                output.write(reply)
+    finally:
+        server.output = None
 
 
 def install_sigterm() -> Callable[[], None]:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, model_validator
 
 from audit.wire import WIRE_CONFIG
+from guard._approvals import Answer
 from guard._evidence import DEFAULT_TTL_SECONDS, Evaluation, RecordResult
 from guard._facade import CallParams, DeclineReason, OperatorReasonText
 from guard._pi import PlannerTool
@@ -19,7 +20,7 @@ from guard._sandbox import SandboxPlan
 
 __all__ = [
     "ApprovalAnswerParams",
-    "ApprovalPollParams",
+    "ApprovalAnswered",
     "ApprovalRef",
     "CallParams",
     "ConsumeParams",
@@ -345,8 +346,14 @@ class JudgedFile(_Wire):
     real: str
 
 
-class ApprovalPollParams(_Wire):
-    id: ApprovalIdText
+class ApprovalAnswered(_Wire):
+    """``approvals.answered``, a notification (no id) on the sidecar's stdout: another screen
+    (a second terminal, the page) answered question ``id`` first, and ``answer`` won. The
+    shim closes its dialog; what it may then do is settled from the broker by ``id``
+    (``record`` refuses a yes no screen gave)."""
+
+    id: str
+    answer: Answer
 
 
 class ApprovalAnswerParams(_Wire):

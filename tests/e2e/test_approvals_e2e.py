@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from guard._approvals import ask_local, sidecar_dirs
 from guard._approvals.web import ApprovalPage
 from tools.pi.harness import is_effects_dialog, is_guard_dialog
 from tools.pi.scripted_model import ScriptedModelServer, Turn
@@ -47,6 +48,41 @@ def test_approved_from_a_second_terminal(world: World) -> None:
     assert recorded["approver"] == "cli"
     (envelope,) = world.envelopes()
     assert world.consume(envelope, "rm -rf build").returncode == 0
+
+
+def test_a_second_terminals_answer_closes_the_pi_dialog_at_once(world: World) -> None:
+    """Nothing polls: the sidecar pushes the answer the moment the broker takes it, and the
+    pi dialog closes (the guard's "answered yes from cli" notice follows it) well under the
+    300 ms the shim's old poll could take."""
+    given: list[float] = []
+    heard: list[float] = []
+
+    def answer(request: Mapping[str, Any]) -> None:
+        if not is_guard_dialog(request):
+            return None
+        (directory,) = sidecar_dirs(world.home)
+        (pending,) = ask_local(directory, {"op": "list"})["pending"]
+        given.append(time.monotonic())
+        said = {"op": "answer", "id": pending["id"], "digest": pending["digest"], "decision": "yes"}
+        assert ask_local(directory, said) == {"outcome": "accepted"}
+        return None  # pi's own dialog is left open: the guard closes it
+
+    def on_event(event: Mapping[str, Any]) -> None:
+        if event.get("method") == "notify" and "answered yes from cli" in str(event.get("message")):
+            heard.append(time.monotonic())
+
+    with world.rpc() as pi:
+        events = pi.prompt("scenario:rm-build", answer, timeout=60, on_event=on_event)
+    (end,) = tool_ends(events)
+    assert end["isError"] is False, result_text(end)
+    assert not (world.project / "build").exists()
+    assert len(given) == len(heard) == 1
+    print(
+        f"answered from the second terminal; pi's dialog closed {1000 * (heard[0] - given[0]):.0f} ms later"
+    )
+    assert heard[0] - given[0] < 0.3, (
+        f"the dialog closed {1000 * (heard[0] - given[0]):.0f} ms later"
+    )
 
 
 def test_declined_from_a_second_terminal_with_a_reason(world: World) -> None:

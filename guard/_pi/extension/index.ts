@@ -55,7 +55,8 @@ const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?",
 const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string", preselect: "string" } as const;
 const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
 // </wire shapes>
-const POLL_MS = 300; // how often an open dialog asks whether another screen answered
+const ANSWERED = "approvals.answered"; // the sidecar's one notification: another screen answered a question first
+const KEEP_ANSWERS = 64; // answers heard before their question's asker listens (the reply and the answer cross)
 const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
@@ -281,11 +282,16 @@ function expect<const S extends Shape>(method: string, reply: unknown, shape: S)
 	throw malformed(method);
 }
 
+type Answer = Of<typeof ANSWER>;
 /** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts.
- * `onChange` hears when a sidecar goes down (why) and when a replacement starts (no text). */
+ * `onChange` hears when a sidecar goes down (why) and when a replacement starts (no text).
+ * A message without an id is the sidecar's notification `approvals.answered` (another screen answered a question
+ * first): only on this sidecar's own stdout pipe, which no sandboxed command can reach; `answered` hears it. */
 class Sidecar {
 	private child: ChildProcessWithoutNullStreams | undefined;
 	starts = 0; // which sidecar runs: one more each start
+	private readonly heard = new Map<string, Answer>(); // question id -> the answer another screen gave (this sidecar's)
+	private readonly waiting = new Map<string, (answer: Answer | Error) => void>(); // question id -> its asker
 	private buffer = "";
 	private nextId = 1;
 	private ready = false;
@@ -309,8 +315,9 @@ class Sidecar {
 		this.child = child;
 		[this.ready, this.closed, this.born] = [false, false, Date.now()];
 		this.buffer = "";
+		this.heard.clear();
 		child.stdout.setEncoding("utf8");
-		child.stdout.on("data", (chunk: string) => this.onData(chunk));
+		child.stdout.on("data", (chunk: string) => this.child === child && this.onData(chunk));
 		child.stderr.setEncoding("utf8");
 		child.stderr.on("data", (chunk: string) => {
 			this.stderrTail = [...this.stderrTail, ...chunk.split("\n").filter((l) => l.trim())].slice(-5);
@@ -334,6 +341,31 @@ class Sidecar {
 	private drop(why?: string): void { // each pending request fails with why, or (none: the session ended) is never answered
 		for (const p of this.pending.values()) clearTimeout(p.timer), why !== undefined && p.reject(new Error(why));
 		this.pending.clear();
+		// A question's asker is gone with it: nothing can answer it any more.
+		for (const wake of this.waiting.values()) wake(new Error(why ?? "the session ended"));
+		this.waiting.clear(), this.heard.clear();
+	}
+
+	/** Another screen's answer to question `id` of sidecar `to` (its `starts`), as the sidecar pushes it; an Error
+	 * when that sidecar is gone (or replaced) first. `signal`: the asker stopped waiting. */
+	answered(id: string, to: number, signal: AbortSignal): Promise<Answer | Error> {
+		if (to !== this.starts || !this.child) return Promise.resolve(new Error(this.crashed ?? "the sidecar that asked was replaced"));
+		const heard = this.heard.get(id);
+		if (heard) return this.heard.delete(id), Promise.resolve(heard);
+		return new Promise((resolve) => {
+			const done = (answer: Answer | Error) => (this.waiting.get(id) === done && this.waiting.delete(id), resolve(answer));
+			this.waiting.set(id, done);
+			signal.addEventListener("abort", () => this.waiting.get(id) === done && this.waiting.delete(id), { once: true });
+		});
+	}
+
+	private onNotice(message: JsonObject): void {
+		const params = message.params;
+		if (message.method !== ANSWERED || !has(params, { id: "string", answer: "object" }) || !has(params.answer, ANSWER)) return;
+		const wake = this.waiting.get(params.id);
+		if (wake) return wake(params.answer);
+		this.heard.set(params.id, params.answer); // its evaluate reply is still on the way
+		for (const old of this.heard.keys()) if (this.heard.size > KEEP_ANSWERS) this.heard.delete(old);
 	}
 
 	private onData(chunk: string): void {
@@ -343,6 +375,7 @@ class Sidecar {
 			this.buffer = this.buffer.slice(nl + 1);
 			if (line.endsWith("\r")) line = line.slice(0, -1);
 			const reply = parse(line);
+			if (isObject(reply) && !("id" in reply)) this.onNotice(reply);
 			if (!isObject(reply) || typeof reply.id !== "number") continue;
 			const waiter = this.pending.get(reply.id);
 			if (!waiter) continue;
@@ -506,19 +539,62 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		};
 		return { ...tool, execute } as T;
 	};
-	/** Every POLL_MS until `closed()`: did another screen answer question `id`? The first answer wins. */
-	const watchElsewhere = async (id: string, opts: { restart?: boolean; to?: number }, closed: () => boolean, answered: (a: Of<typeof ANSWER>) => void) => {
-		while (!closed()) {
-			await new Promise((r) => setTimeout(r, POLL_MS));
-			if (closed()) return;
-			try {
-				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id }, opts), { open: "boolean", answer: "object?" });
-				if (has(polled.answer, ANSWER)) return answered(polled.answer);
-				if (!polled.open) return;
-			} catch {
-				return; // the pi dialog stays the one screen
-			}
+	/** One question to the operator, on every screen at once; the first answer wins. With a UI, pi's dialog (`dialog`:
+	 * its options, and `more` for the option that shows the rest first); without one, `notice` on stderr (the operator's,
+	 * never the model's). Either races the answer another screen gives (pushed by the sidecar that asked, `to`) and the
+	 * timeout; pi's own answer goes to that sidecar by the question's id. What may run is settled there from the broker:
+	 * the outcome only says which answer won. `gone`: no UI, and the sidecar that asked went away (nobody can answer). */
+	type Question = { approval?: Of<typeof APPROVAL>; to: number; timeoutMs: number; notice: string; decide: (choice: string) => { decision: "yes" | "no"; grant?: number };
+		dialog?: { title: string; message: string; options: string[]; more?: { choice: string; text: string } } };
+	type Outcome = { decision: "yes" | "no" | "timeout" | "gone"; by: string; choice?: string; said?: string; grant?: number; failed?: unknown };
+	const ask = async (ui: ExtensionUIContext | undefined, q: Question): Promise<Outcome> => {
+		const asked = Date.now();
+		const closer = new AbortController();
+		const late = (): boolean => Date.now() - asked >= q.timeoutMs - 20;
+		const heard = q.approval ? sidecar!.answered(q.approval.id, q.to, closer.signal) : new Promise<never>(() => undefined);
+		const fromElsewhere = (a: Answer): Outcome => ({ decision: a.decision === "yes" ? "yes" : "no", by: a.approver, said: a.reason ?? undefined, grant: a.grant ?? undefined });
+		let elsewhere: Answer | undefined;
+		let choice: string | undefined;
+		if (!ui || !q.dialog) {
+			if (!q.approval) return { decision: "no", by: "nobody" }; // no screen to ask
+			process.stderr.write(`${q.notice.replaceAll("\n", " ")}\n`);
+			let timer: NodeJS.Timeout | undefined;
+			const answer = await Promise.race([heard, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), q.timeoutMs)))]).finally(() => (clearTimeout(timer), closer.abort()));
+			if (answer instanceof Error) return { decision: "gone", by: "nobody", failed: answer };
+			return answer ? fromElsewhere(answer) : { decision: "timeout", by: "nobody" };
 		}
+		const dialog = q.dialog;
+		void heard.then((a) => (a instanceof Error ? undefined : ((elsewhere = a), closer.abort()))); // gone: pi's dialog stays the one screen
+		let first = true; // the first ask waits the whole timeout; after the rest is shown, what is left of it
+		const left = () => (first ? ((first = false), q.timeoutMs) : Math.max(1, q.timeoutMs - (Date.now() - asked)));
+		const select = (text: string, items: string[]) => ui.select(`${dialog.title}\n${text}`, items, { timeout: left(), signal: closer.signal });
+		const draft = ui.getEditorText?.() ?? ""; // what the operator was typing is given back
+		const typed = holdTyping(ui);
+		try {
+			choice = await select(dialog.message, dialog.options);
+			while (dialog.more && choice === dialog.more.choice && !elsewhere) {
+				await select(dialog.more.text, ["Back"]);
+				choice = !late() && !elsewhere ? await select(dialog.message, dialog.options) : undefined;
+			}
+		} finally {
+			closer.abort();
+			if (draft && ui.getEditorText?.() !== draft) ui.setEditorText?.(draft);
+			typed();
+		}
+		if (elsewhere) return fromElsewhere(elsewhere);
+		if (choice === undefined || choice === dialog.more?.choice) return { decision: late() ? "timeout" : "no", by: "pi-dialog" };
+		const here = q.decide(choice);
+		const out: Outcome = { ...here, by: "pi-dialog", choice };
+		if (!q.approval) return out;
+		try {
+			// Never to a replacement sidecar: a restart approves nothing (it has no such question).
+			const params = { id: q.approval.id, digest: q.approval.digest, decision: here.decision, ...(here.grant !== undefined ? { grant: here.grant } : {}) };
+			const said = expect("approvals.answer", await sidecar!.call("approvals.answer", params, { to: q.to }), { outcome: "string", answer: "object?" });
+			if (said.outcome !== "accepted" && has(said.answer, ANSWER)) return fromElsewhere(said.answer); // another screen was first
+		} catch (err) {
+			if (!(err instanceof RpcError)) out.failed = err; // the sidecar went away with the question
+		}
+		return out;
 	};
 	let hasUi = false; // the latest tool call's context: can the operator be asked?
 	/** After a command: the sidecar applies what it did, or holds what loses work and the operator decides.
@@ -529,40 +605,19 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const timeout = cfg?.confirmTimeoutMs ?? 60_000;
 			const params = { ...about, outputTail: tail, hasUi, confirmTimeoutMs: timeout };
 			const reply = expect("effects.review", await sidecar!.call("effects.review", params), EFFECTS_REVIEW);
+			const to = sidecar!.starts; // the sidecar that holds it: only it hears the answer
 			if (reply.hint) ui?.notify(`operator-guard: ${reply.hint}`, "info"); // the operator's, never the model's
 			if (reply.decision !== "held" || !reply.dialog) return reply.note ?? undefined;
 			const dialog = expect("effects.review", reply.dialog, EFFECTS_DIALOG);
 			// The same question on every screen (apply is yes): the first answer wins.
 			const approval = has(reply.approval, APPROVAL) ? reply.approval : undefined;
-			const closer = new AbortController();
-			let elsewhere: Of<typeof ANSWER> | undefined;
-			let open = approval !== undefined;
-			const asked = Date.now();
-			const watching = watchElsewhere(approval?.id ?? "", { restart: false }, () => !open, (a) => ((elsewhere = a), closer.abort()));
-			let choice: string | undefined;
-			const typed = holdTyping(hasUi ? ui : undefined);
-			try {
-				if (ui && hasUi) choice = await ui.select(`${dialog.title}\n${dialog.message}`, dialog.preselect === "apply" ? [dialog.apply, dialog.discard] : [dialog.discard, dialog.apply], { timeout, signal: closer.signal });
-				else if (approval) {
-					process.stderr.write(`operator-guard: what the agent's command did is held for the operator: pi-guard approvals approve ${approval.id} (or decline it, or the page of pi-guard approvals serve); no answer within ${timeout / 1000} s discards it\n`);
-					await Promise.race([watching, new Promise((r) => setTimeout(r, timeout))]);
-				}
-			} finally {
-				open = false;
-				typed();
-			}
-			if (approval && !elsewhere && choice !== undefined) {
-				const decision = choice === dialog.apply ? "yes" : "no";
-				try {
-					const said = expect("approvals.answer", await sidecar!.call("approvals.answer", { id: approval.id, digest: approval.digest, decision }, { restart: false }), { outcome: "string", answer: "object?" });
-					if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
-				} catch {
-					// effects.resolve below refuses a yes no screen gave
-				}
-			}
-			if (elsewhere) choice = elsewhere.decision === "yes" ? dialog.apply : dialog.discard;
-			const apply = choice === dialog.apply;
-			const reason = apply ? undefined : choice === undefined && Date.now() - asked >= timeout - 20 ? "timeout" : "declined";
+			const notice = `operator-guard: what the agent's command did is held for the operator: pi-guard approvals approve ${approval?.id} (or decline it, or the page of pi-guard approvals serve); no answer within ${timeout / 1000} s discards it`;
+			const options = dialog.preselect === "apply" ? [dialog.apply, dialog.discard] : [dialog.discard, dialog.apply];
+			const decide = (choice: string) => ({ decision: choice === dialog.apply ? ("yes" as const) : ("no" as const) });
+			const said = await ask(hasUi ? ui : undefined, { approval, to, timeoutMs: timeout, dialog: { title: dialog.title, message: dialog.message, options }, notice, decide });
+			if (said.decision === "gone") throw said.failed;
+			const apply = said.decision === "yes";
+			const reason = apply ? undefined : said.decision === "timeout" ? "timeout" : "declined";
 			const answered = approval ? { approvalId: approval.id } : {};
 			const resolved = await sidecar!.call("effects.resolve", { ...about, apply, reason, ...answered });
 			return [expect("effects.resolve", resolved, EFFECTS_RESOLVE).note, reply.note].filter(Boolean).join("\n");
@@ -761,65 +816,32 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			if (has(reply.covered, GRANT)) ctx.ui.notify(`operator-guard: covered by grant ${reply.covered.grantId} (${reply.covered.label})`, "info");
 		}
 		if (reply.action === "allow") return void judgedInputs.set(event.toolCallId, canon(event.input));
-		if (reply.action === "wait") return waitElsewhere(ctx, call, expect("evaluate", reply.approval, APPROVAL), reply.waitNotice, asker);
-
+		// The same question is open on every screen (a second terminal: pi-guard approvals; the page); the first
+		// answer wins. No UI here: the policy waits (`wait`) for another screen, or the call is not asked at all.
 		// A select, not ctx.ui.confirm (whose "Yes" is preselected): "No" comes first, so a stray
 		// Enter declines, and so do Esc and the timeout. "Details…" shows the rest, then asks again.
-		const dialog = expect("evaluate", reply.dialog, DIALOG); // thrown: pi blocks the call
-		const choices = expect("evaluate", dialog.choices, CHOICES);
-		const grants = choices.grants.map(String);
-		const asked = Date.now();
-		let first = true; // the first ask waits the whole timeout; after Details…, what is left of it
-		const left = () => (first ? ((first = false), cfg!.confirmTimeoutMs) : Math.max(1, cfg!.confirmTimeoutMs - (Date.now() - asked)));
-		const draft = ctx.ui.getEditorText?.() ?? ""; // what the operator was typing is given back
-		// The same question is open on every screen (a second terminal: pi-guard approvals); the
-		// first answer wins. While this dialog is open the shim asks whether another screen
-		// answered, and closes the dialog if one did.
-		const approval = has(reply.approval, APPROVAL) ? { approvalId: reply.approval.id, digest: reply.approval.digest } : undefined;
-		const closer = new AbortController();
-		let elsewhere: Of<typeof ANSWER> | undefined;
-		let open = approval !== undefined;
-		void watchElsewhere(approval?.approvalId ?? "", { to: asker }, () => !open, (a) => ((elsewhere = a), closer.abort()));
-		let choice: string | undefined;
-		const typed = holdTyping(ctx.ui);
-		try {
-			const options = [choices.no, choices.noWithReason, choices.stop, choices.yes, ...grants, choices.details];
-			const ask = (text: string, items: string[]) => ctx.ui.select(`${dialog.title}\n${text}`, items, { timeout: left(), signal: closer.signal });
-			choice = await ask(dialog.message, options);
-			while (choice === choices.details && !elsewhere) {
-				await ask(dialog.details, ["Back"]);
-				choice = Date.now() - asked < cfg.confirmTimeoutMs && !elsewhere ? await ask(dialog.message, options) : undefined;
-			}
-		} finally {
-			open = false;
-			if (draft && ctx.ui.getEditorText?.() !== draft) ctx.ui.setEditorText?.(draft);
-			typed();
+		const waits = reply.action === "wait";
+		const approval = waits ? expect("evaluate", reply.approval, APPROVAL) : has(reply.approval, APPROVAL) ? reply.approval : undefined;
+		const dialog = waits ? undefined : expect("evaluate", reply.dialog, DIALOG); // thrown: pi blocks the call
+		const choices = dialog ? expect("evaluate", dialog.choices, CHOICES) : undefined;
+		const grants = choices?.grants.map(String) ?? [];
+		const options = choices ? [choices.no, choices.noWithReason, choices.stop, choices.yes, ...grants, choices.details] : [];
+		const decide = (c: string) => (c === choices?.yes ? { decision: "yes" as const } : grants.includes(c) ? { decision: "yes" as const, grant: grants.indexOf(c) } : { decision: "no" as const });
+		const shown = dialog && choices ? { title: dialog.title, message: dialog.message, options, more: { choice: choices.details, text: dialog.details } } : undefined;
+		const notice = reply.waitNotice ?? "operator-guard: this call waits for the operator (pi-guard approvals)";
+		const said = await ask(waits ? undefined : ctx.ui, { approval, to: asker, timeoutMs: cfg.confirmTimeoutMs, dialog: shown, notice, decide });
+		if (said.decision === "gone") return failClosed(ctx, call, said.failed);
+		if (said.failed !== undefined && said.decision === "yes") return failClosed(ctx, call, said.failed, "confirmed-unrecorded"); // kept for the next sidecar
+		if (said.by !== "pi-dialog" && said.by !== "nobody" && ctx.hasUI) ctx.ui.notify(`operator-guard: answered ${said.decision} from ${said.by}`, "info");
+		const answered = approval ? { approvalId: approval.id } : {}; // the sidecar closes the question
+		if (said.choice === choices?.stop && said.by === "pi-dialog") return stopTurn(ctx, call, approval && { approvalId: approval.id });
+		if (said.decision !== "yes") {
+			const reason = said.decision === "timeout" ? "timeout" : "declined";
+			const withReason = dialog && said.by === "pi-dialog" && said.choice === choices?.noWithReason;
+			const why = withReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, { timeout: cfg.confirmTimeoutMs }) : said.said;
+			return settle(ctx, call, { yes: false, reason, said: why, answered });
 		}
-		if (approval && !elsewhere && choice !== undefined) {
-			// This dialog's answer goes to the broker; if another screen answered first, that one wins.
-			const decision = choice === choices.yes || grants.includes(choice) ? "yes" : "no";
-			const chosen = grants.includes(choice) ? { grant: grants.indexOf(choice) } : {};
-			try {
-				// Never to a replacement sidecar: a restart approves nothing (it has no such question).
-				const said = expect("approvals.answer", await sidecar.call("approvals.answer", { id: approval.approvalId, digest: approval.digest, decision, ...chosen }, { to: asker }), { outcome: "string", answer: "object?" });
-				if (said.outcome !== "accepted" && has(said.answer, ANSWER)) elsewhere = said.answer;
-			} catch (err) {
-				// The sidecar went away with the question: a Yes is blocked and kept for the next one.
-				if (!(err instanceof RpcError) && decision === "yes") return failClosed(ctx, call, err, "confirmed-unrecorded");
-			}
-		}
-		if (elsewhere) ctx.ui.notify(`operator-guard: answered ${elsewhere.decision} from ${elsewhere.approver}`, "info");
-		if (elsewhere) choice = elsewhere.decision !== "yes" ? choices.no : typeof elsewhere.grant === "number" && grants[elsewhere.grant] ? grants[elsewhere.grant] : choices.yes;
-		const opts = { timeout: cfg.confirmTimeoutMs };
-		const answered = approval ? { approvalId: approval.approvalId } : {}; // the sidecar closes the question
-		if (choice === choices.stop) return stopTurn(ctx, call, approval);
-		const grant = choice === undefined ? -1 : grants.indexOf(choice);
-		if (choice !== choices.yes && grant < 0) {
-			const reason = choice === undefined && Date.now() - asked >= cfg.confirmTimeoutMs - 20 ? "timeout" : "declined";
-			const said = choice === choices.noWithReason ? await ctx.ui.input(dialog.reasonTitle, dialog.reasonPlaceholder, opts) : elsewhere?.reason ?? undefined;
-			return settle(ctx, call, { yes: false, reason, said, answered });
-		}
-		return settle(ctx, call, { yes: true, answered, to: asker, ...(grant >= 0 ? { grant } : {}) });
+		return settle(ctx, call, { yes: true, answered, to: asker, ...(said.grant !== undefined ? { grant: said.grant } : {}) });
 	});
 
 	/** The operator's answer, whichever screen gave it: a No is audited and blocks; a Yes is recorded
@@ -852,27 +874,6 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		if (has(record.grant, GRANT)) ctx.ui.notify(`operator-guard: grant ${record.grant.grantId} kept: ${record.grant.label} (/guard revoke ${record.grant.grantId})`, "info");
 		judgedInputs.set(call.toolCallId, canon(call.input));
 		return undefined;
-	};
-
-	/** No UI here, but the user's policy waits for another screen (a second terminal, the page): the
-	 * notice goes to stderr (the operator's, never the model's); no answer in time is No. */
-	const waitElsewhere = async (ctx: ExtensionContext, call: Call, approval: Of<typeof APPROVAL>, notice: string | null | undefined, to: number): Promise<ToolCallEventResult | undefined> => {
-		process.stderr.write(`${(notice ?? "operator-guard: this call waits for the operator (pi-guard approvals)").replaceAll("\n", " ")}\n`);
-		const deadline = Date.now() + cfg!.confirmTimeoutMs;
-		let answer: Of<typeof ANSWER> | undefined;
-		while (answer === undefined && Date.now() < deadline) {
-			await new Promise((r) => setTimeout(r, POLL_MS));
-			try {
-				const polled = expect("approvals.poll", await sidecar!.call("approvals.poll", { id: approval.id }, { to }), { open: "boolean", answer: "object?" });
-				if (has(polled.answer, ANSWER)) answer = polled.answer;
-				else if (!polled.open) break;
-			} catch (err) {
-				return failClosed(ctx, call, err);
-			}
-		}
-		const answered = { approvalId: approval.id };
-		if (answer?.decision === "yes") return settle(ctx, call, { yes: true, answered, to });
-		return settle(ctx, call, { yes: false, reason: answer ? "declined" : "timeout", said: answer?.reason ?? undefined, answered });
 	};
 
 	// "No, and stop the agent": the turn ends, and every call it still makes is declined with one reason.

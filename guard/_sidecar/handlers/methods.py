@@ -8,6 +8,8 @@ Framing and messages are in ``framing``, request handling in ``server``, the wir
 :class:`~guard._sidecar.session.Session`. This module is :class:`Sidecar`, one table from
 each method's name and params model to a verb of the session (and the few methods about
 the sidecar itself), and :func:`serve`. Its ``__all__`` re-exports the protocol names.
+One message goes out unasked: ``approvals.answered``, when another screen answered an open
+question first (a notification: no id).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel
 
+from guard._approvals import Answer
 from guard._errors import GuardError, RpcFault
 from guard._facade import REPLAY_SKEW
 from guard._home import resolve_home
@@ -40,8 +43,8 @@ from guard._sidecar.server import Method, RpcServer, answer_stream, install_sigt
 from guard._sidecar.session import Session
 from guard._sidecar.text import PLANNER_TOOL_NAME
 from guard._sidecar.wire import (
+    ApprovalAnswered,
     ApprovalAnswerParams,
-    ApprovalPollParams,
     ConsumeParams,
     DeclinedParams,
     EffectsResolveParams,
@@ -108,11 +111,11 @@ class Sidecar(RpcServer):
             "effects.review": Method(EffectsReviewParams, _dumped(effects.review), False),
             "effects.resolve": Method(EffectsResolveParams, _dumped(effects.resolve), False),
             "grants.list": Method(NoParams, lambda _: desk.grants(), False),
-            "approvals.poll": Method(ApprovalPollParams, desk.poll, False),
             "approvals.answer": Method(ApprovalAnswerParams, desk.answer, False),
             "grants.revoke": Method(GrantsRevokeParams, desk.revoke, False),
         }
         super().__init__(methods, verify_only=verify_only)
+        desk.broker.listen(self._answered)
 
     def _call(self, name: str, raw_params: Any) -> Any:
         try:
@@ -121,6 +124,13 @@ class Sidecar(RpcServer):
             if fault.data.get("reason") == "audit-integrity":
                 self.session.home.note_damage()
             raise
+
+    def _answered(self, approval_id: str, answer: Answer) -> None:
+        """Another screen answered an open question first: the shim hears it at once
+        (``approvals.answered``) and closes its dialog. pi's own dialog's answer is the
+        reply to its ``approvals.answer``: not sent again."""
+        if answer.approver != "pi-dialog":
+            self.notify("approvals.answered", ApprovalAnswered(id=approval_id, answer=answer))
 
     def _describe(self, _: NoParams) -> dict[str, Any]:
         from importlib.metadata import PackageNotFoundError, version
@@ -139,6 +149,7 @@ class Sidecar(RpcServer):
                 n for n, m in self.methods.items() if m.verify_only_ok or not self.verify_only
             ),
             "params": {n: m.params.model_json_schema() for n, m in sorted(self.methods.items())},
+            "notifications": {"approvals.answered": ApprovalAnswered.model_json_schema()},
             "tools": [tool.model_dump(mode="json") for tool in planner_tools()],
         }
 

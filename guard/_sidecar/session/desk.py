@@ -1,7 +1,8 @@
 """The session's desk: the questions every screen is offered (the pi dialog, a second
 terminal, the page) and their answers, what each answered call was said yes to, the grants
-its dialog offered, and the grants of this session (``approvals.poll``, ``approvals.answer``,
-``grants.list``, ``grants.revoke``).
+its dialog offered, and the grants of this session (``approvals.answer``, ``grants.list``,
+``grants.revoke``). An answer another screen gives is pushed to the shim as it comes
+(``approvals.answered``, sent by the sidecar that listens to the broker).
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from guard._sidecar.session.home import Home
 from guard._sidecar.text import grant_line
 from guard._sidecar.wire import (
     ApprovalAnswerParams,
-    ApprovalPollParams,
     ApprovalRef,
     Dialog,
     EvaluateParams,
@@ -227,15 +227,6 @@ class Desk:
             )
         self.broker.close(approval_id)
         return answer
-
-    def poll(self, p: ApprovalPollParams) -> dict[str, Any]:
-        """Whether another screen answered question ``id`` (the shim then closes its dialog)."""
-        self.audit_refused()
-        asked = self.broker.result(p.id)
-        if asked is None:
-            raise RpcFault(RpcCode.BAD_INPUT, "no such question", "unknown-approval")
-        answer = asked.answer.model_dump(mode="json") if asked.answer is not None else None
-        return {"open": asked.answer is None and asked.withdrawn is None, "answer": answer}
 
     def answer(self, p: ApprovalAnswerParams) -> dict[str, Any]:
         """pi's dialog answered question ``id``: accepted if it is the first valid answer;

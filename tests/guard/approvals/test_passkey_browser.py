@@ -94,9 +94,12 @@ class World:
         ]
         return approval
 
-    def poll(self, approval: dict[str, Any]) -> dict[str, Any]:
-        polled: dict[str, Any] = result(self.sidecar, "approvals.poll", {"id": approval["id"]})
-        return polled
+    def asked(self, approval: dict[str, Any]) -> dict[str, Any]:
+        """The question as the broker holds it: open, or the answer that won."""
+        asked = self.sidecar.session.desk.broker.result(approval["id"])
+        assert asked is not None
+        answer = asked.answer.model_dump(mode="json") if asked.answer is not None else None
+        return {"open": asked.answer is None and asked.withdrawn is None, "answer": answer}
 
     def close(self) -> None:
         for page in self.pages:
@@ -198,7 +201,7 @@ def test_a_yes_signed_with_the_passkey(world: World, page: Page) -> None:
     item = question(page, approval)
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    answer = world.poll(approval)["answer"]
+    answer = world.asked(approval)["answer"]
     assert (answer["decision"], answer["approver"]) == ("yes", "web")
     assert answer["operatorCredential"] == credential.credential_id
     # The record signs the checked assertion into the evidence: it verifies on its own.
@@ -224,7 +227,7 @@ def test_a_grant_button_is_signed_too(world: World, page: Page) -> None:
     item = question(page, approval)
     item.locator("button.grant").nth(1).click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    answer = world.poll(approval)["answer"]
+    answer = world.asked(approval)["answer"]
     assert (answer["grant"], answer["operatorCredential"]) == (1, credential.credential_id)
 
 
@@ -238,12 +241,12 @@ def test_without_user_verification_nothing_is_answered(world: World, page: Page)
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_contain_text("passkey refused or failed")
     expect(item.locator(".outcome")).to_contain_text("nothing was answered")
-    assert world.poll(approval)["open"] is True
+    assert world.asked(approval)["open"] is True
     # No stays possible (never signed), and is the answer.
     expect(item.locator(".no")).to_be_enabled()
     item.locator(".no").click()
     expect(item.locator(".outcome")).to_have_text("answered: no")
-    answer = world.poll(approval)["answer"]
+    answer = world.asked(approval)["answer"]
     assert (answer["decision"], answer.get("operatorCredential")) == ("no", None)
 
 
@@ -267,12 +270,12 @@ def test_a_forged_assertion_is_refused_by_the_sidecar(world: World, page: Page) 
     page.route("**/api/answer", tamper)
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("not accepted: operator-signature-invalid")
-    assert world.poll(approval)["open"] is True
+    assert world.asked(approval)["open"] is True
     page.unroute("**/api/answer")
     expect(item.locator(".yes")).to_be_enabled()
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    assert world.poll(approval)["answer"]["operatorCredential"] == credential.credential_id
+    assert world.asked(approval)["answer"]["operatorCredential"] == credential.credential_id
 
 
 def test_a_page_on_another_port_is_not_signed(world: World, page: Page) -> None:
@@ -292,7 +295,7 @@ def test_a_page_on_another_port_is_not_signed(world: World, page: Page) -> None:
     item = question(page, approval)
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    assert world.poll(approval)["answer"].get("operatorCredential") is None
+    assert world.asked(approval)["answer"].get("operatorCredential") is None
 
 
 # -- over HTTP: the same checks on the new endpoints -----------------------------------------
@@ -405,4 +408,4 @@ def test_the_statement_keeps_the_page_checks(world: World) -> None:
         200, {"outcome": "unknown-id"})  # fmt: skip
     assert client.post("/api/statement", {**body, "id": "x"})[1] == {"error": "invalid id"}
     assert client.post("/api/statement", body) == (200, {"outcome": "no-operator"})
-    assert world.poll(approval)["open"] is True
+    assert world.asked(approval)["open"] is True

@@ -99,8 +99,8 @@ def test_log_in_once_list_and_answer_yes(served: Page) -> None:
     body = {"sidecar": item["sidecar"], "id": item["id"], "digest": item["digest"],
             "decision": "yes"}  # fmt: skip
     assert served.answer(cookie, data["csrf"], body) == (200, {"outcome": "accepted"})
-    polled = result(served.sidecar, "approvals.poll", {"id": approval["id"]})
-    assert polled["answer"]["approver"] == "web"
+    asked = served.sidecar.session.desk.broker.result(approval["id"])
+    assert asked is not None and asked.answer is not None and asked.answer.approver == "web"
     # Replayed: the first answer stands.
     assert served.answer(cookie, data["csrf"], body)[1] == {"outcome": "already-answered"}
 
@@ -162,7 +162,7 @@ def test_a_cross_site_or_forged_post_is_refused(
             "decision": "yes"}  # fmt: skip
     status, reply = served.answer(cookie, data["csrf"], body, **headers)
     assert status == 403 and reply == {"error": why}
-    assert result(served.sidecar, "approvals.poll", {"id": approval["id"]})["open"] is True
+    assert served.sidecar.session.desk.broker.state(approval["id"]) == "open"
     assert why in [w for w, _ in served.refused]
 
 
@@ -191,8 +191,8 @@ def test_an_answer_for_another_question_or_digest_is_refused_and_audited(
     who, why = {"id": ("sidecar", "unknown-id"), "digest": ("sidecar", "stale"),
                 "sidecar": ("page", "unknown-id")}[change]  # fmt: skip
     assert reply == {"outcome": why}
-    # The poll also audits what the sidecar's listener refused meanwhile (on this thread).
-    assert result(served.sidecar, "approvals.poll", {"id": approval["id"]})["open"] is True
+    assert served.sidecar.session.desk.broker.state(approval["id"]) == "open"
+    served.sidecar.session.desk.audit_refused()  # what the listener refused, on this thread
     audited = [(r.data["reason"], r.data["approver"]) for r in read_records(served.home / "audit.jsonl")
                if r.event == "approval.refused"]  # fmt: skip
     if who == "sidecar":

@@ -33,9 +33,12 @@ class World:
         approval: dict[str, Any] = result(self.sidecar, "evaluate", params)["approval"]
         return approval
 
-    def poll(self, approval: dict[str, Any]) -> dict[str, Any]:
-        polled: dict[str, Any] = result(self.sidecar, "approvals.poll", {"id": approval["id"]})
-        return polled
+    def asked(self, approval: dict[str, Any]) -> dict[str, Any]:
+        """The question as the broker holds it: open, or the answer that won."""
+        asked = self.sidecar.session.desk.broker.result(approval["id"])
+        assert asked is not None
+        answer = asked.answer.model_dump(mode="json") if asked.answer is not None else None
+        return {"open": asked.answer is None and asked.withdrawn is None, "answer": answer}
 
 
 @pytest.fixture
@@ -59,7 +62,7 @@ def test_log_in_and_answer_yes(world: World, page: Page) -> None:
     item.locator(".yes").click()
     # The outcome stays readable although the answered question left the pending list ...
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    polled = world.poll(approval)
+    polled = world.asked(approval)
     assert polled["answer"]["decision"] == "yes" and polled["answer"]["approver"] == "web"
     # ... and then the question leaves the page.
     expect(item).to_have_count(0, timeout=10_000)
@@ -72,7 +75,7 @@ def test_no_with_a_reason(world: World, page: Page) -> None:
     item.locator(".reason").fill("use git clean -n first")
     item.locator(".no").click()
     expect(item.locator(".outcome")).to_have_text("answered: no")
-    answer = world.poll(approval)["answer"]
+    answer = world.asked(approval)["answer"]
     assert (answer["decision"], answer["reason"]) == ("no", "use git clean -n first")
 
 
@@ -96,7 +99,7 @@ def test_a_stale_page_is_refused(world: World, page: Page) -> None:
     world.ask("rm -rf build", "c2")  # the next call: a new question
     item.locator(".yes").click()
     expect(item.locator(".outcome")).to_have_text("not accepted: already-answered")
-    assert world.poll(approval)["answer"]["decision"] == "no"
+    assert world.asked(approval)["answer"]["decision"] == "no"
 
 
 def test_the_page_follows_the_pi_dialog_answering_first(world: World, page: Page) -> None:
@@ -123,7 +126,7 @@ def test_a_grant_chosen_on_the_page(world: World, page: Page) -> None:
     expect(buttons.nth(1)).to_contain_text("./*.txt")
     buttons.nth(1).click()
     expect(item.locator(".outcome")).to_have_text("answered: yes")
-    assert world.poll(approval)["answer"]["grant"] == 1
+    assert world.asked(approval)["answer"]["grant"] == 1
 
 
 def test_each_card_says_whose_question_it_is_and_the_time_left(world: World, page: Page) -> None:

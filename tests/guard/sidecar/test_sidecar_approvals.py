@@ -47,8 +47,8 @@ def test_a_second_terminal_answers_and_the_record_names_it(server: Sidecar, proj
     assert "rm -rf build" in listed["message"] and "Payload:" in listed["details"]
     answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "yes"}
     assert local(server, answer) == {"outcome": "accepted"}
-    polled = result(server, "approvals.poll", {"id": approval["id"]})
-    assert polled["open"] is False and polled["answer"]["approver"] == "cli"
+    asked = server.session.desk.broker.result(approval["id"])
+    assert asked is not None and asked.answer is not None and asked.answer.approver == "cli"
     # pi's dialog answered too late: the terminal's answer stands (and the loss is audited).
     late = {"id": approval["id"], "digest": approval["digest"], "decision": "no"}
     said = result(server, "approvals.answer", late)
@@ -111,7 +111,8 @@ def test_a_forged_or_stale_answer_is_refused_and_audited(
     answer = {"op": "answer", "id": approval["id"], "digest": approval["digest"], "decision": "yes"}
     reply = local(server, ATTACKS[what](answer))
     assert reply.get("outcome") != "accepted", reply
-    assert result(server, "approvals.poll", {"id": approval["id"]})["open"] is True
+    assert server.session.desk.broker.state(approval["id"]) == "open"
+    server.session.desk.audit_refused()  # what the listener refused, on this thread
     if "outcome" in reply:  # a well-formed answer that lost: audited with its reason
         assert [r["reason"] for r in records(server.home, "approval.refused")] == [reply["outcome"]]
 
@@ -122,9 +123,8 @@ def test_a_replayed_answer_is_refused(server: Sidecar, project: Path) -> None:
     assert local(server, answer) == {"outcome": "accepted"}
     result(server, "record", {**rm(project), "confirmed": True, "approvalId": approval["id"]})
     assert local(server, answer) == {"outcome": "unknown-id"}  # closed once recorded
-    assert error(server, "approvals.poll", {"id": approval["id"]})["data"]["reason"] == (
-        "unknown-approval"
-    )
+    assert server.session.desk.broker.result(approval["id"]) is None
+    server.session.desk.audit_refused()  # what the listener refused, on this thread
     assert [r["reason"] for r in records(server.home, "approval.refused")] == ["unknown-id"]
 
 
@@ -206,7 +206,8 @@ def test_the_page_starts_with_the_session_when_the_user_policy_says_so(
         conn.close()
         waiting = result(server, "evaluate", {**rm(project), "hasUi": False})
         assert "/login?token=" in waiting["waitNotice"]
-        result(server, "approvals.poll", {"id": waiting["approval"]["id"]})  # audits refusals
+        assert server.session.desk.broker.state(waiting["approval"]["id"]) == "open"
+        server.session.desk.audit_refused()  # what the page refused, on this thread
     finally:
         server.close()
     audited = [(r["reason"], r["approver"]) for r in records(home, "approval.refused")]

@@ -185,7 +185,6 @@ def test_a_home_that_cannot_be_opened_is_logged_with_the_home_and_the_error(
 READ_ONLY = ["audit.verify", "consume", "describe", "health", "ping"]
 WRITING = [
     "approvals.answer",
-    "approvals.poll",
     "audit.declined",
     "audit.replay",
     "audit.toolExecuted",
@@ -323,9 +322,13 @@ def test_describe_names_the_package_its_version_and_the_line_limit(sidecar: Side
         "maxLineBytes",
         "methods",
         "params",
+        "notifications",
         "tools",
     }
     assert described["name"] == "pi-operator-guard"
+    # The one message the sidecar sends unasked, described like a method's params.
+    pushed = described["notifications"]["approvals.answered"]
+    assert set(pushed["required"]) == {"id", "answer"}
     assert described["protocol"] == PROTOCOL == "pi-operator-guard/sidecar/v1"
     assert described["version"] == importlib.metadata.version("pi-operator-guard")
     assert described["verifyOnly"] is False

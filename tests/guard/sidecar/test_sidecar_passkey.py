@@ -139,8 +139,8 @@ def test_a_bent_assertion_is_refused_with_its_reason_and_audited(
     approval = result(server, "evaluate", rm(project))["approval"]
     ready = statement(server, approval)
     assert local(server, signed_answer(approval, ready, key, **BENT[reason])) == {"outcome": reason}
-    assert result(server, "approvals.poll", {"id": approval["id"]})["open"] is True
-    result(server, "approvals.poll", {"id": approval["id"]})  # audits what the port refused
+    assert server.session.desk.broker.state(approval["id"]) == "open"
+    server.session.desk.audit_refused()  # what the port refused, on this thread
     assert [r["reason"] for r in records(server.home, "approval.refused")] == [reason]
 
 
@@ -163,7 +163,7 @@ def test_another_authenticator_or_another_statement_is_refused(
     assert local(server, moved) == {"outcome": "no-operator"}  # not a statement of this question
     moved = {**signed_answer(approval, other_ready, key), "evidenceId": ready["evidenceId"]}
     assert local(server, moved) == {"outcome": "operator-challenge-mismatch"}
-    assert result(server, "approvals.poll", {"id": approval["id"]})["open"] is True
+    assert server.session.desk.broker.state(approval["id"]) == "open"
 
 
 def test_a_removed_credential_no_longer_signs(

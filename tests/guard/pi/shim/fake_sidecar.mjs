@@ -11,6 +11,9 @@
 //                            result/error after them the request is never answered
 //   { "exit": N, "stderr": "text" }  write text to stderr and exit with code N
 //   { "delayMs": N }         wait before acting
+//   { "later": [{ "delayMs": N, "raw": ["line", ...] } | { "delayMs": N, "exit": N }] }
+//                            after acting, each of these in its time (a notification the sidecar pushes, say);
+//                            every line written is appended to `sent.jsonl` with the time it was written
 //   {}                       never answer (a hung sidecar)
 import { appendFileSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -29,7 +32,8 @@ const DEFAULTS = {
 	status: { result: { text: "fake status", auditIntact: true } },
 };
 const spec = () => JSON.parse(readFileSync(specPath, "utf8"));
-const write = (line) => process.stdout.write(`${line}\n`);
+const sent = join(dirname(specPath), "sent.jsonl");
+const write = (line) => (process.stdout.write(`${line}\n`), appendFileSync(sent, `${JSON.stringify({ at: Date.now(), line })}\n`));
 
 function act(behaviour, id) {
 	if ("exit" in behaviour) {
@@ -39,6 +43,7 @@ function act(behaviour, id) {
 	for (const line of behaviour.raw ?? []) write(line.replaceAll("$ID", String(id)));
 	if ("error" in behaviour) write(JSON.stringify({ jsonrpc: "2.0", id, error: behaviour.error }));
 	else if ("result" in behaviour) write(JSON.stringify({ jsonrpc: "2.0", id, result: behaviour.result }));
+	for (const then of behaviour.later ?? []) setTimeout(() => act({ ...then, later: undefined }, id), then.delayMs ?? 0);
 }
 
 appendFileSync(join(dirname(specPath), "started.jsonl"), `${JSON.stringify({ pid: process.pid, at: Date.now() })}\n`);

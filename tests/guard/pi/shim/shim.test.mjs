@@ -373,7 +373,7 @@ test("a Yes given after the sidecar that asked died goes to no replacement: bloc
 	assertBlocked(await g.call("write", WRITE, ctx), /\[reason: sidecar-unavailable\]$/);
 	const asker = g.requests("evaluate").at(-1).pid;
 	assert.deepEqual(
-		g.requests().filter((r) => r.pid !== asker && ["approvals.answer", "approvals.poll", "record"].includes(r.method)),
+		g.requests().filter((r) => r.pid !== asker && ["approvals.answer", "record"].includes(r.method)),
 		[],
 	);
 	assert.deepEqual(
@@ -724,24 +724,32 @@ for (const [what, select] of [["Yes", YES], ["No", (o) => o[0]], ["no answer", (
 	});
 }
 
-// -- the approval port: the same question on every screen, the first answer wins
+// -- the approval port: the same question on every screen, the first answer wins; the sidecar pushes another
+// screen's answer (`approvals.answered`, a message without an id) the moment the broker takes it: nothing polls
 
 const APPROVAL = { id: "apr_0123456789abcdefgh", digest: "sha256:" + "0".repeat(64) };
-const ported = (methods = {}) => ({ methods: { evaluate: { result: { action: "confirm", dialog: DIALOG, approval: APPROVAL } }, ...methods } });
+const notice = (answer, id = APPROVAL.id) => JSON.stringify({ jsonrpc: "2.0", method: "approvals.answered", params: { id, answer } });
+/** The evaluate reply asks `evaluated` (confirm: the dialog); `pushed`: lines the sidecar writes `delayMs` after it. */
+const asking = (evaluated, pushed = [], delayMs = 50, methods = {}) => ({
+	methods: { evaluate: { result: { approval: APPROVAL, ...evaluated }, later: pushed.length ? [{ delayMs, raw: pushed }] : [] }, ...methods },
+});
+const ported = (pushed = [], methods = {}, delayMs = 50) => asking({ action: "confirm", dialog: DIALOG }, pushed, delayMs, methods);
 /** A dialog nobody at pi answers: it resolves only when the shim closes it (its signal). */
 const waitForClose = (_options, opts) => new Promise((resolve) => opts.signal.addEventListener("abort", () => resolve(undefined)));
+const noPolling = (g) => assert.deepEqual(g.requests().filter((r) => r.method === "approvals.poll"), [], "nothing polls");
 
 for (const [what, answer, expectYes] of [
 	["yes", { decision: "yes", approver: "cli" }, true],
 	["no with a reason", { decision: "no", approver: "cli", reason: "not now" }, false],
 ]) {
 	test(`answered ${what} from another screen: the pi dialog closes and that answer counts`, async (t) => {
-		const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: false, answer } } }) });
+		const g = await guard(t, { spec: ported([notice(answer)]) });
 		const ctx = fakeCtx({ hasUI: true, select: waitForClose });
 		const result = await g.call("write", WRITE, ctx);
 		assert.equal(ctx.seen.select.length, 1);
 		assert.match(ctx.seen.notify.at(-1).text, new RegExp(`answered ${answer.decision} from cli`));
 		assert.deepEqual(g.requests("approvals.answer"), [], "the pi dialog gave no answer");
+		noPolling(g);
 		if (expectYes) {
 			assert.equal(result, undefined);
 			assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
@@ -754,41 +762,80 @@ for (const [what, answer, expectYes] of [
 	});
 }
 
+test("an answer pushed by the sidecar closes the pi dialog at once (well under the old 300 ms poll)", async (t) => {
+	const g = await guard(t, { spec: ported([notice({ decision: "no", approver: "cli" })], {}, 400) });
+	let closed = 0;
+	const select = (options, opts) => waitForClose(options, opts).then((v) => ((closed = Date.now()), v));
+	assertBlocked(await g.call("write", WRITE, fakeCtx({ hasUI: true, select })));
+	const pushed = lines(join(g.dir, "sent.jsonl")).find((l) => l.line.includes("approvals.answered"));
+	assert.ok(closed - pushed.at < 100, `closed ${closed - pushed.at} ms after the push`);
+});
+
+test("an answer pushed before the evaluate reply arrives (they cross) still closes the dialog", async (t) => {
+	const spec = { methods: { evaluate: { raw: [notice({ decision: "yes", approver: "web" })], result: { action: "confirm", dialog: DIALOG, approval: APPROVAL } } } };
+	const g = await guard(t, { spec });
+	const ctx = fakeCtx({ hasUI: true, select: waitForClose });
+	assert.equal(await g.call("write", WRITE, ctx), undefined);
+	assert.match(ctx.seen.notify.at(-1).text, /answered yes from web/);
+	assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
+});
+
 test("answered in the pi dialog: the answer goes to the broker first, then the record names the question", async (t) => {
-	const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "accepted", answer: { decision: "yes", approver: "pi-dialog" } } } }) });
+	const g = await guard(t, { spec: ported([], { "approvals.answer": { result: { outcome: "accepted", answer: { decision: "yes", approver: "pi-dialog" } } } }) });
 	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: YES })), undefined);
 	const [sent] = g.requests("approvals.answer");
 	assert.deepEqual([sent.params.id, sent.params.digest, sent.params.decision], [APPROVAL.id, APPROVAL.digest, "yes"]);
 	assert.equal(g.requests("record")[0].params.approvalId, APPROVAL.id);
 	assert.equal(g.requests("record")[0].params.digest, undefined);
+	noPolling(g);
 });
 
 test("the pi dialog says No but another screen said Yes first: the first answer wins", async (t) => {
 	const first = { decision: "yes", approver: "cli" };
-	const g = await guard(t, { spec: ported({ "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "already-answered", answer: first } } }) });
+	const g = await guard(t, { spec: ported([], { "approvals.answer": { result: { outcome: "already-answered", answer: first } } }) });
 	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: (o) => o[0] })), undefined);
 	assert.equal(g.requests("record").length, 1);
 	assert.deepEqual(g.requests("audit.declined"), []);
 });
 
-test("the poll fails: the pi dialog stays the one screen", async (t) => {
-	const g = await guard(t, { spec: ported({ "approvals.poll": { error: { code: 1, message: "no", data: { reason: "unknown-approval" } } }, "approvals.answer": { result: { outcome: "accepted", answer: null } } }) });
-	const ctx = fakeCtx({ hasUI: true, select: (o) => sleep(700).then(() => o[0]) });
-	assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
-	assert.equal(ctx.seen.select.length, 1);
-	assert.equal(g.requests("audit.declined")[0].params.approvalId, APPROVAL.id);
+// A forged or stray push: only an answer to this very question, well formed, from the sidecar that asked, counts.
+for (const [what, pushed] of [
+	["an answer to another question", [notice({ decision: "yes", approver: "cli" }, "apr_another_question_00")]],
+	["an answer without a decision", [notice({ approver: "cli" })]],
+	["another method", [JSON.stringify({ jsonrpc: "2.0", method: "approvals.approved", params: { id: APPROVAL.id, answer: { decision: "yes", approver: "cli" } } })]],
+	["a line that is no JSON", ['{"jsonrpc":"2.0","method":"approvals.answered","params":{"id":"' + APPROVAL.id + '"']],
+	["params that are a list", [JSON.stringify({ jsonrpc: "2.0", method: "approvals.answered", params: [APPROVAL.id, { decision: "yes", approver: "cli" }] })]],
+]) {
+	test(`${what} leaves the pi dialog open: the operator's No there stands`, async (t) => {
+		const g = await guard(t, { spec: ported(pushed, { "approvals.answer": { result: { outcome: "accepted", answer: null } } }) });
+		const ctx = fakeCtx({ hasUI: true, select: (o) => sleep(400).then(() => o[0]) });
+		assertBlocked(await g.call("write", WRITE, ctx), /the operator declined/);
+		assert.equal(ctx.seen.select.length, 1);
+		assert.deepEqual(g.requests("record"), []);
+		assert.equal(g.requests("approvals.answer")[0].params.decision, "no");
+		assert.equal(g.requests("audit.declined")[0].params.approvalId, APPROVAL.id);
+	});
+}
+
+test("an answer pushed after the dialog timed out changes nothing: the call stays declined", async (t) => {
+	const g = await guard(t, { spec: ported([notice({ decision: "yes", approver: "cli" })], {}, 900), config: { confirmTimeoutMs: 500 } });
+	const ctx = fakeCtx({ hasUI: true, select: (_o, opts) => sleep(opts.timeout).then(() => undefined) });
+	assertBlocked(await g.call("write", WRITE, ctx));
+	assert.equal(g.requests("audit.declined")[0].params.reason, "timeout");
+	await sleep(600);
+	assert.deepEqual(g.requests("record"), []);
+	assert.deepEqual(g.pi.entries, []);
 });
 
 // -- no UI, but the operator answers elsewhere: the call waits
 
-for (const [what, poll, expectYes, reason] of [
-	["approved elsewhere", { result: { open: false, answer: { decision: "yes", approver: "web" } } }, true, undefined],
-	["declined elsewhere", { result: { open: false, answer: { decision: "no", approver: "cli", reason: "no" } } }, false, "declined"],
-	["withdrawn", { result: { open: false, answer: null } }, false, "timeout"],
+const WAIT = { action: "wait", waitNotice: "operator-guard: this write call waits: pi-guard approvals approve apr_x" };
+for (const [what, answer, expectYes, reason] of [
+	["approved elsewhere", { decision: "yes", approver: "web" }, true, undefined],
+	["declined elsewhere", { decision: "no", approver: "cli", reason: "no" }, false, "declined"],
 ]) {
 	test(`a call without a UI waits for another screen: ${what}`, async (t) => {
-		const wait = { action: "wait", approval: APPROVAL, waitNotice: "operator-guard: this write call waits: pi-guard approvals approve apr_x" };
-		const g = await guard(t, { spec: { methods: { evaluate: { result: wait }, "approvals.poll": poll } } });
+		const g = await guard(t, { spec: asking(WAIT, [notice(answer)]) });
 		const { value, text } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
 		assert.match(text, /^operator-guard: this write call waits: pi-guard approvals approve apr_x$/m);
 		if (expectYes) {
@@ -800,31 +847,94 @@ for (const [what, poll, expectYes, reason] of [
 			assert.deepEqual(g.requests("record"), []);
 		}
 		assert.ok(!JSON.stringify(value ?? {}).includes("pi-guard approvals"), "the model is never told the way to answer");
+		noPolling(g);
 	});
 }
 
+test("a waiting call whose sidecar dies is blocked at once, not at the timeout, and kept", async (t) => {
+	const spec = { methods: { evaluate: { result: { approval: APPROVAL, ...WAIT }, later: [{ delayMs: 100, exit: 3 }] } } };
+	const g = await guard(t, { spec, config: { confirmTimeoutMs: 20_000 } });
+	const started = Date.now();
+	const { value } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
+	assertBlocked(value, /\[reason: sidecar-unavailable\]$/);
+	assert.ok(Date.now() - started < 5_000);
+	assert.deepEqual(g.spool().map((e) => [e.kind, e.reason]), [["declined", "sidecar-unavailable"]]);
+	assert.deepEqual(g.requests("record"), []);
+});
+
 test("a waiting call that nobody answers times out as No", async (t) => {
-	const wait = { action: "wait", approval: APPROVAL, waitNotice: "waits" };
-	const g = await guard(t, { spec: { methods: { evaluate: { result: wait }, "approvals.poll": { result: { open: true, answer: null } } } }, config: { confirmTimeoutMs: 700 } });
+	const g = await guard(t, { spec: asking(WAIT), config: { confirmTimeoutMs: 700 } });
 	const { value } = await stderrOf(() => g.call("write", WRITE, fakeCtx({ hasUI: false })));
 	assertBlocked(value);
 	assert.equal(g.requests("audit.declined")[0].params.reason, "timeout");
-	assert.ok(g.requests("approvals.poll").length >= 1);
+	noPolling(g);
 });
 
 test("a grant chosen on another screen: the dialog closes and the record follows that answer", async (t) => {
 	const answer = { decision: "yes", approver: "web", grant: 1 };
-	const spec = { methods: { evaluate: { result: { action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } }, approval: APPROVAL } }, "approvals.poll": { result: { open: false, answer } } } };
-	const g = await guard(t, { spec });
+	const g = await guard(t, { spec: asking({ action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } } }, [notice(answer)]) });
 	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: waitForClose })), undefined);
 	const [sent] = g.requests("record");
 	assert.deepEqual([sent.params.approvalId, sent.params.grant], [APPROVAL.id, 1]);
 });
 
 test("a grant chosen in the pi dialog goes to the broker with its number", async (t) => {
-	const spec = { methods: { evaluate: { result: { action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } }, approval: APPROVAL } }, "approvals.poll": { result: { open: true, answer: null } }, "approvals.answer": { result: { outcome: "accepted", answer: null } } } };
+	const spec = asking({ action: "confirm", dialog: { ...DIALOG, choices: { ...DIALOG.choices, grants: GRANTS } } }, [], 0, { "approvals.answer": { result: { outcome: "accepted", answer: null } } });
 	const g = await guard(t, { spec });
 	assert.equal(await g.call("write", WRITE, fakeCtx({ hasUI: true, select: (o) => o[5] })), undefined);
 	const [said] = g.requests("approvals.answer");
 	assert.deepEqual([said.params.decision, said.params.grant], ["yes", 1]);
+});
+
+// -- the effects review: the same ask (apply is yes), with a UI or waiting for another screen
+
+const HELD = {
+	decision: "held",
+	summary: "held",
+	note: "held back",
+	dialog: { title: "Effects", message: "it deleted a.txt", discard: "Discard", apply: "Apply", preselect: "discard" },
+	approval: APPROVAL,
+};
+/** Run a command through the shim's bash on a layer of its own; the output the model reads. */
+async function reviewed(g, ctx) {
+	assert.equal(await g.call("bash", { command: "rm a.txt" }, ctx), undefined); // hasUi: the latest call's
+	const out = [];
+	const env = g.pi.tools.get("bash").spawnHook({ command: "rm a.txt", cwd: ROOT, env: {} }).env;
+	await g.pi.tools.get("bash").operations.exec("rm a.txt", ROOT, { env, onData: (d) => out.push(String(d)) });
+	return out.join("");
+}
+const effects = (review, pushed = []) => ({
+	methods: {
+		"sandbox.plan": { result: { state: "sandboxed", prefix: "fake-sandbox --", unsetEnv: [], noticeLevel: "info", effects: "review" } },
+		"effects.review": { result: review, later: pushed.length ? [{ delayMs: 50, raw: pushed }] : [] },
+		"effects.resolve": { result: { decision: "applied", note: "resolved" } },
+		"approvals.answer": { result: { outcome: "accepted", answer: null } },
+	},
+});
+
+test("held effects without a UI wait for another screen: its yes applies them", async (t) => {
+	const g = await guard(t, { spec: effects(HELD, [notice({ decision: "yes", approver: "cli" })]) });
+	const { value, text } = await stderrOf(() => reviewed(g, fakeCtx({ hasUI: false })));
+	assert.match(text, /held for the operator: pi-guard approvals approve apr_/);
+	assert.match(value, /resolved/);
+	const [resolved] = g.requests("effects.resolve");
+	assert.deepEqual([resolved.params.apply, resolved.params.approvalId], [true, APPROVAL.id]);
+	noPolling(g);
+});
+
+test("held effects in the pi dialog: another screen's discard closes it", async (t) => {
+	const g = await guard(t, { spec: effects(HELD, [notice({ decision: "no", approver: "web" })]) });
+	const ctx = fakeCtx({ hasUI: true, select: waitForClose });
+	await reviewed(g, ctx);
+	assert.deepEqual(ctx.seen.select.map((s) => s.options), [["Discard", "Apply"]]);
+	const [resolved] = g.requests("effects.resolve");
+	assert.deepEqual([resolved.params.apply, resolved.params.reason], [false, "declined"]);
+	assert.deepEqual(g.requests("approvals.answer"), []);
+});
+
+test("held effects applied in the pi dialog: the answer goes to the broker by its id", async (t) => {
+	const g = await guard(t, { spec: effects(HELD) });
+	await reviewed(g, fakeCtx({ hasUI: true, select: (o) => o.find((x) => x === "Apply") }));
+	assert.deepEqual(g.requests("approvals.answer").map((r) => [r.params.id, r.params.decision]), [[APPROVAL.id, "yes"]]);
+	assert.equal(g.requests("effects.resolve")[0].params.apply, true);
 });
