@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from guard._policy.bash.model import Command, Word
-from guard._policy.bash.operands.touches import touched
 from guard._policy.bash.parsing.quoting import expand_braces
+from guard._policy.bash.programs import touched
 
 __all__ = ["Mention", "command_mentions"]
 

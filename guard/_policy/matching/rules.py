@@ -9,6 +9,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from guard._policy.bash.model import Command, Word
+from guard._policy.bash.programs import global_options_of
 from guard._policy.matching.globs import PathMatcher, compile_globs
 from guard._policy.matching.paths import Mention
 from guard._policy.settings.models import LayerName, Rule
@@ -22,8 +23,6 @@ __all__ = [
     "leading_positionals",
 ]
 
-# Options taking a value that may come before a program's subcommand (``git -C dir reset``).
-
 
 def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -32,8 +31,10 @@ def _set(text: str) -> frozenset[str]:
 _KUBE = _set("-n --namespace --context --cluster --kubeconfig -s --server --user --token --as")
 _APT = _set("-o -t -c --option --target-release --config-file")
 _PIP = _set("--python --log --cache-dir")
+# Options taking a value that may come before a program's subcommand (``git -C dir reset``):
+# a program's card says them (``bash/programs``); these programs have no card yet.
 GLOBAL_VALUE_OPTIONS: dict[str, frozenset[str]] = {
-    "git": _set("-C -c --git-dir --work-tree --namespace --config-env --exec-path --super-prefix"),
+    **global_options_of(),
     "docker": _set("-H --host -c --context --config -l --log-level --tlscacert --tlscert --tlskey"),
     "podman": _set("--connection -c --url --root --runroot --log-level"),
     "kubectl": _KUBE,

@@ -1,8 +1,8 @@
 """The policy's floors import one way: the top (``engine``, ``layering``, ``cache``) on
 ``matching/``, ``matching/`` on ``settings/`` and ``bash/``; ``settings/`` and ``bash/`` on
 nothing else of the policy. Inside ``bash/`` the same: ``walker`` on top, ``running/`` on
-``parsing/``, each of ``parsing/``, ``running/`` and ``operands/`` on ``model``, and
-``model`` on nothing."""
+``programs/`` (the cards) and ``parsing/``, ``programs/`` on ``parsing/`` and ``operands/``,
+each of them on ``model``, and ``model`` on nothing."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ BASH_ALLOWED = {
     "model": set(),
     "parsing": {"model"},
     "operands": {"model"},
-    "running": {"model", "parsing"},
+    "programs": {"model", "parsing", "operands"},
+    "running": {"model", "parsing", "programs"},
 }
 
 

@@ -2,8 +2,8 @@
 
 ``dd`` (``if=``/``of=``), ``find`` (its start points, destructive with ``-delete`` or a
 deleting ``-exec``), ``curl``/``wget`` (output files and the names taken from URLs),
-``tar``/``zip`` (archive, members, ``-C``), ``git`` (the work tree of ``clean``/``reset``
-…) and container volumes. Each is a ``Reader``: it returns the words that name paths with
+``tar``/``zip`` (archive, members, ``-C``) and container volumes (git's reader is in its
+card, ``bash/programs/git``). Each is a ``Reader``: it returns the words that name paths with
 how they are used, in the order the command names them.
 """
 
@@ -19,13 +19,13 @@ from guard._policy.bash.operands.arguments import bundled_values, has_flag, opti
 __all__ = [
     "DELETERS",
     "Reader",
+    "Touches",
     "Use",
     "archive",
     "container_volumes",
     "dd",
     "download",
     "find",
-    "git",
 ]
 
 
@@ -51,10 +51,6 @@ DELETERS = frozenset(
 
 _READ = Use(read=True, write=False)
 _CHANGED = Use(read=False, write=True, target=True)
-_GIT_WORKTREE = frozenset(["clean", "reset", "checkout", "restore", "stash", "rm", "switch"])
-_GIT_NAMES_NO_PATHS = frozenset(["stash", "reset", "switch"])
-_STASH_TOUCHES_TREE = frozenset(["push", "save", "pop", "apply", "branch", "-p", "--patch"])
-_RESET_TREE = frozenset(["--hard", "--merge", "--keep"])
 _CURL_VALUE_LETTERS = "odHXuAebcFTwxmKCrEYyzUQP"
 
 
@@ -161,55 +157,6 @@ def archive(
     members = [w for w in positionals[skip:] if w not in archives]
     out += [(word, Use(read=True, write=False, recursive=True)) for word in members]
     return out
-
-
-def git(
-    command: Command, flags: Sequence[Word], values: Sequence[Word], positionals: Sequence[Word]
-) -> Touches:
-    """A work-tree subcommand changes the paths it names (or the whole tree); others read."""
-    sub = positionals[0].value if positionals else None
-    rest = positionals[1:]
-    written = _git_writes(sub, rest)
-    if written is not None:  # what else it names is read, as for any other subcommand
-        named = {id(word) for word, _ in written}
-        return [*written, *((w, _READ) for w in (*rest, *values) if id(w) not in named)]
-    if sub not in _GIT_WORKTREE:
-        return [(word, _READ) for word in (*rest, *values)]
-    args = command.args
-    dashdash = [i for i, w in enumerate(args) if w.value == "--"]
-    explicit = list(args[dashdash[0] + 1 :]) if dashdash else list(rest)
-    if not dashdash and sub in _GIT_NAMES_NO_PATHS:
-        # git-stash(1), git-reset(1) --hard, git-switch(1): their words are subcommands,
-        # commits and stashes, never paths; the work tree (or only the stash) is what changes.
-        whole = sub != "stash" or (rest[0].value if rest else "push") in _STASH_TOUCHES_TREE
-        if sub == "reset" and not any(f.value in _RESET_TREE for f in flags):
-            return [(word, _CHANGED) for word in explicit]  # git reset PATHS: the index
-        return [(Word.literal(command.cwd), _CHANGED)] if whole else []
-    changed = Use(read=True, write=True, target=True)
-    if not explicit:
-        return [(Word.literal(command.cwd), _CHANGED)]
-    return [(word, changed) for word in explicit]
-
-
-def _git_writes(sub: str | None, rest: Sequence[Word]) -> Touches | None:
-    """The paths ``git clone``, ``git mv`` and ``git worktree add`` write (git-clone(1): the
-    directory, by default the repository's name; git-mv(1): sources and destination;
-    git-worktree(1) ``add <path>``), or ``None`` for another subcommand."""
-    changed = Use(read=True, write=True, target=True, recursive=True)
-    if sub == "clone" and rest:
-        if len(rest) >= 2:
-            return [(rest[1], changed)]
-        url = rest[0].value
-        if url is None:
-            return [(rest[0], changed)]  # unknown until it runs: asks
-        name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-        name = name[: -len(".git")] if name.endswith(".git") else name
-        return [(Word(name or ".", rest[0].raw), changed)]
-    if sub == "mv":
-        return [(word, changed) for word in rest]
-    if sub == "worktree" and rest and rest[0].value == "add" and len(rest) > 1:
-        return [(rest[1], changed)]
-    return None
 
 
 def package_prefix(

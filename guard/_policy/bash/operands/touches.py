@@ -1,13 +1,14 @@
 """Which words of a simple command name paths, and how it uses each: one table per program.
 
-``SHAPES`` holds what the analysis knows of a program's arguments: the options that take a
-value, how its operands are used (read, written, the target of a change, recursively),
-whether the first operand is a pattern or a mode rather than a path, where its destination
-is, which flags make it recursive. ``touched`` reads a command through its row. A program
-without a row is read fail-closed: every operand and option value counts as read *and*
-written. The few programs whose arguments are not regular (``dd``, ``find``,
-``curl``/``wget``, ``tar``/``zip``, ``git``, container volumes) name a reader of their own
-(``irregular``) in their row.
+A :class:`Shape` holds what the analysis knows of a program's arguments: the options that
+take a value, how its operands are used (read, written, the target of a change,
+recursively), whether the first operand is a pattern or a mode rather than a path, where
+its destination is, which flags make it recursive. ``read_paths`` reads a command through
+the shape its program's card gives (``bash/programs``); ``SHAPES`` holds the rows of the
+programs that have no card yet. A program with neither is read fail-closed (``UNKNOWN``):
+every operand and option value counts as read *and* written. The few programs whose
+arguments are not regular (``dd``, ``find``, ``curl``/``wget``, ``tar``/``zip``, container
+volumes; git in its card) name a reader of their own (``irregular``) in their shape.
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ from guard._policy.bash.operands.irregular import (
     dd,
     download,
     find,
-    git,
     package_prefix,
 )
 
-__all__ = ["SHAPES", "Shape", "Use", "touched"]
+__all__ = ["SHAPES", "UNKNOWN", "Shape", "Use", "read_paths"]
 
 
 def _set(text: str) -> frozenset[str]:
@@ -79,7 +79,8 @@ _PATTERNS = ("-e", "--regexp", "-f", "--file")
 
 _WRITTEN = Use(read=True, write=True)
 _READ = Use(read=True, write=False)
-_UNKNOWN = Shape(operands=_WRITTEN, values=_WRITTEN, assignments=True)
+UNKNOWN = Shape(operands=_WRITTEN, values=_WRITTEN, assignments=True)
+"""A program nothing is known of: every operand, option value and ``KEY=PATH`` read and written."""
 _READER = Shape(operands=_READ, values=_READ, assignments=True)
 _NOTHING = Shape()
 _COPIER = Shape(
@@ -129,7 +130,6 @@ _VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {
     """),
     ),
     "zip": ("xibn", frozenset()),
-    "git": ("Cc", _set("--git-dir --work-tree --namespace")),
 }
 
 # Families in the order they are decided: a program named by two takes the first.
@@ -184,7 +184,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
             operands=Use(read=True, write=True, target=True),
             first_unless=("-e", "--expression", "-f", "--file", "-E"),
             only_with=("-i", "--in-place"),
-            otherwise=_UNKNOWN,
+            otherwise=UNKNOWN,
         ),
     ),
     (_set("dd"), Shape(reader=dd)),
@@ -201,10 +201,9 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         ),
     ),
     (_set("rg ag ack"), Shape(operands=_READ, first_unless=_PATTERNS, always_recursive=True)),
-    (_set("git"), Shape(reader=git)),
     (_set("npm pnpm yarn"), replace(_READER, reader=package_prefix)),
     (_set("docker"), replace(_READER, reader=container_volumes)),
-    (_set("podman nerdctl"), replace(_UNKNOWN, reader=container_volumes)),
+    (_set("podman nerdctl"), replace(UNKNOWN, reader=container_volumes)),
     (
         _set("""
         echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
@@ -212,7 +211,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         cd pushd popd source . realpath readlink basename dirname uniq cut awk gawk column nl
         tac rev fold fmt paste join comm tree find fd fdfind locate pytest mypy ruff black
         flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh make go cargo npm
-        pnpm yarn npx git docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr
+        pnpm yarn npx docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr
         xargs watch time timeout nice nohup sudo open xdg-open code
         """),
         _READER,
@@ -259,8 +258,9 @@ def _destination(
     return [(word, use)] + [(Word(posixpath.join(dest, name), word.raw), whole) for name in names]
 
 
-def touched(command: Command) -> list[tuple[Word, Use]]:
-    """Every word of ``command`` that names a path, with how the command uses it, in order."""
+def read_paths(command: Command, shape: Shape) -> list[tuple[Word, Use]]:
+    """Every word of ``command`` that names a path, with how the command uses it, in order,
+    its arguments read through ``shape`` (what its program's card says)."""
     out: list[tuple[Word, Use]] = [
         (word, Use(read=False, write=True, target=True))
         for word in command.redirect_writes
@@ -270,11 +270,10 @@ def touched(command: Command) -> list[tuple[Word, Use]]:
     out += [(Word.literal(text), _WRITTEN) for text in command.code_strings]
     if command.program is None:
         return out + [(word, _WRITTEN) for word in command.args]
-    shape = SHAPES.get(command.program, _UNKNOWN)
     args = command.args
     flags, values, positionals = split_args(args, shape.short_values, shape.long_values)
     if shape.only_with and not has_flag(flags, *shape.only_with):
-        shape = shape.otherwise or _UNKNOWN
+        shape = shape.otherwise or UNKNOWN
     if shape.reader is not None:
         out += shape.reader(command, flags, values, positionals)
     if shape.operands is None:

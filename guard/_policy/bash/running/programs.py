@@ -1,6 +1,7 @@
 """Programs that run code or write files the analysis cannot see, looked at one by one.
 
-sed and awk programs, SQL given to a database client, ``git -c``/``git config``, ``make
+A program with a card (``bash/programs``) is looked at by its card. For the others: sed
+and awk programs, SQL given to a database client, ``make
 --eval``, archive extraction and ``patch`` (the names written come from content, not from
 the command), ``curl -J``/``wget -r``, option-carried code (``gdb -ex``, ``vim -c`` …) and
 shell builtins that change how later words are read (``alias``, ``shopt``, ``enable``,
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview
 from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.programs import card_for
 
 __all__ = ["check_program"]
 
@@ -72,15 +74,6 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "tclsh": _set("-c"),
     "wish": _set("-c"),
 }
-_GIT_SAFE_CONFIG = re.compile(
-    r"(?i)(?:color\.[\w.-]+|advice\.\w+|user\.(?:name|email)|init\.defaultbranch|pull\.rebase"
-    r"|core\.(?:quotepath|autocrlf|safecrlf)|commit\.gpgsign|tag\.gpgsign|protocol\.version"
-    r"|merge\.conflictstyle|log\.\w+|safe\.directory|push\.autosetupremote)=.*"
-)
-_GIT_CONFIG_READ = _set(
-    "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope "
-    "--get-color --get-colorbool --name-only -z --null"
-)
 _SHOPT_QUERY = _set("-p -q")
 _ASSIGNING = _set("declare typeset export local readonly")
 _READING = _set("read mapfile readarray getopts")
@@ -179,114 +172,6 @@ def _sql(w: SyntaxWalker, command: Command, program: str) -> None:
     if command.stdin_texts:
         words.extend(Word.literal(t) for t in command.stdin_texts)
     _inline(w, command, words, "sql")
-
-
-def _git(w: SyntaxWalker, command: Command) -> None:
-    args = command.args
-    i = 0
-    while i < len(args):
-        value = args[i].value
-        if value in ("-c",) and i + 1 < len(args):
-            setting = args[i + 1]
-            if setting.value is None or not _GIT_SAFE_CONFIG.fullmatch(setting.value):
-                w.finding(
-                    "git-config", "git -c sets configuration that can run programs: " + setting.raw
-                )
-            i += 2
-            continue
-        if value is None:
-            break
-        if value.startswith(("--config-env", "--exec-path=", "--upload-pack", "--receive-pack")):
-            w.finding("git-config", "git option that runs or chooses programs: " + value)
-        if value in ("-C", "--git-dir", "--work-tree", "--namespace"):
-            i += 2
-            continue
-        if not value.startswith("-"):
-            break
-        i += 1
-    rest = args[i:]
-    sub = rest[0].value if rest else None
-    tail = rest[1:]
-    if sub == "config":
-        values = [t.value for t in tail]
-        positional = [v for v in values if v is not None and not v.startswith("-")]
-        reading = any(v in _GIT_CONFIG_READ for v in values) or len(positional) <= 1
-        if not reading or None in values:
-            w.finding("git-config", "git config changes configuration that can run programs")
-    elif sub in ("difftool", "grep", "archive", "instaweb", "send-email", "hook", "p4", "svn"):
-        risky = [
-            t.value
-            for t in tail
-            if t.value is None
-            or t.value.startswith(("-x", "--extcmd", "-O", "--open-files-in-pager", "--exec"))
-            or t.value.startswith(("--httpd", "--smtp-server", "--browser"))
-            or sub in ("hook", "instaweb")
-        ]
-        if risky:
-            w.finding("git-config", f"git {sub} runs a program: {risky[0]}")
-    elif sub in ("apply", "am") and not any(
-        t.value in ("--check", "--stat", "--numstat", "--summary") for t in tail
-    ):
-        w.finding("opaque-write", f"git {sub} writes files named inside the patch")
-    elif sub == "submodule" and any(t.value == "foreach" for t in tail):
-        w.finding("inline-code", "git submodule foreach runs a command in every submodule")
-        for word in tail:
-            if word.value and " " in word.value:
-                w.nested(word.value, "git submodule foreach")
-    elif sub in ("rebase", "bisect", "clone", "fetch", "pull", "push", "ls-remote"):
-        for j, word in enumerate(tail):
-            text = word.value or ""
-            program = _git_run_option(sub, text)
-            if program is not None:
-                w.finding("git-config", f"git {sub} {text} runs a program")
-                if not program and j + 1 < len(tail):
-                    program = tail[j + 1].value or ""
-                if program:
-                    w.nested(program, f"git {sub} {text}")
-            elif sub == "clone" and (value_word := _git_clone_config(tail, j)) is not None:
-                if value_word.value is None or not _GIT_SAFE_CONFIG.fullmatch(value_word.value):
-                    w.finding(
-                        "git-config",
-                        "git clone -c sets configuration that can run programs: " + value_word.raw,
-                    )
-            elif text.startswith("ext::") or (sub == "bisect" and text == "run"):
-                w.finding("git-config", f"git {sub} {text} runs a program")
-                if text == "run":
-                    w.run(
-                        tail[j + 1 :], via=(*command.via, "git bisect run"), producers=[], texts=[]
-                    )
-
-
-# Long options that name a program git runs; git also takes any unambiguous abbreviation.
-_GIT_RUN_LONG = ("--exec", "--upload-pack", "--receive-pack")
-
-
-def _git_run_option(sub: str, text: str) -> str | None:
-    """The command a word of ``git SUB`` makes git run, or None when it runs nothing.
-
-    Covers ``-x``/``--exec``, ``--upload-pack``, ``--receive-pack`` and clone's ``-u``, spelled
-    out, abbreviated, ``=``-joined or glued into a cluster of short options (``-ixCMD``).
-    "" means the command is the next word.
-    """
-    name, equals, value = text.partition("=")
-    if len(name) > 2 and any(option.startswith(name) for option in _GIT_RUN_LONG):
-        return value if equals else ""
-    letter = {"rebase": "x", "clone": "u"}.get(sub)
-    if letter and text.startswith("-") and not text.startswith("--") and letter in text[1:]:
-        return text[text.index(letter, 1) + 1 :]
-    return "" if text == "-x" else None
-
-
-def _git_clone_config(tail: Sequence[Word], j: int) -> Word | None:
-    """The setting of ``git clone -c``/``--config`` at ``tail[j]``, or None."""
-    text = tail[j].value or ""
-    if text in ("-c", "--config"):
-        return tail[j + 1] if j + 1 < len(tail) else Word(None, "")
-    if text.startswith("--config="):
-        return Word(text.split("=", 1)[1], tail[j].raw)
-    if text.startswith("-c") and len(text) > 2:
-        return Word(text[2:], tail[j].raw)
-    return None
 
 
 def _make(w: SyntaxWalker, command: Command) -> None:
@@ -439,14 +324,17 @@ def _read_targets(program: str, args: Sequence[Word]) -> list[Word]:
 def check_program(w: SyntaxWalker, command: Command) -> None:
     """Findings for ``command`` according to what its program is known to do."""
     program = command.program or ""
+    card = card_for(program)
+    if card is not None:
+        if card.runs is not None:
+            card.runs(w, command)
+        return
     if program == "sed" or program == "gsed":
         _sed(w, command)
     elif program in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
         _awk(w, command)
     elif program in _SQL_CLIENTS:
         _sql(w, command, program)
-    elif program == "git":
-        _git(w, command)
     elif program in ("make", "gmake"):
         _make(w, command)
     elif program in ("tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"):

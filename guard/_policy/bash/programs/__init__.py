@@ -1,0 +1,19 @@
+"""One card per program: what the guard knows about a program, in one place.
+
+A card (``card``) says what a program runs, which of its words are paths and how it uses
+each (read, written, destroyed), its irregular forms and the options before its subcommand;
+``registry`` maps a program's names to its card. ``git`` is git's card. Cards stand on
+``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk a program's code
+is handed to); ``running/`` and the path matching ask them.
+"""
+
+from guard._policy.bash.programs.card import Card, Runs
+from guard._policy.bash.programs.registry import (
+    CARDS,
+    card_for,
+    global_options_of,
+    paths_of,
+    touched,
+)
+
+__all__ = ["CARDS", "Card", "Runs", "card_for", "global_options_of", "paths_of", "touched"]

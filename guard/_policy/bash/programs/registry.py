@@ -1,0 +1,59 @@
+"""The one registry of cards: a program's name (or an alias) to what the guard knows of it.
+
+``card_for`` finds a program's card; ``paths_of`` the shape its words are read through
+(``touched``), ``global_options_of`` the options before its subcommand. A program without a
+card keeps the rows the older tables hold for it (``operands/touches.SHAPES``,
+``running/programs``), and without those is read fail-closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from guard._policy.bash.model import Command, Word
+from guard._policy.bash.operands.irregular import Use
+from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_paths
+from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.git import CARD as GIT
+
+__all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "touched"]
+
+CARDS: tuple[Card, ...] = (GIT,)
+"""Every card; no two name the same program."""
+
+
+def _by_name(cards: Iterable[Card]) -> dict[str, Card]:
+    table: dict[str, Card] = {}
+    for card in cards:
+        for name in sorted(card.names):
+            if name in table:
+                raise ValueError(f"two cards name the program {name!r}")
+            table[name] = card
+    return table
+
+
+_BY_NAME: Mapping[str, Card] = _by_name(CARDS)
+
+
+def card_for(program: str | None) -> Card | None:
+    """The card of ``program`` (a command word's basename), ``None`` when it has none."""
+    return None if program is None else _BY_NAME.get(program)
+
+
+def paths_of(program: str | None) -> Shape:
+    """How the words of ``program`` name paths: its card's shape, else its row, else unknown."""
+    card = card_for(program)
+    if card is not None:
+        return card.paths or UNKNOWN
+    return SHAPES.get(program or "", UNKNOWN)
+
+
+def global_options_of() -> dict[str, frozenset[str]]:
+    """Per program with a card that says them: the options taking a value before its
+    subcommand."""
+    return {name: card.global_options for name, card in _BY_NAME.items() if card.global_options}
+
+
+def touched(command: Command) -> list[tuple[Word, Use]]:
+    """Every word of ``command`` that names a path, with how the command uses it, in order."""
+    return read_paths(command, paths_of(command.program))
