@@ -105,7 +105,7 @@ def test_the_guides_hand_check_of_an_operator_signature_runs(tmp_path: Path) -> 
     key = SoftAuthenticator()
     challenge = secrets.token_bytes(32)
     with Guard.open(home) as guard:
-        guard.enroll_operator(
+        guard.operators.enroll(
             enrolled_credential(
                 key.register(challenge),
                 challenge=challenge,
@@ -115,7 +115,7 @@ def test_the_guides_hand_check_of_an_operator_signature_runs(tmp_path: Path) -> 
                 now=utc_now(),
             )
         )
-        reservation = guard.reserve_evidence("bash", CALL, project, tool_call_id="call_1")
+        reservation = guard.operators.reserve("bash", CALL, project, tool_call_id="call_1")
         assert reservation is not None
         rec = guard.record("bash", CALL, project, confirmed=True, tool_call_id="call_1",
                            origin="runtime-ui-confirm",

@@ -105,7 +105,7 @@ def _named(why: str, place: PeerPlace) -> str:
 class Enrolment:
     """One passkey enrolment served by the page (``pi-guard operator enroll``).
 
-    ``keep`` stores the verified credential (the CLI's ``Guard.enroll_operator``) and returns
+    ``keep`` stores the verified credential (the CLI's ``guard.operators.enroll``) and returns
     what was stored; it may raise a :class:`GuardError` (already enrolled, keyring unusable).
     The first ceremony that ends, kept or refused, sets :meth:`wait`'s answer.
     """

@@ -1,12 +1,13 @@
-"""The parts :class:`guard.Guard` is made of, one concern per module, each building on ``base``.
+"""The Python facade: :class:`Guard`, composed of collaborators that share one :class:`Core`.
 
-``base`` (:class:`GuardBase`: keys, evaluate, record, appending for a session),
-``operators`` (the operator's passkeys), ``grants`` (scoped grants), ``sessions`` (a pi
-session started and ended, refusals), ``effects`` (the effects review's records),
-``outcomes`` (a call ran, was blocked, declined, or its input changed) and ``spool`` (the
-shim's spooled events, replayed once each). ``guard/_facade/guard.py`` composes them and adds
-opening a home, consuming, planners and verify. Nothing here imports the sidecar: the
-sidecar's params build on :class:`CallParams` and the spooled event shapes.
+``core`` (:class:`Core`: one home's keys, audit log, ledger and policy, the session records
+name, the one append), ``calls`` (evaluate and record), ``outcomes`` (a call ran, was
+blocked, declined, or its input changed), ``grants`` (scoped grants), ``operators`` (the
+operator's passkeys), ``effects`` (the effects review's records), ``sessions`` (a pi session
+started and ended, refusals) and ``spool`` (the shim's spooled events, replayed once each);
+``fields`` says what records say of a call. ``guard/_facade/guard.py`` builds them and keeps
+the verbs of a call's life, consuming, planners and verify. Nothing here imports the sidecar:
+the sidecar's params build on :class:`CallParams` and the spooled event shapes.
 """
 
 import typing
@@ -14,26 +15,31 @@ import typing
 from guard._lazy import exports as _exports
 
 if typing.TYPE_CHECKING:
-    from guard._facade.base import (
-        SESSION_COUNTS,
-        BlockReason,
-        DeclineReason,
-        GuardBase,
-        LateDeclineReason,
-        fingerprint_fields,
-        operator_reason_text,
-        preview_of,
+    from guard._facade.calls import (
+        Calls,
     )
     from guard._facade.consumer import (
         ClassifiedCall,
         check_tool_call_id,
         classify_call,
     )
+    from guard._facade.core import (
+        SESSION_COUNTS,
+        Core,
+    )
     from guard._facade.effects import (
-        EffectsPart,
+        Effects,
+    )
+    from guard._facade.fields import (
+        BlockReason,
+        DeclineReason,
+        LateDeclineReason,
+        fingerprint_fields,
+        operator_reason_text,
+        preview_of,
     )
     from guard._facade.grants import (
-        GrantsPart,
+        Grants,
     )
     from guard._facade.guard import (
         Guard,
@@ -46,16 +52,17 @@ if typing.TYPE_CHECKING:
         Monitor,
     )
     from guard._facade.operators import (
-        OperatorsPart,
+        Operators,
     )
     from guard._facade.outcomes import (
-        OutcomesPart,
+        Late,
+        Outcomes,
     )
     from guard._facade.plan import (
         plan_input,
     )
     from guard._facade.sessions import (
-        SessionsPart,
+        Sessions,
     )
     from guard._facade.spool import (
         REPLAY_SKEW,
@@ -63,10 +70,10 @@ if typing.TYPE_CHECKING:
         OperatorReasonText,
         ReplayRejected,
         ReplayReply,
+        Spool,
         SpooledDecline,
         SpooledEvent,
         SpooledExecuted,
-        SpoolPart,
         logged_spool_ids,
     )
 
@@ -75,21 +82,23 @@ __all__ = [
     "SESSION_COUNTS",
     "BlockReason",
     "CallParams",
+    "Calls",
     "ClassifiedCall",
+    "Core",
     "DeclineReason",
-    "EffectsPart",
-    "GrantsPart",
+    "Effects",
+    "Grants",
     "Guard",
-    "GuardBase",
+    "Late",
     "LateDeclineReason",
     "Monitor",
     "OperatorReasonText",
-    "OperatorsPart",
-    "OutcomesPart",
+    "Operators",
+    "Outcomes",
     "ReplayRejected",
     "ReplayReply",
-    "SessionsPart",
-    "SpoolPart",
+    "Sessions",
+    "Spool",
     "SpooledDecline",
     "SpooledEvent",
     "SpooledExecuted",
@@ -106,33 +115,35 @@ __all__ = [
 
 # Each public name's home module, imported on first use.
 _HOMES: dict[str, str] = {
+    "Calls": "guard._facade.calls",
     "ClassifiedCall": "guard._facade.consumer",
-    "Guard": "guard._facade.guard",
-    "Monitor": "guard._facade.monitor",
     "check_tool_call_id": "guard._facade.consumer",
     "classify_call": "guard._facade.consumer",
+    "Core": "guard._facade.core",
+    "SESSION_COUNTS": "guard._facade.core",
+    "Effects": "guard._facade.effects",
+    "BlockReason": "guard._facade.fields",
+    "DeclineReason": "guard._facade.fields",
+    "LateDeclineReason": "guard._facade.fields",
+    "fingerprint_fields": "guard._facade.fields",
+    "operator_reason_text": "guard._facade.fields",
+    "preview_of": "guard._facade.fields",
+    "Grants": "guard._facade.grants",
+    "Guard": "guard._facade.guard",
     "ledger_url": "guard._facade.ledger",
     "open_ledger": "guard._facade.ledger",
+    "Monitor": "guard._facade.monitor",
+    "Operators": "guard._facade.operators",
+    "Late": "guard._facade.outcomes",
+    "Outcomes": "guard._facade.outcomes",
     "plan_input": "guard._facade.plan",
-    "BlockReason": "guard._facade.base",
-    "DeclineReason": "guard._facade.base",
-    "GuardBase": "guard._facade.base",
-    "LateDeclineReason": "guard._facade.base",
-    "SESSION_COUNTS": "guard._facade.base",
-    "fingerprint_fields": "guard._facade.base",
-    "operator_reason_text": "guard._facade.base",
-    "preview_of": "guard._facade.base",
-    "EffectsPart": "guard._facade.effects",
-    "GrantsPart": "guard._facade.grants",
-    "OperatorsPart": "guard._facade.operators",
-    "OutcomesPart": "guard._facade.outcomes",
-    "SessionsPart": "guard._facade.sessions",
+    "Sessions": "guard._facade.sessions",
     "CallParams": "guard._facade.spool",
     "OperatorReasonText": "guard._facade.spool",
     "REPLAY_SKEW": "guard._facade.spool",
     "ReplayRejected": "guard._facade.spool",
     "ReplayReply": "guard._facade.spool",
-    "SpoolPart": "guard._facade.spool",
+    "Spool": "guard._facade.spool",
     "SpooledDecline": "guard._facade.spool",
     "SpooledEvent": "guard._facade.spool",
     "SpooledExecuted": "guard._facade.spool",

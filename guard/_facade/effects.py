@@ -13,15 +13,18 @@ from guard._evidence import (
     mint_envelope,
     payload_hash,
 )
-from guard._facade.base import GuardBase
+from guard._facade.core import Core
 
-__all__ = ["EffectsPart"]
+__all__ = ["Effects"]
 
 
-class EffectsPart(GuardBase):
+class Effects:
     """``effects.reviewed`` and ``effects.resolved`` (a yes mints an effects confirmation)."""
 
-    def effects_reviewed(
+    def __init__(self, core: Core) -> None:
+        self._core = core
+
+    def reviewed(
         self, review: Review, layer: str, scope: str, *, tool_call_id: str | None = None
     ) -> None:
         """Audit ``effects.reviewed``: what a command did and what of it is held."""
@@ -33,7 +36,7 @@ class EffectsPart(GuardBase):
                            files=h.files, bytes=h.bytes)
             for h in review.held[:64]
         ]  # fmt: skip
-        self._append(
+        self._core.append(
             EffectsReviewedData(
                 layer=layer,
                 scope=scope,
@@ -46,7 +49,7 @@ class EffectsPart(GuardBase):
             )
         )
 
-    def record_effects(
+    def record(
         self,
         held: Review,
         layer: str,
@@ -75,7 +78,7 @@ class EffectsPart(GuardBase):
             payload_hash=payload_hash({"command": command, "layer": layer, "effects": held.digest}),
         )
         if not confirmed:
-            self._append(
+            self._core.append(
                 EffectsResolvedData(
                     layer=layer,
                     decision="discarded",
@@ -92,7 +95,7 @@ class EffectsPart(GuardBase):
                 summary="held effects discarded; no evidence minted",
             )
         envelope = mint_envelope(
-            self._current_signer(),
+            self._core.signer(),
             fp,
             origin="runtime-effects-confirm",
             ttl_seconds=ttl_seconds,
@@ -101,7 +104,7 @@ class EffectsPart(GuardBase):
             approver=approver,
         )
         d = envelope.details
-        self._append(
+        self._core.append(
             EffectsResolvedData(
                 layer=layer,
                 decision="applied",

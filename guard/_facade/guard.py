@@ -13,46 +13,52 @@ Every result is report-only: nothing here authorizes or dispatches anything.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from audit.log import AuditLog
 from audit.verify import VerifyResult, verify_log
 from audit.wire import (
+    AuditRecord,
     EvidenceConsumedData,
     EvidenceRejectedData,
-    KeyGeneratedData,
-    KeyRetiredData,
+    Origin,
     PlannerReportedData,
-    utc_now,
 )
-from guard._errors import LedgerError
+from guard._approvals import Approver
+from guard._effects import UnaskedTarget
 from guard._evidence import (
     DEFAULT_SKEW,
+    DEFAULT_TTL_SECONDS,
     MAX_TTL_SECONDS,
     ConsumeResult,
-    KeyStore,
-    anchor_dir,
+    CoveredBy,
+    Evaluation,
+    Keyring,
+    PublicKeyring,
+    RecordResult,
+    Reservation,
     normalize_tool_name,
 )
-from guard._facade import (
+from guard._facade.calls import Calls
+from guard._facade.consumer import ClassifiedCall, consume_call
+from guard._facade.core import Core
+from guard._facade.effects import Effects
+from guard._facade.fields import (
     BlockReason,
     DeclineReason,
-    EffectsPart,
     LateDeclineReason,
-    OperatorsPart,
-    SessionsPart,
-    SpoolPart,
     fingerprint_fields,
     operator_reason_text,
 )
-from guard._facade.consumer import consume_call
-from guard._facade.ledger import LEDGER_FILE, open_ledger
-from guard._home import AUDIT_LOG_FILE, AUDIT_PREVIEWS_ENV, ensure_private_dir, env, resolve_home
-from guard._logging import get_logger
-from guard._policy import remember_home
-from guard._storage import SqliteLedger
+from guard._facade.grants import Grants
+from guard._facade.ledger import LEDGER_FILE
+from guard._facade.operators import Operators
+from guard._facade.outcomes import Late, Outcomes
+from guard._facade.sessions import Sessions
+from guard._facade.spool import Spool
+from guard._home import AUDIT_LOG_FILE
+from guard._operator import OperatorSignature
 
 if TYPE_CHECKING:
     from planning import PlanResult
@@ -67,74 +73,241 @@ __all__ = [
     "operator_reason_text",
 ]
 
-_log = get_logger("guard")
 
-
-class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
+class Guard:
     """Keys, ledger and audit log of one guard home. Use :meth:`open`; close when done.
 
-    Each concern is a part of :mod:`guard._facade` (keys, evaluate and record in its base;
-    operators, grants, sessions, effects, what became of a call, the shim's spool); this
-    class opens a home, consumes, runs planners and verifies the log.
+    Made of collaborators built here, each given the one shared :class:`Core` (key, audit
+    log, ledger, policy, the session records name): :attr:`calls` (evaluate, record),
+    :attr:`outcomes` (what became of a call), :attr:`grants`, :attr:`operators` (passkeys),
+    :attr:`effects` (the effects review's records), :attr:`sessions` (a pi session started
+    and ended, refusals) and :attr:`spool` (the shim's spooled events). This class keeps the
+    verbs of a call's life (classify, evaluate, record, decline, blocked, tool_executed,
+    input_changed, consume), opening a home, planners and verifying the log.
     """
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+        self.home = core.home
+        self.audit = core.audit
+        self.ledger = core.ledger
+        self.classifier = core.classifier
+        self.calls = Calls(core)
+        self.outcomes = Outcomes(core, self.calls)
+        self.grants = Grants(core, self.calls)
+        self.operators = Operators(core, self.calls)
+        self.effects = Effects(core)
+        self.sessions = Sessions(core, self.grants)
+        self.spool = Spool(core, self.outcomes)
 
     @classmethod
     def open(
         cls, home: str | os.PathLike[str] | None = None, *, preview: bool | None = None
     ) -> Guard:
-        """Open (creating on first use) the guard home: key, keyring, ledger, audit log.
+        """Open (creating on first use) the guard home (:meth:`Core.open`): key, keyring,
+        ledger, audit log; ``preview``: whether records carry a redacted preview."""
+        return cls(Core.open(home, preview=preview))
 
-        ``preview``: whether audit records carry a short, secret-redacted preview of the
-        command or path; default on, off when ``$PI_OPERATOR_GUARD_AUDIT_PREVIEWS`` is
-        ``0``/``off``/``false``. The operator's dialog always shows the preview.
-        """
-        if preview is None:
-            setting = (env(AUDIT_PREVIEWS_ENV) or "on").strip().lower()
-            preview = setting not in ("0", "off", "false", "no")
-        root = ensure_private_dir(resolve_home(home))
-        remember_home(root)  # every session's sandbox hides every home (_known_homes.py)
-        keys = KeyStore.open(root)
-        signer, created = keys.ensure_key()
-        retired = keys.retired_on_create
-        # Refuse (KeyringError) a keyring the signing key did not sign: an added key.
-        keyring = keys.trusted_keyring(signer)
-        # The head is verified against the trusted keyring before the log is extended
-        # (re-read when a head names a key rotated in by another process), and every line
-        # up to it against the head: from the latest anchored checkpoint, if one is kept.
-        audit = AuditLog.open(
-            root / AUDIT_LOG_FILE,
-            signer,
-            lambda: keys.public_keyring().public_keys(),
-            previews=preview,
-            anchors=anchor_dir(),
+    # -- the core's state --------------------------------------------------
+
+    @property
+    def key_id(self) -> str:
+        return self.core.key_id
+
+    @property
+    def key_created(self) -> bool:
+        """Whether :meth:`open` made this home's first key."""
+        return self.core.key_created
+
+    @property
+    def session(self) -> dict[str, Any] | None:
+        """The pi session every record names (:meth:`attribute`), or ``None``."""
+        return self.core.session
+
+    @property
+    def session_counts(self) -> dict[str, int]:
+        """What happened in that session so far (``/guard``, ``session.ended``)."""
+        return self.core.session_counts
+
+    @property
+    def observer(self) -> Callable[[AuditRecord], None] | None:
+        """Sees every record once it is durable; it must neither raise nor wait."""
+        return self.core.observer
+
+    @observer.setter
+    def observer(self, observer: Callable[[AuditRecord], None] | None) -> None:
+        self.core.observer = observer
+
+    def attribute(self, session_id: str | None, session_file: str | None = None) -> None:
+        """Every record appended from now on names pi's session ``session_id`` (see
+        :meth:`Core.attribute`); ``None`` stops naming one."""
+        self.core.attribute(session_id, session_file)
+
+    def keyring(self) -> Keyring:
+        """The public keyring as stored: what an auditor or monitor needs."""
+        return self.core.keyring()
+
+    def public_keyring(self) -> PublicKeyring:
+        return self.core.public_keyring()
+
+    def rotate_key(self) -> tuple[str, str]:
+        """Retire the active key, install a new one, audit it. Returns ``(old, new)`` key ids."""
+        return self.core.rotate_key()
+
+    # -- a call's life: judged, answered, ended (``calls``, ``outcomes``) ----
+
+    def classify(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> ClassifiedCall:
+        """Judge a pending call once: :meth:`Calls.classify`."""
+        return self.calls.classify(tool_name, tool_input, cwd)
+
+    def evaluate(
+        self, tool_name: str, tool_input: Mapping[str, Any], cwd: str | os.PathLike[str]
+    ) -> Evaluation:
+        """Classify a pending call and, unless it is local-safe, compute its fingerprint."""
+        return self.calls.evaluate(tool_name, tool_input, cwd)
+
+    def evaluate_call(self, call: ClassifiedCall) -> Evaluation:
+        """What the guard thinks of a call it has classified: :meth:`Calls.evaluate_call`."""
+        return self.calls.evaluate_call(call)
+
+    def record(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        confirmed: bool,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+        origin: Origin = "operator-contract-review",
+        decline_reason: DeclineReason = "declined",
+        operator_reason: str | None = None,
+        covered_by: CoveredBy | None = None,
+        approver: Approver | None = None,
+        signed: tuple[Reservation, OperatorSignature] | None = None,
+    ) -> RecordResult:
+        """Record the operator's answer about a call; a yes mints signed evidence
+        (:meth:`Calls.record`, the fingerprint computed from the call itself)."""
+        return self.calls.record(
+            tool_name,
+            tool_input,
+            cwd,
+            confirmed=confirmed,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+            origin=origin,
+            decline_reason=decline_reason,
+            operator_reason=operator_reason,
+            covered_by=covered_by,
+            approver=approver,
+            signed=signed,
         )
-        # A corrupt ledger is set aside: consume rebuilds it from the audit log first.
-        # SQLite in the home unless the user's [ledger] or $PI_OPERATOR_GUARD_LEDGER names
-        # a shared PostgreSQL ledger.
-        ledger = open_ledger(root, set_aside_corrupt=True, lazy=True)
-        guard = cls(root, keys, signer, audit, ledger, preview=preview)
-        if created:
-            guard.key_created = True
-            audit.append(KeyGeneratedData(key_id=signer.key_id))
-            for entry in keyring.keys:
-                if entry.key_id in retired:
-                    audit.append(
-                        KeyRetiredData(
-                            key_id=entry.key_id,
-                            new_key_id=signer.key_id,
-                            retired_at_iso=entry.retired_at_iso,
-                            reason="key-file-missing",
-                        )
-                    )
-        try:
-            ledger.prune(utc_now(), DEFAULT_SKEW)
-        except LedgerError as exc:
-            if isinstance(ledger, SqliteLedger):
-                raise
-            # A shared ledger out of reach: housekeeping waits for the next open; every
-            # consume fails closed until the server is back.
-            _log.warning("ledger-prune-failed", error=str(exc))
-        return guard
+
+    def record_call(
+        self,
+        call: ClassifiedCall,
+        *,
+        confirmed: bool,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        tool_call_id: str | None = None,
+        origin: Origin = "operator-contract-review",
+        decline_reason: DeclineReason = "declined",
+        operator_reason: str | None = None,
+        covered_by: CoveredBy | None = None,
+        approver: Approver | None = None,
+        signed: tuple[Reservation, OperatorSignature] | None = None,
+    ) -> RecordResult:
+        """Record the operator's answer about a classified call: :meth:`Calls.record_call`."""
+        return self.calls.record_call(
+            call,
+            confirmed=confirmed,
+            ttl_seconds=ttl_seconds,
+            tool_call_id=tool_call_id,
+            origin=origin,
+            decline_reason=decline_reason,
+            operator_reason=operator_reason,
+            covered_by=covered_by,
+            approver=approver,
+            signed=signed,
+        )
+
+    def decline(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        reason: DeclineReason,
+        *,
+        tool_call_id: str | None = None,
+        operator_reason: str | None = None,
+        approver: Approver | None = None,
+    ) -> tuple[Evaluation, RecordResult]:
+        """Audit the operator's (or the shim's) no to a call: :meth:`Outcomes.decline`."""
+        return self.outcomes.decline(
+            tool_name,
+            tool_input,
+            cwd,
+            reason,
+            tool_call_id=tool_call_id,
+            operator_reason=operator_reason,
+            approver=approver,
+        )
+
+    def blocked(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        reason: BlockReason,
+        *,
+        tool_call_id: str | None = None,
+        late: Late | None = None,
+    ) -> None:
+        """Audit a call the guard stopped without asking: :meth:`Outcomes.blocked`."""
+        self.outcomes.blocked(
+            tool_name, tool_input, cwd, reason, tool_call_id=tool_call_id, late=late
+        )
+
+    def input_changed(
+        self,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        *,
+        tool_call_id: str | None = None,
+        late: Late | None = None,
+    ) -> None:
+        """Audit a call refused at execution because its input is not the one judged:
+        :meth:`Outcomes.input_changed`."""
+        self.outcomes.input_changed(
+            tool_name, tool_input, cwd, tool_call_id=tool_call_id, late=late
+        )
+
+    def tool_executed(
+        self,
+        tool_call_id: str,
+        tool_name: str,
+        tool_input: Mapping[str, Any],
+        cwd: str | os.PathLike[str],
+        is_error: bool,
+        evidence_id: str | None = None,
+        *,
+        late: Late | None = None,
+        unasked: Sequence[UnaskedTarget] | None = None,
+    ) -> None:
+        """Audit that a call ran, as executed: :meth:`Outcomes.tool_executed`."""
+        self.outcomes.tool_executed(
+            tool_call_id,
+            tool_name,
+            tool_input,
+            cwd,
+            is_error,
+            evidence_id,
+            late=late,
+            unasked=unasked,
+        )
 
     # -- consume ----------------------------------------------------------
 
@@ -171,7 +344,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
             tool_name,
             tool_input,
             cwd,
-            classifier=self.classifier,
+            classifier=self.core.classifier,
             keyring=self.public_keyring(),
             ledger=self.ledger,
             log_path=self.audit.path,
@@ -188,9 +361,9 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
             **fingerprint_fields(pending),
         }
         if result.decision == "consumed":
-            self._append(EvidenceConsumedData(**fields))
+            self.core.append(EvidenceConsumedData(**fields))
         else:
-            self._append(
+            self.core.append(
                 EvidenceRejectedData(
                     decision=result.match.decision, reasons=list(result.reasons), **fields
                 )
@@ -210,7 +383,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
 
         inp = plan_input(planner, params)
         result = PLANNERS[planner].run(inp)
-        self._append(
+        self.core.append(
             PlannerReportedData(
                 planner=planner, decision=result.decision, reasons=list(result.reasons)
             )
@@ -235,8 +408,7 @@ class Guard(SpoolPart, SessionsPart, OperatorsPart, EffectsPart):
         }
 
     def close(self) -> None:
-        self.ledger.close()
-        self.audit.close()
+        self.core.close()
 
     def __enter__(self) -> Guard:
         return self

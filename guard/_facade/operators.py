@@ -1,4 +1,9 @@
-"""The operator's own key on the facade: enrolled passkeys, and evidence a passkey signs first."""
+"""The operator's own key on the facade: enrolled passkeys, and evidence a passkey signs first.
+
+Contract: the passkeys are the keyring's signed ``operators`` (rewritten under the keys lock
+by :meth:`guard._facade.core.Core.change_operators`); a removed one stays listed, so what it
+signed is refused by name.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +14,26 @@ from typing import Any
 from audit.wire import OperatorEnrolledData, OperatorRemovedData, format_iso, utc_now
 from guard._errors import BadInputError, TtlError
 from guard._evidence import DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS, Reservation, reserve
-from guard._facade.base import GuardBase
+from guard._facade.calls import Calls
 from guard._facade.consumer import check_tool_call_id
+from guard._facade.core import Core
 from guard._operator import OperatorCredential
 
-__all__ = ["OperatorsPart"]
+__all__ = ["Operators"]
 
 
-class OperatorsPart(GuardBase):
+class Operators:
     """Enroll and remove the operator's authenticators (the keyring's signed ``operators``)."""
 
-    def operators(self) -> tuple[OperatorCredential, ...]:
-        """Every enrolled authenticator credential, active and removed (signed keyring)."""
-        return tuple(self.public_keyring().operators.values())
+    def __init__(self, core: Core, calls: Calls) -> None:
+        self._core = core
+        self._calls = calls
 
-    def enroll_operator(self, credential: OperatorCredential) -> OperatorCredential:
+    def listed(self) -> tuple[OperatorCredential, ...]:
+        """Every enrolled authenticator credential, active and removed (signed keyring)."""
+        return tuple(self._core.public_keyring().operators.values())
+
+    def enroll(self, credential: OperatorCredential) -> OperatorCredential:
         """Add ``credential`` to the keyring's signed ``operators`` and audit
         ``operator.enrolled``; an id already listed is a :class:`BadInputError`."""
 
@@ -32,9 +42,8 @@ class OperatorsPart(GuardBase):
                 raise BadInputError("credential", "is already enrolled", credential.credential_id)
             return (*current, credential)
 
-        self._keys.change_operators(add)
-        self._refresh_keys()
-        self._append(
+        self._core.change_operators(add)
+        self._core.append(
             OperatorEnrolledData(
                 credential_id=credential.credential_id,
                 label=credential.label,
@@ -45,7 +54,7 @@ class OperatorsPart(GuardBase):
         )
         return credential
 
-    def remove_operator(self, credential_id: str) -> OperatorCredential:
+    def remove(self, credential_id: str) -> OperatorCredential:
         """Mark credential ``credential_id`` removed (it stays listed, so what it signed is
         refused by name) and audit ``operator.removed``; an unknown or already removed id is a
         :class:`BadInputError`."""
@@ -66,13 +75,12 @@ class OperatorsPart(GuardBase):
                 )
             return tuple(kept)
 
-        self._keys.change_operators(drop)
-        self._refresh_keys()
+        self._core.change_operators(drop)
         gone = removed[0]
-        self._append(OperatorRemovedData(credential_id=gone.credential_id, label=gone.label))
+        self._core.append(OperatorRemovedData(credential_id=gone.credential_id, label=gone.label))
         return gone
 
-    def reserve_evidence(
+    def reserve(
         self,
         tool_name: str,
         tool_input: Mapping[str, Any],
@@ -87,11 +95,11 @@ class OperatorsPart(GuardBase):
         if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
             raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
         check_tool_call_id(tool_call_id)
-        evaluation = self.evaluate(tool_name, tool_input, cwd)
+        evaluation = self._calls.evaluate(tool_name, tool_input, cwd)
         if evaluation.verdict != "confirm" or evaluation.fingerprint is None:
             return None
         return reserve(
-            self.key_id,
+            self._core.key_id,
             evaluation.fingerprint,
             ttl_seconds=ttl_seconds,
             now=utc_now(),

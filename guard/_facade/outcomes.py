@@ -12,17 +12,18 @@ from audit.wire import ConfirmationDeclinedData, SessionRef, ToolExecutedData, U
 from guard._approvals import Approver
 from guard._effects import UnaskedTarget
 from guard._evidence import Evaluation, RecordResult, compute_fingerprint, payload_hash
-from guard._facade.base import (
+from guard._facade.calls import Calls
+from guard._facade.consumer import ClassifiedCall, check_tool_call_id
+from guard._facade.core import Core
+from guard._facade.fields import (
     BlockReason,
     DeclineReason,
-    GuardBase,
     LateDeclineReason,
     fingerprint_fields,
     operator_reason_text,
 )
-from guard._facade.consumer import ClassifiedCall, check_tool_call_id
 
-__all__ = ["Late", "OutcomesPart"]
+__all__ = ["Late", "Outcomes"]
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,12 @@ def _late(late: Late | None) -> dict[str, Any]:
     return {} if late is None else late.fields()
 
 
-class OutcomesPart(GuardBase):
+class Outcomes:
     """``tool.executed`` and ``confirmation.declined`` for every way a call ends."""
+
+    def __init__(self, core: Core, calls: Calls) -> None:
+        self._core = core
+        self._calls = calls
 
     def tool_executed(
         self,
@@ -66,7 +71,7 @@ class OutcomesPart(GuardBase):
     ) -> None:
         """Audit that a call ran (:meth:`tool_executed_call` on the call as classified here)."""
         self.tool_executed_call(
-            self.classify(tool_name, tool_input, cwd),
+            self._calls.classify(tool_name, tool_input, cwd),
             tool_call_id,
             is_error,
             evidence_id,
@@ -91,7 +96,7 @@ class OutcomesPart(GuardBase):
         ``unasked``: why a destructive call ran without a dialog (each target restorable
         against the operator's baseline).
         """
-        evaluation = self.evaluate_call(call)
+        evaluation = self._calls.evaluate_call(call)
         ran_unasked = (
             [UnaskedTargetData(path=t.path, reason=t.reason) for t in unasked[:64]]
             if unasked and evaluation.action_kind != "local-safe"
@@ -99,14 +104,14 @@ class OutcomesPart(GuardBase):
         )
         # Why it ran: the rules that decided (a user rule that relaxed a built-in one
         # included) and what it was, redacted, so a call that ran without asking is legible.
-        self._append(
+        self._core.append(
             ToolExecutedData(
                 tool_call_id=tool_call_id,
                 is_error=bool(is_error),
                 **_call_fields(call, evaluation),
                 evidence_id=evidence_id,
                 rule_ids=list(evaluation.rule_ids[:16]) or None,
-                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                preview=evaluation.preview if evaluation.preview and self._core.preview else None,
                 ran_unasked=ran_unasked,
                 **_late(late),
             )
@@ -125,7 +130,10 @@ class OutcomesPart(GuardBase):
         """Audit a call the guard stopped without asking: :meth:`blocked_call`."""
         check_tool_call_id(tool_call_id)
         self.blocked_call(
-            self.classify(tool_name, tool_input, cwd), reason, tool_call_id=tool_call_id, late=late
+            self._calls.classify(tool_name, tool_input, cwd),
+            reason,
+            tool_call_id=tool_call_id,
+            late=late,
         )
 
     def blocked_call(
@@ -140,14 +148,14 @@ class OutcomesPart(GuardBase):
         block ``reason``), whatever its kind: a local-safe call that could not run because
         the sidecar or the sandbox was not there is counted like a risky one."""
         check_tool_call_id(tool_call_id)
-        evaluation = self.evaluate_call(call)
-        self._append(
+        evaluation = self._calls.evaluate_call(call)
+        self._core.append(
             ConfirmationDeclinedData(
                 reason=reason,
                 **_call_fields(call, evaluation),
                 tool_call_id=tool_call_id,
                 rule_ids=list(evaluation.rule_ids[:16]) or None,
-                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                preview=evaluation.preview if evaluation.preview and self._core.preview else None,
                 **_late(late),
             )
         )
@@ -165,7 +173,7 @@ class OutcomesPart(GuardBase):
     ) -> tuple[Evaluation, RecordResult]:
         """Audit the operator's (or the shim's) no to a call: :meth:`decline_call`."""
         return self.decline_call(
-            self.classify(tool_name, tool_input, cwd),
+            self._calls.classify(tool_name, tool_input, cwd),
             reason,
             tool_call_id=tool_call_id,
             operator_reason=operator_reason,
@@ -185,10 +193,10 @@ class OutcomesPart(GuardBase):
         the record. A ``stopped`` call nobody would be asked about is also counted as
         blocked: the operator stopped the agent, so it is declined for the rest of the turn.
         """
-        evaluation = self.evaluate_call(call)
+        evaluation = self._calls.evaluate_call(call)
         if reason == "stopped" and evaluation.verdict == "allow":
             self.blocked_call(call, "stopped", tool_call_id=tool_call_id)
-        result = self.record_call(
+        result = self._calls.record_call(
             call,
             confirmed=False,
             tool_call_id=tool_call_id,
@@ -217,21 +225,21 @@ class OutcomesPart(GuardBase):
         call the policy now allows has no fingerprint and is not appended (returns False).
         """
         check_tool_call_id(tool_call_id)
-        call = self.classify(tool_name, tool_input, cwd)
+        call = self._calls.classify(tool_name, tool_input, cwd)
         if reason in ("sidecar-unavailable", "sandbox-unavailable"):
             # Blocked whatever the policy says of it now: counted, local-safe or not.
             self.blocked_call(call, reason, tool_call_id=tool_call_id, late=late)
             return True
-        evaluation = self.evaluate_call(call)
+        evaluation = self._calls.evaluate_call(call)
         fp = evaluation.fingerprint
         if fp is None:
             return False
-        self._append(
+        self._core.append(
             ConfirmationDeclinedData(
                 reason=reason,
                 **fingerprint_fields(fp),
                 tool_call_id=tool_call_id,
-                preview=evaluation.preview if evaluation.preview and self._preview else None,
+                preview=evaluation.preview if evaluation.preview and self._core.preview else None,
                 operator_reason=operator_reason_text(operator_reason),
                 **late.fields(),
             )
@@ -251,7 +259,7 @@ class OutcomesPart(GuardBase):
         :meth:`input_changed_call`."""
         check_tool_call_id(tool_call_id)
         self.input_changed_call(
-            self.classify(tool_name, tool_input, cwd), tool_call_id=tool_call_id, late=late
+            self._calls.classify(tool_name, tool_input, cwd), tool_call_id=tool_call_id, late=late
         )
 
     def input_changed_call(
@@ -271,7 +279,7 @@ class OutcomesPart(GuardBase):
         fp = compute_fingerprint(
             "protected", call.name, call.input, call.cwd, path=call.verdict.path
         )
-        self._append(
+        self._core.append(
             ConfirmationDeclinedData(
                 reason="input-changed-after-decision",
                 **fingerprint_fields(fp),

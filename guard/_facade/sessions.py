@@ -14,18 +14,26 @@ from audit.wire import (
     SessionStartedData,
 )
 from guard._approvals import Approver
-from guard._facade.grants import GrantsPart
+from guard._facade.core import Core
+from guard._facade.grants import Grants
 
-__all__ = ["SessionsPart"]
+__all__ = ["Sessions"]
 
 _MODES: tuple[str, ...] = get_args(get_args(SessionStartedData.model_fields["mode"].annotation)[0])
 """How pi may run, as ``session.started`` records it (``tui``, ``rpc``, ``json``, ``print``)."""
 
 
-class SessionsPart(GrantsPart):
-    """``session.started``/``session.ended`` (a session's grants end with it), refusals."""
+class Sessions:
+    """``session.started``/``session.ended`` (a session's grants end with it), refusals.
 
-    def session_started(
+    Which pi session the records name is the core's (:meth:`guard._facade.core.Core.attribute`).
+    """
+
+    def __init__(self, core: Core, grants: Grants) -> None:
+        self._core = core
+        self._grants = grants
+
+    def started(
         self,
         scope: str,
         sandbox: Literal["sandboxed", "unsandboxed", "unavailable"],
@@ -41,12 +49,12 @@ class SessionsPart(GrantsPart):
         """Audit ``session.started``: a sidecar took over a pi session, its sandbox state and
         the digest of the policy in force for it."""
         sandboxed = sandbox == "sandboxed"
-        self._append(
+        self._core.append(
             SessionStartedData(
                 sandbox=sandbox,
                 scope=scope,
                 sidecar_restarted=sidecar_restarted,
-                policy_digest=self.classifier.policy_for(scope).digest(),
+                policy_digest=self._core.classifier.policy_for(scope).digest(),
                 mode=mode if mode in _MODES else None,
                 network=network if sandboxed else None,
                 reason=reason or None,
@@ -56,18 +64,18 @@ class SessionsPart(GrantsPart):
             )
         )
 
-    def session_ended(self, reason: Literal["shutdown", "switched"]) -> None:
+    def ended(self, reason: Literal["shutdown", "switched"]) -> None:
         """End the session's grants, then audit ``session.ended`` with what happened in it
-        (:attr:`session_counts`)."""
-        self.end_grants("session-ended")
-        self._append(SessionEndedData(reason=reason, **self.session_counts))
+        (the core's ``session_counts``)."""
+        self._grants.end_session()
+        self._core.append(SessionEndedData(reason=reason, **self._core.session_counts))
 
     def approval_refused(
         self, reason: str, approver: Approver, approval_id: str | None, *, count: int = 1
     ) -> None:
         """Audit ``approval.refused``: a screen's answer lost or was not the operator's
         (``count`` times, coalesced)."""
-        self._append(
+        self._core.append(
             ApprovalRefusedData(
                 reason=reason,
                 approver=approver,
@@ -78,7 +86,7 @@ class SessionsPart(GrantsPart):
 
     def network_refused(self, host: str, port: int, reason: str, scope: str) -> None:
         """Audit ``network.refused``: the allowlist proxy refused an agent command's request."""
-        self._append(
+        self._core.append(
             NetworkRefusedData(
                 host=shorten(host, 253) or "?", port=port, reason=reason, scope=scope
             )

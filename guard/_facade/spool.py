@@ -16,8 +16,9 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from audit import LogIntegrityError
 from audit.lines import LogLineError, check_line, lines_backward, open_snapshot
 from audit.wire import WIRE_CONFIG, IsoMillis, SessionRef, parse_iso, utc_now
-from guard._facade.base import LateDeclineReason
-from guard._facade.outcomes import Late, OutcomesPart
+from guard._facade.core import Core
+from guard._facade.fields import LateDeclineReason
+from guard._facade.outcomes import Late, Outcomes
 
 __all__ = [
     "REPLAY_SKEW",
@@ -25,7 +26,7 @@ __all__ = [
     "OperatorReasonText",
     "ReplayRejected",
     "ReplayReply",
-    "SpoolPart",
+    "Spool",
     "SpooledDecline",
     "SpooledEvent",
     "SpooledExecuted",
@@ -138,8 +139,12 @@ def logged_spool_ids(log_path: Path, since: datetime) -> set[str]:
     return found
 
 
-class SpoolPart(OutcomesPart):
+class Spool:
     """:meth:`replay`: append what the shim spooled, each event once."""
+
+    def __init__(self, core: Core, outcomes: Outcomes) -> None:
+        self._core = core
+        self._outcomes = outcomes
 
     def replay(self, events: Sequence[Any]) -> ReplayReply:
         """Append the events the shim spooled while no sidecar could take them, marked late.
@@ -167,7 +172,7 @@ class SpoolPart(OutcomesPart):
         if not valid:
             return reply
         since = min(parse_iso(e.at, "at") for e in valid) - REPLAY_SKEW
-        seen = logged_spool_ids(self.audit.path, since)
+        seen = logged_spool_ids(self._core.audit.path, since)
         for event in valid:
             if event.id in seen:
                 reply.duplicates.append(event.id)
@@ -180,7 +185,7 @@ class SpoolPart(OutcomesPart):
             )
             late = Late(spool_id=event.id, occurred_at_iso=event.at, session=kept)
             if isinstance(event, SpooledDecline) and event.reason == "input-changed-after-decision":
-                self.input_changed(
+                self._outcomes.input_changed(
                     event.tool_name,
                     event.input,
                     event.cwd,
@@ -189,7 +194,7 @@ class SpoolPart(OutcomesPart):
                 )
                 reply.delivered.append(event.id)
             elif isinstance(event, SpooledDecline):
-                appended = self.declined_late(
+                appended = self._outcomes.declined_late(
                     event.tool_name,
                     event.input,
                     event.cwd,
@@ -200,7 +205,7 @@ class SpoolPart(OutcomesPart):
                 )
                 (reply.delivered if appended else reply.skipped).append(event.id)
             else:
-                self.tool_executed(
+                self._outcomes.tool_executed(
                     event.tool_call_id,
                     event.tool_name,
                     event.input,

@@ -42,7 +42,7 @@ def plain(guard: Guard, project: Path, call_id: str = "c1") -> dict[str, Any]:
 
 
 def signed(guard: Guard, project: Path, key: SoftAuthenticator, call_id: str) -> dict[str, Any]:
-    reservation = guard.reserve_evidence("bash", CALL, project, tool_call_id=call_id)
+    reservation = guard.operators.reserve("bash", CALL, project, tool_call_id=call_id)
     assert reservation is not None
     rec = guard.record("bash", CALL, project, confirmed=True, tool_call_id=call_id,
                        origin="runtime-ui-confirm",
@@ -70,7 +70,7 @@ def test_the_monitors_own_policy_requires_the_operators_passkey(
     key = SoftAuthenticator()
     challenge = secrets.token_bytes(32)
     with Guard.open(tmp_path / "guard") as guard:
-        guard.enroll_operator(
+        guard.operators.enroll(
             enrolled_credential(
                 key.register(challenge),
                 challenge=challenge,

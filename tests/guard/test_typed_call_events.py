@@ -121,8 +121,8 @@ def test_recorded_with_the_operators_passkey_names_its_credential(g: Guard, proj
     credential = enrolled_credential(key.register(challenge), challenge=challenge,
                                      rp_id=key.rp_id, origin=key.origin, label="key",
                                      now=utc_now())  # fmt: skip
-    g.enroll_operator(credential)
-    reservation = g.reserve_evidence("bash", RM, project, tool_call_id="c1")
+    g.operators.enroll(credential)
+    reservation = g.operators.reserve("bash", RM, project, tool_call_id="c1")
     assert reservation is not None
     signature = key.sign_details(reservation.statement)
     said = g.record("bash", RM, project, confirmed=True, tool_call_id="c1",
@@ -229,7 +229,7 @@ def spooled(project: Path, kind: str, n: int, **more: Any) -> dict[str, Any]:
 
 
 def test_declines_delivered_late_name_the_session_they_happened_in(g: Guard, project: Path) -> None:
-    reply = g.replay([
+    reply = g.spool.replay([
         spooled(project, "declined", 1, reason="declined", toolCallId="call-7",
                 operatorReason="no", sessionId="session-0", sessionFile="/s/0.jsonl"),
         spooled(project, "declined", 2, reason="confirmed-unrecorded"),
@@ -338,7 +338,7 @@ def test_executed_local_safe_says_only_what_ran(g: Guard, quiet: Guard, project:
 
 
 def test_executed_delivered_late(g: Guard, project: Path) -> None:
-    g.replay([
+    g.spool.replay([
         spooled(project, "executed", 5, toolCallId="call-12", isError=False,
                 evidenceId="ev_2", sessionId="session-0"),
         spooled(project, "executed", 6, toolCallId="call-13", isError=True),

@@ -82,7 +82,7 @@ def _last(g: Guard) -> tuple[str, dict[str, Any]]:
 
 def test_session_started_writes_the_mapping_it_wrote_before(g: Guard, tmp_path: Path) -> None:
     scope = str(tmp_path)
-    g.session_started(
+    g.sessions.started(
         scope,
         "sandboxed",
         pi_version="0.70.2",
@@ -91,7 +91,7 @@ def test_session_started_writes_the_mapping_it_wrote_before(g: Guard, tmp_path: 
         message="dropped: the session is sandboxed",
         tools=[{"name": "bash", "source": "builtin"}],
     )
-    digest = g.policy_digest(scope)
+    digest = g.grants.policy_digest(scope)
     session = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": os.getpid()}
     before = {
         "sandbox": "sandboxed",
@@ -108,7 +108,7 @@ def test_session_started_writes_the_mapping_it_wrote_before(g: Guard, tmp_path: 
     assert event == "session.started"
     assert canonical_json(data) == canonical_json(before)
 
-    g.session_started(scope, "unavailable", reason="no-bwrap", message="m", mode="other")
+    g.sessions.started(scope, "unavailable", reason="no-bwrap", message="m", mode="other")
     event, data = _last(g)
     assert data == {
         "sandbox": "unavailable",
@@ -123,7 +123,7 @@ def test_session_started_writes_the_mapping_it_wrote_before(g: Guard, tmp_path: 
 
 def test_session_ended_and_refusals_write_the_mappings_they_wrote_before(g: Guard) -> None:
     session = {"id": "session-1", "file": "/s/1.jsonl", "guardPid": os.getpid()}
-    g.approval_refused("stale", "web", "appr_" + "x" * 80, count=2)
+    g.sessions.approval_refused("stale", "web", "appr_" + "x" * 80, count=2)
     assert _last(g) == (
         "approval.refused",
         {
@@ -134,17 +134,17 @@ def test_session_ended_and_refusals_write_the_mappings_they_wrote_before(g: Guar
             "session": session,
         },
     )
-    g.approval_refused("other-user", "cli", None)
+    g.sessions.approval_refused("other-user", "cli", None)
     assert _last(g) == (
         "approval.refused",
         {"reason": "other-user", "approver": "cli", "session": session},
     )
-    g.network_refused("", 443, "not-allowed", "/p")
+    g.sessions.network_refused("", 443, "not-allowed", "/p")
     assert _last(g) == (
         "network.refused",
         {"host": "?", "port": 443, "reason": "not-allowed", "scope": "/p", "session": session},
     )
-    g.session_ended("shutdown")
+    g.sessions.ended("shutdown")
     assert _last(g) == (
         "session.ended",
         {

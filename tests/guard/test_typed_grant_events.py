@@ -60,10 +60,10 @@ def same(found: dict[str, Any], before: dict[str, Any]) -> None:
 def grant(g: Guard, workspace: Path) -> tuple[str, dict[str, Any]]:
     """The operator answers ``rm -f a.txt`` with the ``./*.txt`` grant: its id and the
     ``grant.created`` mapping of those facts."""
-    offered = g.grant_offers("bash", RM, workspace, workspace=workspace)[1]
+    offered = g.grants.offers("bash", RM, workspace, workspace=workspace)[1]
     said = g.record("bash", RM, workspace, confirmed=True, origin="runtime-ui-confirm")
     assert said.evidence_id is not None
-    record = g.create_grant(offered, said.evidence_id, workspace=workspace)
+    record = g.grants.create(offered, said.evidence_id, workspace=workspace)
     line = record.model_dump(mode="json", by_alias=True)
     return record.grant_id, {
         "grantId": record.grant_id,
@@ -74,7 +74,7 @@ def grant(g: Guard, workspace: Path) -> tuple[str, dict[str, Any]]:
         "expiresAtIso": record.expires_at_iso,
         "maxUses": 3,
         "evidenceId": said.evidence_id,
-        "policyDigest": g.policy_digest(workspace),
+        "policyDigest": g.grants.policy_digest(workspace),
         "keyId": g.key_id,
         "recordHash": sha256_prefixed(canonical_json(line)),
         "session": session(),
@@ -85,7 +85,7 @@ def test_created_and_used_with_a_call_id_and_a_preview(g: Guard, workspace: Path
     grant_id, before = grant(g, workspace)
     (created,) = records(g, "grant.created")
     same(created, before)
-    covered = g.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace,
+    covered = g.grants.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace,
                         tool_call_id="call-1")  # fmt: skip
     assert covered is not None
     (used,) = records(g, "grant.used")
@@ -99,7 +99,9 @@ def test_created_and_used_with_a_call_id_and_a_preview(g: Guard, workspace: Path
 def test_used_without_a_call_id_or_a_preview(tmp_path: Path, workspace: Path) -> None:
     with opened(tmp_path, "quiet", preview=False) as g:
         grant_id, _ = grant(g, workspace)
-        covered = g.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+        covered = g.grants.covered(
+            "bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace
+        )
         assert covered is not None
         (used,) = records(g, "grant.used")
     same(used, {"grantId": grant_id, "use": 1, "evidenceId": covered.evidence_id,
@@ -108,7 +110,7 @@ def test_used_without_a_call_id_or_a_preview(tmp_path: Path, workspace: Path) ->
 
 def test_revoked_by_the_guard_command_and_by_the_cli(g: Guard, workspace: Path) -> None:
     first, _ = grant(g, workspace)
-    assert g.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+    assert g.grants.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
     second, _ = grant(g, workspace)
     g.grants.end("revoked", utc_now(), grant_id=first, by="guard-command")
     g.grants.end("revoked", utc_now(), grant_id=second)
@@ -120,10 +122,12 @@ def test_revoked_by_the_guard_command_and_by_the_cli(g: Guard, workspace: Path) 
 def test_expired_by_its_uses_and_with_its_session(tmp_path: Path, workspace: Path) -> None:
     with opened(tmp_path, "short", uses=1) as g:
         spent, _ = grant(g, workspace)
-        assert g.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
-        assert not g.covered("bash", {"command": "rm -f c.txt"}, workspace, workspace=workspace)
+        assert g.grants.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+        assert not g.grants.covered(
+            "bash", {"command": "rm -f c.txt"}, workspace, workspace=workspace
+        )
         left, _ = grant(g, workspace)
-        g.session_ended("shutdown")
+        g.sessions.ended("shutdown")
         uses, ended = records(g, "grant.expired")
     same(uses, {"grantId": spent, "uses": 1, "reason": "uses", "session": session()})
     same(ended, {"grantId": left, "uses": 0, "reason": "session-ended", "session": session()})
@@ -146,10 +150,10 @@ def test_reviewed_held_applied_and_empty(g: Guard, tmp_path: Path) -> None:
         held=(Hold(effect=gone, reason="untracked", files=1, bytes=12),),
         digest=DIGEST,
     )
-    g.effects_reviewed(held, LAYER, scope, tool_call_id="call-2")
+    g.effects.reviewed(held, LAYER, scope, tool_call_id="call-2")
     applied = Review(decision="applied", effects=(effect("modified", "a.txt"),), digest=DIGEST)
-    g.effects_reviewed(applied, LAYER, scope)
-    g.effects_reviewed(Review(decision="empty"), LAYER, scope)
+    g.effects.reviewed(applied, LAYER, scope)
+    g.effects.reviewed(Review(decision="empty"), LAYER, scope)
     first, second, third = records(g, "effects.reviewed")
     same(first, {
         "layer": LAYER,
@@ -174,7 +178,7 @@ def test_more_than_64_held_list_64_and_count_them_all(g: Guard, tmp_path: Path) 
     gone = [effect("deleted", f"f{i}.txt") for i in range(70)]
     review = Review(decision="held", effects=tuple(gone), digest=DIGEST,
                     held=tuple(Hold(effect=e, reason="uncommitted") for e in gone))  # fmt: skip
-    g.effects_reviewed(review, LAYER, str(tmp_path))
+    g.effects.reviewed(review, LAYER, str(tmp_path))
     (found,) = records(g, "effects.reviewed")
     assert len(found["held"]) == 64 and found["heldTotal"] == 70
     assert found["held"][0] == {"path": "f0.txt", "kind": "deleted", "reason": "uncommitted",
@@ -184,12 +188,12 @@ def test_more_than_64_held_list_64_and_count_them_all(g: Guard, tmp_path: Path) 
 def test_resolved_applied_and_discarded(g: Guard, tmp_path: Path) -> None:
     scope = str(tmp_path)
     held = Review(decision="held", digest=DIGEST)
-    yes = g.record_effects(held, LAYER, scope, "rm notes.txt", confirmed=True,
+    yes = g.effects.record(held, LAYER, scope, "rm notes.txt", confirmed=True,
                            tool_call_id="call-3", approver="pi-dialog")  # fmt: skip
-    g.record_effects(held, LAYER, scope, "rm notes.txt", confirmed=True)
-    g.record_effects(held, LAYER, scope, "rm notes.txt", confirmed=False,
+    g.effects.record(held, LAYER, scope, "rm notes.txt", confirmed=True)
+    g.effects.record(held, LAYER, scope, "rm notes.txt", confirmed=False,
                      tool_call_id="call-4", reason="timeout", approver="web")  # fmt: skip
-    g.record_effects(held, LAYER, scope, "rm notes.txt", confirmed=False)
+    g.effects.record(held, LAYER, scope, "rm notes.txt", confirmed=False)
     applied, bare, timeout, declined = records(g, "effects.resolved")
     base = {"layer": LAYER, "digest": DIGEST, "session": session()}
     same(applied, {**base, "toolCallId": "call-3", "approver": "pi-dialog",

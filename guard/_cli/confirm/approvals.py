@@ -341,7 +341,7 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
                 taken = dict(heard)
                 heard.clear()
             for (why, approval_id), count in taken.items():
-                guard.approval_refused(why, "web", approval_id, count=count)
+                guard.sessions.approval_refused(why, "web", approval_id, count=count)
 
         page = ApprovalPage(home, port=port, on_refused=refused)
         try:

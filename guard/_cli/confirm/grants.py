@@ -118,7 +118,7 @@ def cmd_grants_list(args: argparse.Namespace) -> ExitCode:
     now = utc_now()
     with _open(args) as guard:
         active = guard.grants.listed(now)
-        _verified(guard.grants)
+        _verified(guard.grants.desk)
     listings = [_listing(s, now) for s in active]
     if args.json:
         emit(GrantListings(listings))
@@ -136,7 +136,7 @@ def cmd_grants_list(args: argparse.Namespace) -> ExitCode:
 
 def _known(guard: Guard, grant_id: str) -> GrantState | None:
     """``grant_id``'s state as the file has it now (``None``: no such grant)."""
-    loaded = guard.grants.store.load(guard.public_keyring())
+    loaded = guard.grants.desk.store.load(guard.public_keyring())
     return loaded.grants.get(grant_id)
 
 
@@ -145,7 +145,7 @@ def cmd_grants_revoke(args: argparse.Namespace) -> ExitCode:
         raise BadInputError("ID", "is not a grant id (grant_ and 22 characters)", args.grant_id)
     now = utc_now()
     with _open(args) as guard:
-        desk = guard.grants
+        desk = guard.grants.desk
         # Only grants still active now: one whose time ran out is not called revoked.
         active = [s.record.grant_id for s in desk.listed(now)]
         _verified(desk)

@@ -108,11 +108,11 @@ def cmd_operator_enroll(args: argparse.Namespace) -> ExitCode:
 
         def keep(credential: OperatorCredential) -> OperatorCredential:
             with lock:
-                return guard.enroll_operator(credential)
+                return guard.operators.enroll(credential)
 
         def refused(why: str, approval_id: str | None) -> None:
             with lock:
-                guard.approval_refused(why, "web", approval_id)
+                guard.sessions.approval_refused(why, "web", approval_id)
 
         enrolment = Enrolment(label, keep)
         page = ApprovalPage(home, port=port, on_refused=refused, enrol=enrolment)
@@ -181,7 +181,7 @@ def cmd_operator_remove(args: argparse.Namespace) -> ExitCode:
     from guard._facade import Guard
 
     with Guard.open(_home(args)) as guard:
-        removed = guard.remove_operator(args.credential_id)
+        removed = guard.operators.remove(args.credential_id)
     sys.stdout.write(
         f"removed {removed.credential_id} ({removed.label}): evidence it signs is refused "
         "from now on\n"

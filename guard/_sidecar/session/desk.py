@@ -172,7 +172,7 @@ class Desk:
         if guard is None:
             return
         for (reason, approver, approval_id), count in taken.items():
-            guard.approval_refused(reason, approver, approval_id, count=count)
+            guard.sessions.approval_refused(reason, approver, approval_id, count=count)
 
     # -- questions ---------------------------------------------------------------------------
 
@@ -238,7 +238,7 @@ class Desk:
         outcome = self.broker.answer(request, "pi-dialog")
         guard = self.home.writable
         if outcome != "accepted" and guard is not None:
-            guard.approval_refused(outcome, "pi-dialog", p.id)
+            guard.sessions.approval_refused(outcome, "pi-dialog", p.id)
         asked = self.broker.result(p.id)
         won = asked.answer if asked is not None else None
         return {"outcome": outcome, "answer": won.model_dump(mode="json") if won else None}

@@ -131,7 +131,7 @@ class Effects:
                 held = reviewer.resolve(layer, apply=False)
             except GuardError:
                 continue
-            guard.record_effects(held, layer, "/", "", confirmed=False, reason=reason)
+            guard.effects.record(held, layer, "/", "", confirmed=False, reason=reason)
 
     # -- the verbs ---------------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class Effects:
             mount_points=plan.mount_points,
             caches=plan.cache_stores,
         )
-        guard.effects_reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
+        guard.effects.reviewed(review, p.layer, workspace, tool_call_id=p.tool_call_id)
         if review.decision == "applied" and self.baseline is not None:
             # Work the command moved is work at its new name: a write over it then asks.
             self.baseline = self.baseline.after(review.effects, workspace)
@@ -234,7 +234,7 @@ class Effects:
         held = self.reviewer.pending(layer)
         # The answer is durable in the audit log (with its evidence) before the workspace
         # changes; a crash in between leaves the layer's journal to finish.
-        record = guard.record_effects(
+        record = guard.effects.record(
             held,
             layer,
             workspace,

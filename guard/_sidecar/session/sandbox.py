@@ -101,7 +101,9 @@ class SessionSandbox:
         if guard is None or self.plan is None:
             return []  # nothing is appended to a log that does not verify
         for refused in new:
-            guard.network_refused(refused.host, refused.port, refused.reason, self.plan.cwd)
+            guard.sessions.network_refused(
+                refused.host, refused.port, refused.reason, self.plan.cwd
+            )
         return [(r.host, r.port) for r in taken]
 
     def close(self) -> None:

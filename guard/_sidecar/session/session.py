@@ -132,11 +132,11 @@ class Session:
         if guard is not None:
             attributed = guard.session
             if attributed is not None and p.session_id and attributed["id"] != p.session_id:
-                guard.session_ended("switched")  # pi moved to another session
+                guard.sessions.ended("switched")  # pi moved to another session
             guard.attribute(p.session_id or f"sidecar-{os.getpid()}", p.session_file)
             for tool in p.tools:
                 guard.classifier.learn(tool)
-            guard.session_started(
+            guard.sessions.started(
                 session.cwd,
                 session.state,
                 reason=session.reason,
@@ -163,7 +163,7 @@ class Session:
                 self.effects.discard_held(self.effects.reviewer, "session-end")
                 if guard.session is not None:
                     with contextlib.suppress(GuardError, AuditError, OSError):
-                        guard.session_ended("shutdown")
+                        guard.sessions.ended("shutdown")
             self.export.stop(guard)
             shutil.rmtree(self.session_dir, ignore_errors=True)
             if self.home.damage is None:
@@ -242,7 +242,7 @@ class Session:
         no dialog), or the dialog, with the grants it may offer."""
         guard = self.home.need_guard()
         workspace = self.sandbox.workspace(p.cwd)
-        covered = guard.covered_call(
+        covered = guard.grants.covered_call(
             call,
             workspace=workspace,
             ttl_seconds=p.ttl_seconds,
@@ -264,10 +264,10 @@ class Session:
             return EvaluateReply(
                 evaluation=evaluation, action="allow", record=covered, covered=note
             )
-        offered = guard.grant_offers_call(call, workspace=workspace)
+        offered = guard.grants.offers_call(call, workspace=workspace)
         if p.tool_call_id is not None and offered:
             self.desk.offered[p.tool_call_id] = offered
-        limits = guard.grant_limits(workspace)
+        limits = guard.grants.limits(workspace)
         until = utc_now() + timedelta(minutes=limits.max_minutes)
         dialog = dialog_for(
             evaluation,
@@ -343,10 +343,10 @@ class Session:
         note: GrantNote | None = None
         if p.confirmed and chosen is not None and result.evidence_id is not None:
             workspace = self.sandbox.workspace(p.cwd)
-            now = guard.grant_offers_call(call, workspace=workspace)
+            now = guard.grants.offers_call(call, workspace=workspace)
             # Derived again from the call: a grant is kept only if it is still the one shown.
             if chosen < len(shown) and now[chosen : chosen + 1] == shown[chosen : chosen + 1]:
-                grant = guard.create_grant(shown[chosen], result.evidence_id, workspace=workspace)
+                grant = guard.grants.create(shown[chosen], result.evidence_id, workspace=workspace)
                 note = grant_note(grant, uses=0)
         reply = RecordReply(**result.model_dump(), grant=note)
         return reply.model_dump(mode="json")
@@ -454,8 +454,8 @@ class Session:
 
     def replay(self, p: ReplayParams) -> dict[str, Any]:
         """Append the events the shim spooled while no sidecar could take them, marked late,
-        each once (:meth:`guard.Guard.replay`)."""
-        reply = self.home.need_guard().replay(p.events)
+        each once (:meth:`guard._facade.Spool.replay`)."""
+        reply = self.home.need_guard().spool.replay(p.events)
         _log.info(
             "audit-replay",
             delivered=len(reply.delivered),

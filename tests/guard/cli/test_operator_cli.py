@@ -70,7 +70,7 @@ def enrolled(home: Path, label: str, port: int = 8790) -> tuple[SoftAuthenticato
         now=utc_now(),
     )
     with Guard.open(home) as guard:
-        guard.enroll_operator(credential)
+        guard.operators.enroll(credential)
     return authenticator, credential.credential_id
 
 

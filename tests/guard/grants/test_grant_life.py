@@ -45,14 +45,14 @@ def guard(home: Path) -> Iterator[Guard]:
 
 def grant(guard: Guard, workspace: Path, breadth: int = 1) -> str:
     """The operator answers ``rm -f a.txt`` with grant ``breadth`` (1: ``./*.txt``)."""
-    offered = guard.grant_offers("bash", RM, workspace, workspace=workspace)
+    offered = guard.grants.offers("bash", RM, workspace, workspace=workspace)
     said = guard.record("bash", RM, workspace, confirmed=True, origin="runtime-ui-confirm")
     assert said.evidence_id is not None
-    return guard.create_grant(offered[breadth], said.evidence_id, workspace=workspace).grant_id
+    return guard.grants.create(offered[breadth], said.evidence_id, workspace=workspace).grant_id
 
 
 def covered(guard: Guard, workspace: Path, command: str) -> bool:
-    result = guard.covered("bash", {"command": command}, workspace, workspace=workspace)
+    result = guard.grants.covered("bash", {"command": command}, workspace, workspace=workspace)
     return result is not None
 
 
@@ -64,8 +64,10 @@ def test_a_grant_covers_similar_calls_each_with_its_own_evidence(
     guard: Guard, home: Path, workspace: Path
 ) -> None:
     grant_id = grant(guard, workspace)
-    first = guard.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
-    second = guard.covered("bash", {"command": "rm -f c.txt"}, workspace, workspace=workspace)
+    first = guard.grants.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+    second = guard.grants.covered(
+        "bash", {"command": "rm -f c.txt"}, workspace, workspace=workspace
+    )
     assert first is not None and second is not None
     assert first.envelope is not None and second.envelope is not None
     assert first.evidence_id != second.evidence_id
@@ -102,7 +104,7 @@ def test_an_edited_grant_record_makes_the_guard_ask(
     grant(guard, workspace)
     edit_first_line(home / "grants.jsonl", WIDEN[what])
     assert not covered(guard, workspace, "rm -f b.txt")
-    assert guard.grants.problem is not None and "line 1" in guard.grants.problem
+    assert guard.grants.desk.problem is not None and "line 1" in guard.grants.desk.problem
     assert events(home, "grant.used") == []
 
 
@@ -120,7 +122,7 @@ def test_a_forged_grant_signed_by_another_key_makes_the_guard_ask(
         record.pop(key)
     forged.create({**record, "grantId": "grant_" + "A" * 22, "sessionId": "session-1"}, other)
     assert not covered(guard, workspace, "rm -f b.txt")
-    assert "does not verify" in str(guard.grants.problem)
+    assert "does not verify" in str(guard.grants.desk.problem)
 
 
 @pytest.mark.parametrize(
@@ -193,7 +195,7 @@ def test_grants_switched_off_are_never_offered(home: Path, workspace: Path) -> N
     (home / "operator-guard.toml").write_text("[grants]\nenabled = false\n")
     with Guard.open(home) as guard:
         guard.attribute("session-1")
-        assert guard.grant_offers("bash", RM, workspace, workspace=workspace) == ()
+        assert guard.grants.offers("bash", RM, workspace, workspace=workspace) == ()
 
 
 def test_a_grant_is_its_sessions_only_and_ends_with_it(
@@ -203,10 +205,10 @@ def test_a_grant_is_its_sessions_only_and_ends_with_it(
     guard.attribute("session-2")
     assert not covered(guard, workspace, "rm -f b.txt")
     guard.attribute(None)
-    assert guard.grant_offers("bash", RM, workspace, workspace=workspace) == ()
+    assert guard.grants.offers("bash", RM, workspace, workspace=workspace) == ()
     assert not covered(guard, workspace, "rm -f b.txt")
     guard.attribute("session-1")
-    guard.session_ended("shutdown")
+    guard.sessions.ended("shutdown")
     assert [e["reason"] for e in events(home, "grant.expired")] == ["session-ended"]
     assert not covered(guard, workspace, "rm -f b.txt")
 
@@ -246,7 +248,9 @@ def test_a_guard_home_opened_elsewhere_voids_no_grant(
 def _use(home: str, workspace: str, name: str, out: Any) -> None:
     with Guard.open(home) as guard:
         guard.attribute("session-1")
-        found = guard.covered("bash", {"command": f"rm -f {name}"}, workspace, workspace=workspace)
+        found = guard.grants.covered(
+            "bash", {"command": f"rm -f {name}"}, workspace, workspace=workspace
+        )
         out.put(found is not None)
 
 

@@ -30,18 +30,22 @@ def test_the_call_is_analysed_once_for_every_grant_tried(
 
     with Guard.open(tmp_path / "home") as guard:
         guard.attribute("session-1")
-        offered = guard.grant_offers("bash", RM, workspace, workspace=workspace)
+        offered = guard.grants.offers("bash", RM, workspace, workspace=workspace)
         said = guard.record("bash", RM, workspace, confirmed=True, origin="runtime-ui-confirm")
         assert said.evidence_id is not None and len(offered) == 2
         for _ in range(3):  # three grants of exactly a.txt, none covers b.txt
-            guard.create_grant(offered[0], said.evidence_id, workspace=workspace)
+            guard.grants.create(offered[0], said.evidence_id, workspace=workspace)
         monkeypatch.setattr(desk, "call_facts", counting)
         monkeypatch.setattr(match, "call_facts", counting)
-        found = guard.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+        found = guard.grants.covered(
+            "bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace
+        )
         assert found is None and analysed == ["rm -f b.txt"]
-        guard.create_grant(offered[1], said.evidence_id, workspace=workspace)  # ./*.txt
+        guard.grants.create(offered[1], said.evidence_id, workspace=workspace)  # ./*.txt
         analysed.clear()
-        found = guard.covered("bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace)
+        found = guard.grants.covered(
+            "bash", {"command": "rm -f b.txt"}, workspace, workspace=workspace
+        )
         assert found is not None and found.envelope is not None
         assert found.envelope.details.covered_by is not None
         assert analysed == ["rm -f b.txt"]

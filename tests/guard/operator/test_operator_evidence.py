@@ -48,7 +48,7 @@ def guard(tmp_path: Path) -> Any:
 
 def enrol(guard: Guard, key: SoftAuthenticator, label: str = "key") -> None:
     challenge = secrets.token_bytes(32)
-    guard.enroll_operator(
+    guard.operators.enroll(
         enrolled_credential(
             key.register(challenge),
             challenge=challenge,
@@ -63,7 +63,7 @@ def enrol(guard: Guard, key: SoftAuthenticator, label: str = "key") -> None:
 def signed(guard: Guard, project: Path, key: SoftAuthenticator, call_id: str = "c1",
            **bend: Any) -> dict[str, Any]:  # fmt: skip
     """A passkey-signed envelope (as a dict) for ``CALL`` in ``project``."""
-    reservation = guard.reserve_evidence(*CALL, project, tool_call_id=call_id)
+    reservation = guard.operators.reserve(*CALL, project, tool_call_id=call_id)
     assert reservation is not None
     signature = key.sign_details(reservation.statement, **bend)
     result = guard.record(*CALL, project, confirmed=True, tool_call_id=call_id,
@@ -76,7 +76,7 @@ def resigned(guard: Guard, envelope: dict[str, Any], **changes: Any) -> dict[str
     """``envelope`` with ``changes`` to its details, signed again with the guard's own key."""
     details = {**envelope["details"], **changes}
     details = {k: v for k, v in details.items() if v is not None}
-    signature = guard._current_signer().sign(signing_message(details))
+    signature = guard.core.signer().sign(signing_message(details))
     return {**envelope, "details": {**details, "signature": b64url_encode(signature)}}
 
 
@@ -202,10 +202,10 @@ def test_unknown_and_removed_credentials_are_refused_by_name(guard: Guard, proje
     stranger = resigned(guard, good, operatorSignature=other.sign_details(
         good["details"]).model_dump(mode="json"))  # fmt: skip
     assert consume(guard, project, stranger).reasons == ("operator-unknown-credential",)
-    guard.remove_operator(key.id)
+    guard.operators.remove(key.id)
     assert consume(guard, project, good).reasons == ("operator-credential-removed",)
     with pytest.raises(BadInputError):
-        guard.remove_operator(key.id)
+        guard.operators.remove(key.id)
     data = [r.data for r in read_records(guard.audit.path) if r.event.startswith("operator.")]
     assert [d["credentialId"] for d in data] == [key.id, key.id]
 
@@ -240,7 +240,7 @@ def test_a_guard_without_that_keyring_trusts_no_operator(guard: Guard, project: 
         Guard.open(guard.home).close()
     keyring.write_text(text)
     guard.rotate_key()  # rotation keeps the operators
-    assert [c.credential_id for c in guard.operators()] == [key.id]
+    assert [c.credential_id for c in guard.operators.listed()] == [key.id]
 
 
 def test_the_users_policy_requires_the_signature_and_the_report_says_why(
@@ -288,7 +288,7 @@ def test_an_unusable_enrolled_key_refuses_its_signatures_rather_than_crash(
     key = SoftAuthenticator()
     enrol(guard, key)
     good = signed(guard, project, key)
-    (credential,) = guard.operators()
+    (credential,) = guard.operators.listed()
     broken = {key.id: credential.model_copy(update={"public_key": public_key})}
     assertion = OperatorSignature.model_validate(good["details"]["operatorSignature"])
     check = check_operator_signature(good["details"], assertion, broken)

@@ -42,7 +42,7 @@ def enrol(home: Path) -> SoftAuthenticator:
         label="test key", now=utc_now(),
     )  # fmt: skip
     with Guard.open(home) as guard:
-        guard.enroll_operator(credential)
+        guard.operators.enroll(credential)
     return key
 
 
@@ -173,7 +173,7 @@ def test_a_removed_credential_no_longer_signs(
     ready = statement(server, approval)
     assert local(server, signed_answer(approval, ready, key)) == {"outcome": "accepted"}
     with Guard.open(home) as guard:
-        guard.remove_operator(key.id)
+        guard.operators.remove(key.id)
     # Removed between the answer and the record: the guard checks again and mints nothing.
     recorded = result(server, "record", {**rm(project), "confirmed": True,
                                          "approvalId": approval["id"]})  # fmt: skip

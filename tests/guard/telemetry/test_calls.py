@@ -142,11 +142,11 @@ def test_a_call_a_grant_covered_names_the_grant_and_its_use(
     workspace = workdir.resolve()
     (workspace / "a.txt").write_text("a")
     call = {"command": "rm -f a.txt"}
-    offers = g.grant_offers("bash", call, workspace, workspace=workspace)
+    offers = g.grants.offers("bash", call, workspace, workspace=workspace)
     first = g.record("bash", call, workspace, confirmed=True, tool_call_id="c1")
     assert first.evidence_id is not None and offers
-    grant = g.create_grant(offers[0], first.evidence_id, workspace=workspace)
-    covered = g.covered("bash", call, workspace, workspace=workspace, tool_call_id="c2")
+    grant = g.grants.create(offers[0], first.evidence_id, workspace=workspace)
+    covered = g.grants.covered("bash", call, workspace, workspace=workspace, tool_call_id="c2")
     assert covered is not None and covered.evidence_id is not None
     g.tool_executed("c2", "bash", call, workspace, False, covered.evidence_id)
     (span,) = [s for s in spans_of(observed.records) if s.attributes["gen_ai.tool.call.id"] == "c2"]
@@ -189,7 +189,7 @@ def test_a_yes_whose_end_never_came_is_exported_when_the_session_ends_or_too_man
 def test_records_about_no_call_make_no_span(observed: Observed, workdir: Path) -> None:
     observed.guard.rotate_key()
     observed.guard.attribute("session-1")
-    observed.guard.session_started(str(workdir), "unsandboxed")
+    observed.guard.sessions.started(str(workdir), "unsandboxed")
     assert observed.records and spans_of(observed.records) == []
 
 
