@@ -24,6 +24,7 @@ CheckName = Literal[
     "installs",
     "trust",
     "config",
+    "shim",
     "python",
     "home",
     "key",

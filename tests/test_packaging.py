@@ -21,6 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("audit", "guard", "planning")
 PACKAGE_DATA = (
     "guard/_pi/extension/index.ts",
+    "guard/_pi/extension/ask.ts",
+    "guard/_pi/extension/local.ts",
+    "guard/_pi/extension/sidecar.ts",
+    "guard/_pi/extension/wire.ts",
     "guard/_policy/_builtin.toml",
     "guard/_approvals/page/index.html",
     "guard/_approvals/page/app.js",

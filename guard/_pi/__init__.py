@@ -1,7 +1,7 @@
 """pi integration: the installer, the session-file reader and the extension shim.
 
-``extension/index.ts`` is package data: ``install`` copies it into pi's extension directory
-with a ``guard.json`` naming the Python that runs the sidecar.
+``extension/`` is package data (``index.ts`` and the modules it imports): ``install`` copies
+it into pi's extension directory with a ``guard.json`` naming the Python that runs the sidecar.
 """
 
 import typing

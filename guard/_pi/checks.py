@@ -20,7 +20,7 @@ from guard._errors import PiFileError
 from guard._hermetic import minimal_env
 from guard._home import POLICY_FILE
 from guard._pi.install import ExtensionConfig, Target, install_command
-from guard._pi.layout import CONFIG_FILE, InstallLocation
+from guard._pi.layout import CONFIG_FILE, SHIM_FILE, SHIM_MODULES, InstallLocation
 from guard._pi.probe import (
     NEWEST_TESTED,
     NEWEST_TESTED_NODE,
@@ -41,6 +41,7 @@ __all__ = [
     "check_pi",
     "check_policy",
     "check_python",
+    "check_shim",
     "check_trust",
     "loads",
 ]
@@ -287,6 +288,30 @@ def check_config(location: InstallLocation) -> tuple[Check, ExtensionConfig | No
     return Check(
         name="config", subject=str(path), status="ok", reason="config-valid", detail="valid"
     ), config
+
+
+def check_shim(location: InstallLocation) -> Check:
+    """The shim's modules beside its ``index.ts``: pi cannot load an install that lacks one
+    (``index.ts`` imports them), and then nothing guards its sessions."""
+    assert location.directory is not None
+    folder = Path(location.directory)
+    missing = [name for name in SHIM_MODULES if not (folder / name).is_file()]
+    if missing:
+        return Check(
+            name="shim",
+            subject=str(folder / SHIM_FILE),
+            status="fail",
+            reason="shim-incomplete",
+            detail=f"{SHIM_FILE} imports {', '.join(missing)}, not beside it: pi cannot load it",
+            fix=install_command(_target(location), folder, "--force"),
+        )
+    return Check(
+        name="shim",
+        subject=str(folder / SHIM_FILE),
+        status="ok",
+        reason="shim-complete",
+        detail=f"{SHIM_FILE} and {', '.join(SHIM_MODULES)}",
+    )
 
 
 def check_python(location: InstallLocation, config: ExtensionConfig) -> Check:

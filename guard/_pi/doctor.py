@@ -43,6 +43,7 @@ from guard._pi.checks import (
     check_pi,
     check_policy,
     check_python,
+    check_shim,
     check_trust,
     loads,
 )
@@ -134,7 +135,7 @@ def diagnose(
         if location.directory is None:
             continue
         config_check, config = check_config(location)
-        checks.append(config_check)
+        checks.extend((check_shim(location), config_check))
         if config is not None:
             checks.append(check_python(location, config))
         chosen = _home_of(config, home)

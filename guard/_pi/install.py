@@ -9,13 +9,14 @@ Three targets:
 * ``package``: a pi package folder (``package.json`` with the ``pi`` manifest and the
   ``pi-package`` keyword) for ``pi install DIR``.
 
-Next to the shim goes ``guard.json``, the only configuration the shim reads: the absolute
-Python that installed it (so the sidecar runs with this very environment), the sidecar
-arguments, the guard home and the timeouts. A manifest records the hash of every file as
-written and the directories the install created, so a copy someone edited is never
-overwritten (or removed) without ``force``, and uninstall removes those directories again
-once they are empty. Installing twice changes nothing. A ``guard.json`` that is not a valid
-configuration is rewritten by a plain reinstall (the broken copy is kept as
+The shim is ``index.ts`` and the few modules it imports (``ask.ts``, ``local.ts``,
+``sidecar.ts``, ``wire.ts``), all in that one directory. Next to them goes ``guard.json``, the
+only configuration the shim reads: the absolute Python that installed it (so the sidecar runs
+with this very environment), the sidecar arguments, the guard home and the timeouts. A manifest
+records the hash of every file as written and the directories the install created, so a copy
+someone edited is never overwritten (or removed) without ``force``, and uninstall removes those
+directories again once they are empty. Installing twice changes nothing. A ``guard.json`` that
+is not a valid configuration is rewritten by a plain reinstall (the broken copy is kept as
 ``guard.json.corrupt``). ``tools.json`` holds the guard's own tool definitions (the planner),
 which the shim registers as soon as pi loads it. The result warns when another copy already
 exists: pi would load both.
@@ -45,6 +46,7 @@ from guard._pi.layout import (
     PACKAGE_FILE,
     PACKAGE_NAME,
     SHIM_FILE,
+    SHIM_MODULES,
     TOOLS_FILE,
     InstallLocation,
     find_installs,
@@ -67,6 +69,7 @@ __all__ = [
     "install_command",
     "package_json",
     "shim_source",
+    "shim_sources",
     "tools_json",
 ]
 
@@ -171,8 +174,15 @@ class InstallResult(BaseModel):
 
 
 def shim_source() -> bytes:
-    """The extension shim shipped inside the ``guard`` package."""
+    """The extension shim's entry (``index.ts``) shipped inside the ``guard`` package."""
     return resources.files("guard._pi").joinpath("extension", SHIM_FILE).read_bytes()
+
+
+def shim_sources() -> dict[str, bytes]:
+    """Every file of the shim, by name: ``index.ts`` and the modules it imports."""
+    extension = resources.files("guard._pi").joinpath("extension")
+    modules = {name: extension.joinpath(name).read_bytes() for name in SHIM_MODULES}
+    return {SHIM_FILE: shim_source(), **modules}
 
 
 def _version() -> str:
@@ -192,7 +202,8 @@ def tools_json() -> bytes:
 
 def package_json(shim: bytes) -> dict[str, Any]:
     """The pi package manifest: the ``pi-package`` keyword, ``pi.extensions`` naming the
-    shim, and every pi package the shim imports as a ``"*"`` peer dependency."""
+    shim, and every pi package the shim (all its modules: ``shim``) imports as a ``"*"``
+    peer dependency."""
     peers = sorted({m.decode() for m in _PI_IMPORT.findall(shim)})
     return {
         "name": PACKAGE_NAME,
@@ -296,7 +307,7 @@ def _our_files(manifest: _Manifest | None, wanted: dict[str, bytes]) -> tuple[st
     listed = set(wanted) | (set(manifest.files) if manifest is not None else set())
     return tuple(
         n
-        for n in (SHIM_FILE, CONFIG_FILE, TOOLS_FILE, PACKAGE_FILE)
+        for n in (SHIM_FILE, *SHIM_MODULES, CONFIG_FILE, TOOLS_FILE, PACKAGE_FILE)
         if n in listed or n != PACKAGE_FILE
     )
 
@@ -521,14 +532,14 @@ def _install(
 ) -> InstallResult:
     previous_manifest = _read_manifest(directory)
     config = _config_for(_load_config(directory / CONFIG_FILE), home, confirm_timeout_ms, python)
-    shim = shim_source()
+    shim = shim_sources()
     wanted = {
-        SHIM_FILE: shim,
+        **shim,
         CONFIG_FILE: _dump(config.model_dump(mode="json")),
         TOOLS_FILE: tools_json(),
     }
     if target == "package":
-        wanted[PACKAGE_FILE] = _dump(package_json(shim))
+        wanted[PACKAGE_FILE] = _dump(package_json(b"".join(shim.values())))
     created = _missing_parents(directory)
     if previous_manifest is not None and directory.exists():
         created = previous_manifest.created_dirs

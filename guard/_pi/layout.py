@@ -34,6 +34,7 @@ __all__ = [
     "PACKAGE_FILE",
     "PACKAGE_NAME",
     "SHIM_FILE",
+    "SHIM_MODULES",
     "TOOLS_FILE",
     "InstallKind",
     "InstallLocation",
@@ -44,6 +45,9 @@ __all__ = [
 
 PACKAGE_NAME = "pi-operator-guard"
 SHIM_FILE = "index.ts"
+# The shim's other modules, beside it: index.ts imports them as `./NAME` (pi loads one
+# directory's index.ts; jiti and Node's type stripping both resolve the rest).
+SHIM_MODULES = ("ask.ts", "local.ts", "sidecar.ts", "wire.ts")
 MANIFEST_FILE = "install-manifest.json"
 PACKAGE_FILE = "package.json"
 # The guard's own tools (the planner), as the sidecar's `describe` lists them: the shim

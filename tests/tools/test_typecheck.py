@@ -21,7 +21,11 @@ sys.exit(int((here / "code").read_text()))
 
 @pytest.fixture
 def clone(tmp_path: Path) -> Path:
-    for name in ("guard/_pi/extension/index.ts", "tools/pi/tsconfig.base.json"):
+    for name in (
+        "guard/_pi/extension/index.ts",
+        "guard/_pi/extension/ask.ts",
+        "tools/pi/tsconfig.base.json",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("// v1\n")
     for name in ("tsconfig.json", "package.json", "package-lock.json"):
@@ -53,7 +57,8 @@ def test_a_pass_is_not_repeated_until_an_input_changes(clone: Path) -> None:
     for changed in inputs(clone, Path("tools/pi/legacy/tsconfig.json"), pi):
         changed.write_text(changed.read_text() + " ")
         assert check(clone, command(), pi, "shim-legacy") == 0
-    assert runs(clone) == 1 + 5  # the tsconfig, the shim, the base config, package, lockfile
+    # the tsconfig, the shim's two modules, the base config, package, lockfile
+    assert runs(clone) == 1 + 6
 
 
 def test_a_failure_is_run_again_and_clears_an_earlier_pass(clone: Path) -> None:

@@ -46,7 +46,7 @@ def inputs(root: Path, project: Path, pi: PinnedPi) -> list[Path]:
         sources = sorted((root / "verifier").glob("src/**/*.ts"))
         sources += sorted((root / "verifier").glob("test/**/*.ts"))
     else:
-        sources = [root / "guard" / "_pi" / "extension" / "index.ts"]
+        sources = sorted((root / "guard" / "_pi" / "extension").glob("*.ts"))
         sources.append(root / "tools" / "pi" / "tsconfig.base.json")
     pinned = root / "tools" / "pi" / pi.flavor
     return [root / project, *sources, pinned / "package.json", pinned / "package-lock.json"]

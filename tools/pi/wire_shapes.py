@@ -1,10 +1,11 @@
 """The shim's run-time shapes of the sidecar's replies, generated from the pydantic models.
 
-The shim (``guard/_pi/extension/index.ts``) checks every reply it reads against a shape
+The shim (``guard/_pi/extension/``) checks every reply it reads against a shape
 (``{ field: "string" | "boolean" | "number" | "object" | "list", "?" when it may be null }``)
 of the fields it reads. Those shapes are written here from the models in
-``guard/_sidecar/wire.py`` (and the few they reuse), between two marker lines, so a field the
-shim reads that Python renames, retypes or drops fails ``tests/tools/test_wire_shapes.py``.
+``guard/_sidecar/wire.py`` (and the few they reuse), between two marker lines of its
+``wire.ts``, so a field the shim reads that Python renames, retypes or drops fails
+``tests/tools/test_wire_shapes.py``.
 
 ``python -m tools.pi.wire_shapes`` rewrites the block; ``--check`` only says whether it
 drifted (exit 1).
@@ -41,7 +42,7 @@ from guard._sidecar.wire import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-SHIM = REPO / "guard" / "_pi" / "extension" / "index.ts"
+SHIM = REPO / "guard" / "_pi" / "extension" / "wire.ts"
 BEGIN = (
     "// <wire shapes: the sidecar's replies, checked at run time;"
     " generated from guard/_sidecar/wire.py by `python -m tools.pi.wire_shapes`>"
@@ -152,7 +153,7 @@ def render() -> str:
         if missing:
             raise ShapeError(f"{const}: {model.__name__} has no field {', '.join(missing)}")
         body = ", ".join(f'{key}: "{kinds[key]}"' for key in reads)
-        lines.append(f"const {const} = {{ {body} }} as const;")
+        lines.append(f"export const {const} = {{ {body} }} as const;")
     lines.append(END)
     return "\n".join(lines)
 

@@ -1,6 +1,6 @@
 /**
- * pi-operator-guard: the pi extension shim (installed by `pi-guard install`).
- *
+ * pi-operator-guard: the pi extension shim (installed by `pi-guard install`). This module: pi's events; `ask.ts`: the one
+ * way to ask the operator; `sidecar.ts`: the client of the sidecar; `wire.ts`: its replies' shapes; `local.ts`: the rest.
  * Wiring only. Every decision (what is destructive or protected, what the dialog says, why a
  * call is blocked) is made by the Python sidecar `pi-guard serve`, started once per session
  * with the Python recorded in guard.json at install time. It fails closed: when the sidecar
@@ -26,412 +26,18 @@ import {
 	createReadToolDefinition,
 	createWriteToolDefinition,
 } from "@mariozechner/pi-coding-agent";
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { closeSync, existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ask } from "./ask.ts";
+import { batches, claimSpool, elect, type GuardConfig, HERE, loadConfig, noSandbox, openJudged, judgedRead, judgedWrite, piPackage, posixQuote, release, say, SPOOL, spool, spoolSession, toolFacts } from "./local.ts";
+import { Sidecar } from "./sidecar.ts";
+import { APPROVAL, CHOICES, type Call, DIALOG, EFFECTS_DIALOG, EFFECTS_RESOLVE, EFFECTS_REVIEW, EVALUATE, expect, get, GRANT, has, HEALTH, isObject, isTool, JUDGED, type JsonObject, malformed, message, type Of, RECORD, REPLAY, RpcError, SANDBOX, TOOL } from "./wire.ts";
 
-type Call = { toolName: string; input: unknown; cwd: string; toolCallId: string };
-type JsonObject = { [key: string]: unknown };
-
-type Kinds = { string: string; boolean: boolean; number: number; object: JsonObject; list: readonly unknown[] };
-type Shape = Record<string, keyof Kinds | `${keyof Kinds}?`>;
-type Of<S extends Shape> = { [K in keyof S]: S[K] extends `${infer T extends keyof Kinds}?` ? Kinds[T] | null | undefined : Kinds[S[K] & keyof Kinds] };
-// <wire shapes: the sidecar's replies, checked at run time; generated from guard/_sidecar/wire.py by `python -m tools.pi.wire_shapes`>
-const TOOL = { name: "string", label: "string", description: "string", planner: "string", parameters: "object" } as const;
-const EVALUATE = { action: "string", dialog: "object?", blockReason: "string?", sandbox: "object?", file: "object?", record: "object?", covered: "object?", approval: "object?", waitNotice: "string?" } as const;
-const APPROVAL = { id: "string", digest: "string" } as const;
-const ANSWER = { decision: "string", approver: "string", reason: "string?", grant: "number?" } as const;
-const JUDGED = { path: "string", real: "string" } as const;
-const DIALOG = { title: "string", message: "string", details: "string", choices: "object", reasonTitle: "string", reasonPlaceholder: "string" } as const;
-const CHOICES = { no: "string", noWithReason: "string", stop: "string", yes: "string", grants: "list", details: "string" } as const;
-const GRANT = { grantId: "string", label: "string" } as const;
-const HEALTH = { ok: "boolean", statusText: "string" } as const;
-const RECORD = { decision: "string", evidenceId: "string?", envelope: "object?", summary: "string", grant: "object?" } as const;
-const REPLAY = { delivered: "list", duplicates: "list", skipped: "list", rejected: "list" } as const;
-const SANDBOX = { state: "string", prefix: "string?", unsetEnv: "list", notice: "string?", noticeLevel: "string", blockReason: "string?", effects: "string" } as const;
-const EFFECTS_REVIEW = { decision: "string", summary: "string", note: "string?", dialog: "object?", hint: "string?", approval: "object?" } as const;
-const EFFECTS_DIALOG = { title: "string", message: "string", discard: "string", apply: "string", preselect: "string" } as const;
-const EFFECTS_RESOLVE = { decision: "string", note: "string" } as const;
-// </wire shapes>
-const ANSWERED = "approvals.answered"; // the sidecar's one notification: another screen answered a question first
-const KEEP_ANSWERS = 64; // answers heard before their question's asker listens (the reply and the answer cross)
 const LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"; // names a command's copy-on-write layer (guard/_effects)
 const EVIDENCE_ENTRY = "operator-confirmation-evidence";
 const STATUS_KEY = "operator-guard";
-const SPOOL = "spool.jsonl"; // in this directory: read-only inside the sandbox
-const CLAIMED = /^spool\.[0-9]+\.[A-Za-z0-9_-]+\.claimed$/; // a spool a replay took over
-const MAX_SPOOL_BYTES = 8 << 20;
-const MAX_BATCH_BYTES = 768 << 10; // one audit.replay request stays well under the sidecar's 1 MiB line
-const MAX_BATCH_EVENTS = 1000;
 const MAX_REASON_CHARS = 4096; // what the sidecar accepts; it keeps a redacted line of 200
-const SHIM_VERSION = "2";
-const ACTIVE = Symbol.for("pi-operator-guard.active"); // one pi process, one guard
-const HERE = typeof __dirname === "string" ? __dirname : dirname(fileURLToPath(import.meta.url));
-
-const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v);
-const isKind = (v: unknown, kind: string): boolean =>
-	kind.endsWith("?") ? v == null || isKind(v, kind.slice(0, -1)) : kind === "object" ? isObject(v) : kind === "list" ? Array.isArray(v) : typeof v === kind;
-const has = <const S extends Shape>(v: unknown, shape: S): v is JsonObject & Of<S> =>
-	isObject(v) && Object.entries(shape).every(([key, kind]) => isKind(v[key], kind));
-const isTool = (v: unknown): v is Of<typeof TOOL> => has(v, TOOL);
-const get = (v: unknown, key: string): unknown => (isObject(v) ? v[key] : undefined);
-
-type GuardConfig = ReturnType<typeof loadConfig>;
-function loadConfig() {
-	const raw: unknown = JSON.parse(readFileSync(join(HERE, "guard.json"), "utf8"));
-	if (!has(raw, { python: "string", args: "list" })) throw new Error("guard.json lacks python/args");
-	return {
-		python: raw.python,
-		args: raw.args.map(String),
-		home: typeof raw.home === "string" ? raw.home : null,
-		confirmTimeoutMs: Number(raw.confirmTimeoutMs) || 60_000,
-		requestTimeoutMs: Number(raw.requestTimeoutMs) || 10_000,
-		startTimeoutMs: Number(raw.startTimeoutMs) || 30_000,
-		ttlSeconds: Number(raw.ttlSeconds) || 30,
-	};
-}
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-
-/** pi's own package (its directory and version), found upward from pi's entry script. */
-function piPackage(): { dir: string; version: string } | undefined {
-	try {
-		for (let dir = dirname(realpathSync(process.argv[1] ?? "")); dir !== dirname(dir); dir = dirname(dir)) {
-			if (!existsSync(join(dir, "package.json"))) continue;
-			const meta: unknown = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
-			return String(get(meta, "name")).endsWith("/pi-coding-agent") ? { dir, version: String(get(meta, "version")) } : undefined;
-		}
-	} catch {
-		// not found: the sandbox protects what the sidecar knows of
-	}
-	return undefined;
-}
-
-/** What pi says of a tool (`pi.getAllTools()`) as the sidecar's `ToolFacts`: where it comes from (this directory's
- * tools are the guard's), its MCP namespace, and only the four MCP hints, only booleans (an odd value of a server's
- * must not cost the session its plan). A tool pi does not list says nothing: the sidecar asks. */
-const HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
-const short = (a: unknown): a is string => typeof a === "string" && a.length > 0 && a.length <= 256;
-function toolFacts(all: readonly unknown[], name: string): JsonObject | undefined {
-	const info = short(name) ? all.find((t) => get(t, "name") === name) : undefined;
-	if (info === undefined) return undefined;
-	const [where, ns, hints, exposure] = [get(info, "sourceInfo"), get(info, "namespace"), get(info, "annotations"), get(info, "exposure")];
-	const origin = get(where, "path"), said = get(where, "source");
-	const own = typeof origin === "string" && (origin === HERE || origin.startsWith(`${HERE}/`));
-	const source = own ? "guard" : said === "builtin" || said === "sdk" ? said : where === undefined ? "unknown" : "extension";
-	const namespace = has(ns, { name: "string" }) && short(ns.name) ? { name: ns.name, aliases: Array.isArray(ns.aliases) ? ns.aliases.filter(short).slice(0, 16) : [] } : undefined;
-	const annotations = isObject(hints) ? Object.fromEntries(HINTS.flatMap((k) => (typeof hints[k] === "boolean" ? [[k, hints[k]]] : []))) : undefined;
-	const [reachesTools, from] = [get(info, "reachesTools") !== undefined, typeof origin === "string" ? origin.slice(0, 4096) : undefined];
-	return { name, source, origin: from, namespace, annotations, exposure: typeof exposure === "string" ? exposure.slice(0, 64) : undefined, reachesTools };
-}
-
-/** An event for `audit.replay` (guard/_sidecar/wire.py `SpooledEvent`) without its id and time. */
-type Spoolable = { kind: "declined"; reason: string; operatorReason?: string } | { kind: "executed"; isError: boolean; evidenceId?: string | null };
-
-/** pi's session when an event was kept: a late record names the session it happened in. */
-let spoolSession: { sessionId?: string; sessionFile?: string } = {};
-
-/** Keep an event no sidecar could take: one JSON line with a unique id and the time, fsynced. */
-function spool(event: Spoolable & JsonObject): void {
-	const kept = { id: `spool_${randomBytes(12).toString("base64url")}`, at: new Date().toISOString(), ...spoolSession, ...event };
-	const line = `${JSON.stringify(kept)}\n`;
-	const path = join(HERE, SPOOL);
-	let fd: number | undefined;
-	try {
-		const bytes = Buffer.byteLength(line);
-		if (bytes > MAX_BATCH_BYTES || (existsSync(path) ? statSync(path).size : 0) + bytes > MAX_SPOOL_BYTES) throw new Error("the spool is full");
-		fd = openSync(path, "a", 0o600);
-		writeSync(fd, line);
-		fsyncSync(fd);
-	} catch (err) {
-		process.stderr.write(`operator-guard: an audit event could not be kept for later (${message(err)}); it is lost\n`);
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
-}
-
-/** The spooled events waiting in this directory: the spool itself is first claimed (renamed) so
- * appends that follow start a new one; claims a pi left behind (it died mid-replay) are retried. */
-function claimSpool(): string[] {
-	const path = join(HERE, SPOOL);
-	try {
-		if (existsSync(path)) renameSync(path, join(HERE, `spool.${process.pid}.${randomBytes(6).toString("base64url")}.claimed`));
-	} catch {
-		// another pi claimed it first
-	}
-	return readdirSync(HERE).flatMap((name) => (CLAIMED.test(name) ? [join(HERE, name)] : []));
-}
-
-const parse = (line: string): unknown => { try { return JSON.parse(line); } catch { return undefined; } };
-/** A claimed spool's events in batches that fit one request; lines that do not parse (a torn write) are dropped. */
-function batches(text: string): unknown[][] {
-	const out: unknown[][] = [];
-	let batch: unknown[] = [];
-	let bytes = 0;
-	for (const line of text.split("\n")) {
-		if (!line.trim()) continue;
-		const event = parse(line);
-		if (event === undefined) continue;
-		if (batch.length && (bytes + line.length > MAX_BATCH_BYTES || batch.length >= MAX_BATCH_EVENTS)) out.push(batch), (batch = []), (bytes = 0);
-		batch.push(event), (bytes += line.length);
-	}
-	if (batch.length) out.push(batch);
-	return out;
-}
-
-/** POSIX single quoting, so the command reaches the sandbox's shell byte for byte. */
-const posixQuote = (text: string): string => {
-	if (text.includes("\0")) throw new Error("operator-guard: a command with a NUL byte cannot be run");
-	return `'${text.replaceAll("'", `'"'"'`)}'`;
-};
-const noSandbox = (why: string) =>
-	`operator-guard blocked this bash call: the OS sandbox of this session is unknown (${why}). Nothing was run. [reason: sandbox-unavailable]`;
-
-/** Open `path` as pi's read/write/edit would, but only if it is the file the guard judged (`real`): a link a
- * parallel call swapped in after the decision is refused, never followed. The check is on the open descriptor
- * (Linux `/proc/self/fd`), so nothing can change between the check and the read or write. A new file is made
- * through the already checked directory's descriptor, O_EXCL: never in another place, never through a link. */
-const fdPath = (fd: number): string => (existsSync(`/proc/self/fd/${fd}`) ? readlinkSync(`/proc/self/fd/${fd}`) : "");
-const refused = (path: string, opened: string, real: string, write: boolean): Error =>
-	new Error(`operator-guard refused this file access: ${path} now leads to ${opened || "another file"}, not to ${real} as when the guard decided. Nothing was ${write ? "written" : "read"}. [reason: path-changed-after-decision]`);
-function openJudged(path: string, real: string | undefined, write: boolean): number {
-	if (real === undefined) throw new Error(`operator-guard refused this file access: ${path} was not judged by the guard. Nothing was done. [reason: not-judged]`);
-	let fd: number;
-	try {
-		fd = openSync(path, write ? constants.O_WRONLY : constants.O_RDONLY);
-	} catch (err) {
-		if (!write || (err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-		const dir = openSync(dirname(real), constants.O_RDONLY | constants.O_DIRECTORY);
-		try {
-			const where = fdPath(dir);
-			if (where !== dirname(real)) throw refused(path, where, real, write);
-			fd = openSync(`/proc/self/fd/${dir}/${basename(real)}`, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o666);
-		} finally {
-			closeSync(dir);
-		}
-	}
-	const opened = fdPath(fd) || realpathSync(path); // no /proc (not Linux): the path again, a weaker check
-	if (opened !== real || !fstatSync(fd).isFile()) {
-		closeSync(fd);
-		throw refused(path, opened, real, write);
-	}
-	return fd;
-}
-const judgedRead = (path: string, real: string | undefined): Buffer => {
-	const fd = openJudged(path, real, false);
-	try {
-		const chunks: Buffer[] = [];
-		for (let chunk = Buffer.alloc(1 << 16), n = readSync(fd, chunk); n > 0; chunk = Buffer.alloc(1 << 16), n = readSync(fd, chunk)) chunks.push(chunk.subarray(0, n));
-		return Buffer.concat(chunks);
-	} finally {
-		closeSync(fd);
-	}
-};
-const judgedWrite = (path: string, real: string | undefined, content: string): void => {
-	const fd = openJudged(path, real, true);
-	try {
-		ftruncateSync(fd, 0), writeSync(fd, content, 0, "utf8");
-	} finally {
-		closeSync(fd);
-	}
-};
-
-/** Claim this pi process for this copy; returns the copy that already holds it, if another one does. */
-const registry = globalThis as unknown as Record<symbol, unknown>;
-function elect(): { path: string; version: string } | undefined {
-	const held = registry[ACTIVE];
-	if (has(held, { path: "string", version: "string" }) && held.path !== HERE) return held;
-	registry[ACTIVE] = { path: HERE, version: SHIM_VERSION };
-	return undefined;
-}
-function release(): void {
-	if (get(registry[ACTIVE], "path") === HERE) delete registry[ACTIVE];
-}
-
-/** The TUI owns the terminal; every other mode (print, JSON, RPC: stdout is the protocol) can take a stderr line.
- * `ctx.mode` is new in pi 0.8x; older pi: a UI on a terminal is the TUI. */
-const isTui = (ctx: ExtensionContext & { mode?: unknown }): boolean =>
-	ctx.mode !== undefined ? ctx.mode === "tui" : ctx.hasUI && process.stdout.isTTY === true;
-const say = (ctx: ExtensionContext, text: string, level: "warning" | "error"): void => {
-	if (!isTui(ctx)) process.stderr.write(`${text.replaceAll("\n", " ")}\n`);
-	if (ctx.hasUI) ctx.ui.notify(text, level);
-};
-
-/** While a question is open, typed text is the operator's, never an answer (pi's select moves on j/k and takes
- * Enter: "jjj" + Enter said Yes). Text and pastes are held, then put back in the editor. */
-function holdTyping(ui: ExtensionContext["ui"] | undefined): () => void {
-	const held: string[] = [];
-	const take = (d: string) => /^\x1b\[200~([\s\S]*?)(?:\x1b\[201~)?$/.exec(d)?.[1] ?? (/^[^\x00-\x1f\x7f]+$/.test(d) ? d : undefined);
-	const off = ui?.onTerminalInput((d) => (take(d) === undefined ? undefined : (held.push(take(d)!), { consume: true })));
-	return () => {
-		off?.();
-		if (held.length && ui) ui.setEditorText(ui.getEditorText() + held.join(""));
-		if (held.length) ui?.notify("operator-guard: what you typed while the question was open was not taken as an answer; it is back in the editor", "info");
-	};
-}
-
-/** The sidecar answered with a JSON-RPC error: it is alive but refused this request. */
-class RpcError extends Error { constructor(msg: string, readonly reason: string) { super(msg); } }
-
-/** The sidecar's reply to `method`, narrowed to `shape`; a reply of another shape fails like a refusal. */
-const malformed = (method: string) => new RpcError(`sidecar sent a malformed ${method} reply`, "malformed-reply");
-function expect<const S extends Shape>(method: string, reply: unknown, shape: S): Of<S> {
-	if (has(reply, shape)) return reply;
-	throw malformed(method);
-}
-
-type Answer = Of<typeof ANSWER>;
-/** JSON-RPC 2.0 client over the sidecar's stdio: LF framing, ids, per-request timeouts.
- * `onChange` hears when a sidecar goes down (why) and when a replacement starts (no text).
- * A message without an id is the sidecar's notification `approvals.answered` (another screen answered a question
- * first): only on this sidecar's own stdout pipe, which no sandboxed command can reach; `answered` hears it. */
-class Sidecar {
-	private child: ChildProcessWithoutNullStreams | undefined;
-	starts = 0; // which sidecar runs: one more each start
-	private readonly heard = new Map<string, Answer>(); // question id -> the answer another screen gave (this sidecar's)
-	private readonly waiting = new Map<string, (answer: Answer | Error) => void>(); // question id -> its asker
-	private buffer = "";
-	private nextId = 1;
-	private ready = false;
-	private born = 0; // when this sidecar was started
-	private closed = false; // after stop(): no call starts another one (start() opens it again)
-	private crashed: string | undefined;
-	private stderrTail: string[] = [];
-	private readonly expected = new WeakSet<object>();
-	private readonly pending = new Map<number, { resolve: (result: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
-
-	constructor(
-		private readonly cfg: GuardConfig,
-		private readonly onChange: (down?: string) => void,
-	) {}
-
-	start(): void {
-		if (this.child) return;
-		const env = { ...process.env };
-		if (this.cfg.home) env.PI_OPERATOR_GUARD_HOME = this.cfg.home;
-		const child = spawn(this.cfg.python, this.cfg.args, { stdio: ["pipe", "pipe", "pipe"], env });
-		this.child = child;
-		[this.ready, this.closed, this.born] = [false, false, Date.now()];
-		this.buffer = "";
-		this.heard.clear();
-		child.stdout.setEncoding("utf8");
-		child.stdout.on("data", (chunk: string) => this.child === child && this.onData(chunk));
-		child.stderr.setEncoding("utf8");
-		child.stderr.on("data", (chunk: string) => {
-			this.stderrTail = [...this.stderrTail, ...chunk.split("\n").filter((l) => l.trim())].slice(-5);
-		});
-		child.stdin.on("error", () => undefined); // a dead pipe is reported by "exit"
-		child.on("error", (err) => this.onGone(child, `could not start ${this.cfg.python}: ${err.message}`));
-		child.on("exit", (code, sig) => this.onGone(child, `exited (${sig ?? `code ${code}`})`));
-		if (this.starts++) this.onChange();
-	}
-
-	private onGone(child: ChildProcessWithoutNullStreams, why: string): void {
-		if (this.child !== child) return;
-		this.child = undefined;
-		const tail = this.stderrTail.length ? `: ${this.stderrTail[this.stderrTail.length - 1]}` : "";
-		if (!this.expected.has(child)) this.onChange((this.crashed = `sidecar ${why}${tail}`));
-		this.drop(`sidecar ${why}${tail}`);
-		// A crash costs no call: the replacement starts now (one that never answered waits for the next call: no restart loop).
-		if (!this.expected.has(child) && this.ready) this.start();
-	}
-
-	private drop(why?: string): void { // each pending request fails with why, or (none: the session ended) is never answered
-		for (const p of this.pending.values()) clearTimeout(p.timer), why !== undefined && p.reject(new Error(why));
-		this.pending.clear();
-		// A question's asker is gone with it: nothing can answer it any more.
-		for (const wake of this.waiting.values()) wake(new Error(why ?? "the session ended"));
-		this.waiting.clear(), this.heard.clear();
-	}
-
-	/** Another screen's answer to question `id` of sidecar `to` (its `starts`), as the sidecar pushes it; an Error
-	 * when that sidecar is gone (or replaced) first. `signal`: the asker stopped waiting. */
-	answered(id: string, to: number, signal: AbortSignal): Promise<Answer | Error> {
-		if (to !== this.starts || !this.child) return Promise.resolve(new Error(this.crashed ?? "the sidecar that asked was replaced"));
-		const heard = this.heard.get(id);
-		if (heard) return this.heard.delete(id), Promise.resolve(heard);
-		return new Promise((resolve) => {
-			const done = (answer: Answer | Error) => (this.waiting.get(id) === done && this.waiting.delete(id), resolve(answer));
-			this.waiting.set(id, done);
-			signal.addEventListener("abort", () => this.waiting.get(id) === done && this.waiting.delete(id), { once: true });
-		});
-	}
-
-	private onNotice(message: JsonObject): void {
-		const params = message.params;
-		if (message.method !== ANSWERED || !has(params, { id: "string", answer: "object" }) || !has(params.answer, ANSWER)) return;
-		const wake = this.waiting.get(params.id);
-		if (wake) return wake(params.answer);
-		this.heard.set(params.id, params.answer); // its evaluate reply is still on the way
-		for (const old of this.heard.keys()) if (this.heard.size > KEEP_ANSWERS) this.heard.delete(old);
-	}
-
-	private onData(chunk: string): void {
-		this.buffer += chunk;
-		for (let nl = this.buffer.indexOf("\n"); nl >= 0; nl = this.buffer.indexOf("\n")) {
-			let line = this.buffer.slice(0, nl);
-			this.buffer = this.buffer.slice(nl + 1);
-			if (line.endsWith("\r")) line = line.slice(0, -1);
-			const reply = parse(line);
-			if (isObject(reply) && !("id" in reply)) this.onNotice(reply);
-			if (!isObject(reply) || typeof reply.id !== "number") continue;
-			const waiter = this.pending.get(reply.id);
-			if (!waiter) continue;
-			this.ready = true;
-			this.pending.delete(reply.id);
-			clearTimeout(waiter.timer);
-			if (reply.error) {
-				const data = get(reply.error, "data");
-				const reason = String(get(data, "reason") ?? "error");
-				const detail = get(data, "detail"); // e.g. the home's path and OS error
-				const text = typeof detail === "string" ? `${get(reply.error, "message")}: ${detail}` : get(reply.error, "message");
-				waiter.reject(new RpcError(`${text} [${reason}]`, reason));
-			} else waiter.resolve(reply.result);
-		}
-	}
-
-	/** Why the sidecar is down (crashed, or not started), or undefined while one runs. */
-	down = () => (this.child ? undefined : (this.crashed ?? "not running"));
-	/** Call a method; a dead sidecar is replaced for it (`restart: false`: not) and the new one judges it afresh. `to`: only
-	 * the sidecar of that `starts` (the one that asked a question; a replacement approves nothing it did not ask). */
-	call(method: string, params: object, opts: { restart?: boolean; to?: number } = {}): Promise<unknown> {
-		if (!this.child && !this.closed && opts.restart !== false && opts.to === undefined) this.start();
-		const child = this.closed ? undefined : this.child;
-		if (!child || (opts.to !== undefined && opts.to !== this.starts)) return Promise.reject(new Error(child ? "the sidecar that asked was replaced" : (this.crashed ?? "sidecar not running")));
-		const id = this.nextId++;
-		const timeoutMs = this.ready ? this.cfg.requestTimeoutMs : this.cfg.startTimeoutMs;
-		return new Promise<unknown>((resolve, reject) => {
-			const timer = setTimeout(() => {
-				this.pending.delete(id);
-				reject(new Error(`sidecar gave no answer to ${method} within ${timeoutMs} ms`));
-				this.expected.add(child); // a hung sidecar is replaced on the next call
-				child.kill("SIGKILL");
-				this.onChange(`sidecar gave no answer within ${timeoutMs} ms`);
-			}, timeoutMs);
-			this.pending.set(id, { resolve, reject, timer });
-			child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
-		});
-	}
-
-	async stop(): Promise<void> {
-		const child = this.child;
-		this.closed = true;
-		if (!child) return;
-		this.expected.add(child);
-		const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-		// EOF after every request already sent (fire-and-forget audits too): the sidecar answers them, writes what it owes, and exits at once.
-		child.stdin.end();
-		if (!this.ready && Date.now() - this.born < this.cfg.startTimeoutMs) {
-			// Still starting: pi does not wait for its Python start. It reads what was sent (the session's start), writes session.ended, exits.
-			return void ((this.child = undefined), this.drop(), child.stdout.destroy(), child.stderr.destroy(), child.unref());
-		}
-		const [term, kill] = [setTimeout(() => child.kill("SIGTERM"), 1_000), setTimeout(() => child.kill("SIGKILL"), 3_000)];
-		await gone;
-		clearTimeout(term), clearTimeout(kill);
-	}
-}
 
 export default function operatorGuard(pi: ExtensionAPI) {
 	const active = elect();
@@ -453,18 +59,8 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		configError = `operator-guard config unreadable (${message(err)}); reinstall with pi-guard install`;
 	}
 	let ui: ExtensionUIContext | undefined; // the latest context's UI: the footer follows the sidecar
-	const status = (text: string) => {
-		try {
-			ui?.setStatus(STATUS_KEY, text);
-		} catch {
-			// a context pi has since replaced
-		}
-	};
-	const probe = () =>
-		sidecar
-			?.call("health", {}, { restart: false })
-			.then((reply) => expect("health", reply, HEALTH))
-			.then((health) => (status(health.statusText), health));
+	const status = (text: string) => { try { ui?.setStatus(STATUS_KEY, text); } catch { /* a context pi has since replaced */ } };
+	const probe = () => sidecar?.call("health", {}, { restart: false }).then((reply) => expect("health", reply, HEALTH)).then((health) => (status(health.statusText), health));
 	const sidecar = cfg
 		? new Sidecar(cfg, (down) => {
 				status(down === undefined ? "operator-guard restarting" : `operator-guard down (${down})`);
@@ -539,63 +135,6 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		};
 		return { ...tool, execute } as T;
 	};
-	/** One question to the operator, on every screen at once; the first answer wins. With a UI, pi's dialog (`dialog`:
-	 * its options, and `more` for the option that shows the rest first); without one, `notice` on stderr (the operator's,
-	 * never the model's). Either races the answer another screen gives (pushed by the sidecar that asked, `to`) and the
-	 * timeout; pi's own answer goes to that sidecar by the question's id. What may run is settled there from the broker:
-	 * the outcome only says which answer won. `gone`: no UI, and the sidecar that asked went away (nobody can answer). */
-	type Question = { approval?: Of<typeof APPROVAL>; to: number; timeoutMs: number; notice: string; decide: (choice: string) => { decision: "yes" | "no"; grant?: number };
-		dialog?: { title: string; message: string; options: string[]; more?: { choice: string; text: string } } };
-	type Outcome = { decision: "yes" | "no" | "timeout" | "gone"; by: string; choice?: string; said?: string; grant?: number; failed?: unknown };
-	const ask = async (ui: ExtensionUIContext | undefined, q: Question): Promise<Outcome> => {
-		const asked = Date.now();
-		const closer = new AbortController();
-		const late = (): boolean => Date.now() - asked >= q.timeoutMs - 20;
-		const heard = q.approval ? sidecar!.answered(q.approval.id, q.to, closer.signal) : new Promise<never>(() => undefined);
-		const fromElsewhere = (a: Answer): Outcome => ({ decision: a.decision === "yes" ? "yes" : "no", by: a.approver, said: a.reason ?? undefined, grant: a.grant ?? undefined });
-		let elsewhere: Answer | undefined;
-		let choice: string | undefined;
-		if (!ui || !q.dialog) {
-			if (!q.approval) return { decision: "no", by: "nobody" }; // no screen to ask
-			process.stderr.write(`${q.notice.replaceAll("\n", " ")}\n`);
-			let timer: NodeJS.Timeout | undefined;
-			const answer = await Promise.race([heard, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), q.timeoutMs)))]).finally(() => (clearTimeout(timer), closer.abort()));
-			if (answer instanceof Error) return { decision: "gone", by: "nobody", failed: answer };
-			return answer ? fromElsewhere(answer) : { decision: "timeout", by: "nobody" };
-		}
-		const dialog = q.dialog;
-		void heard.then((a) => (a instanceof Error ? undefined : ((elsewhere = a), closer.abort()))); // gone: pi's dialog stays the one screen
-		let first = true; // the first ask waits the whole timeout; after the rest is shown, what is left of it
-		const left = () => (first ? ((first = false), q.timeoutMs) : Math.max(1, q.timeoutMs - (Date.now() - asked)));
-		const select = (text: string, items: string[]) => ui.select(`${dialog.title}\n${text}`, items, { timeout: left(), signal: closer.signal });
-		const draft = ui.getEditorText?.() ?? ""; // what the operator was typing is given back
-		const typed = holdTyping(ui);
-		try {
-			choice = await select(dialog.message, dialog.options);
-			while (dialog.more && choice === dialog.more.choice && !elsewhere) {
-				await select(dialog.more.text, ["Back"]);
-				choice = !late() && !elsewhere ? await select(dialog.message, dialog.options) : undefined;
-			}
-		} finally {
-			closer.abort();
-			if (draft && ui.getEditorText?.() !== draft) ui.setEditorText?.(draft);
-			typed();
-		}
-		if (elsewhere) return fromElsewhere(elsewhere);
-		if (choice === undefined || choice === dialog.more?.choice) return { decision: late() ? "timeout" : "no", by: "pi-dialog" };
-		const here = q.decide(choice);
-		const out: Outcome = { ...here, by: "pi-dialog", choice };
-		if (!q.approval) return out;
-		try {
-			// Never to a replacement sidecar: a restart approves nothing (it has no such question).
-			const params = { id: q.approval.id, digest: q.approval.digest, decision: here.decision, ...(here.grant !== undefined ? { grant: here.grant } : {}) };
-			const said = expect("approvals.answer", await sidecar!.call("approvals.answer", params, { to: q.to }), { outcome: "string", answer: "object?" });
-			if (said.outcome !== "accepted" && has(said.answer, ANSWER)) return fromElsewhere(said.answer); // another screen was first
-		} catch (err) {
-			if (!(err instanceof RpcError)) out.failed = err; // the sidecar went away with the question
-		}
-		return out;
-	};
 	let hasUi = false; // the latest tool call's context: can the operator be asked?
 	/** After a command: the sidecar applies what it did, or holds what loses work and the operator decides.
 	 * Returns the line the command's output gets (the model reads it); never throws. */
@@ -614,7 +153,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 			const notice = `operator-guard: what the agent's command did is held for the operator: pi-guard approvals approve ${approval?.id} (or decline it, or the page of pi-guard approvals serve); no answer within ${timeout / 1000} s discards it`;
 			const options = dialog.preselect === "apply" ? [dialog.apply, dialog.discard] : [dialog.discard, dialog.apply];
 			const decide = (choice: string) => ({ decision: choice === dialog.apply ? ("yes" as const) : ("no" as const) });
-			const said = await ask(hasUi ? ui : undefined, { approval, to, timeoutMs: timeout, dialog: { title: dialog.title, message: dialog.message, options }, notice, decide });
+			const said = await ask(sidecar!, hasUi ? ui : undefined, { approval, to, timeoutMs: timeout, dialog: { title: dialog.title, message: dialog.message, options }, notice, decide });
 			if (said.decision === "gone") throw said.failed;
 			const apply = said.decision === "yes";
 			const reason = apply ? undefined : said.decision === "timeout" ? "timeout" : "declined";
@@ -735,7 +274,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		sessionCwd = ctx.cwd;
 		const manager = ctx.sessionManager as Partial<typeof ctx.sessionManager> | undefined; // a bare context (tests, older pi) may lack it
 		session = { sessionId: manager?.getSessionId?.() || undefined, sessionFile: manager?.getSessionFile?.() || undefined, mode: (ctx as { mode?: string }).mode };
-		spoolSession = { sessionId: session.sessionId, sessionFile: session.sessionFile };
+		Object.assign(spoolSession, { sessionId: session.sessionId, sessionFile: session.sessionFile });
 		sandbox = undefined;
 		// pi's own bash, commands sandboxed, each on a layer of the workspace reviewed after it ends;
 		// pi's own file tools, opening only the file the guard judged (they run outside the sandbox).
@@ -829,7 +368,7 @@ export default function operatorGuard(pi: ExtensionAPI) {
 		const decide = (c: string) => (c === choices?.yes ? { decision: "yes" as const } : grants.includes(c) ? { decision: "yes" as const, grant: grants.indexOf(c) } : { decision: "no" as const });
 		const shown = dialog && choices ? { title: dialog.title, message: dialog.message, options, more: { choice: choices.details, text: dialog.details } } : undefined;
 		const notice = reply.waitNotice ?? "operator-guard: this call waits for the operator (pi-guard approvals)";
-		const said = await ask(waits ? undefined : ctx.ui, { approval, to: asker, timeoutMs: cfg.confirmTimeoutMs, dialog: shown, notice, decide });
+		const said = await ask(sidecar, waits ? undefined : ctx.ui, { approval, to: asker, timeoutMs: cfg.confirmTimeoutMs, dialog: shown, notice, decide });
 		if (said.decision === "gone") return failClosed(ctx, call, said.failed);
 		if (said.failed !== undefined && said.decision === "yes") return failClosed(ctx, call, said.failed, "confirmed-unrecorded"); // kept for the next sidecar
 		if (said.by !== "pi-dialog" && said.by !== "nobody" && ctx.hasUI) ctx.ui.notify(`operator-guard: answered ${said.decision} from ${said.by}`, "info");

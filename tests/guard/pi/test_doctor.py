@@ -222,6 +222,23 @@ def test_a_corrupt_guard_json_fails_and_the_named_command_repairs_it(
     assert doctor(project, new_pi, capsys)[0] == 0
 
 
+def test_an_install_missing_a_module_of_the_shim_fails_and_the_fix_restores_it(
+    project: Path, new_pi: Path, agent_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pi cannot load an index.ts whose module is gone: nothing would guard its sessions."""
+    result = install("global", None, force=False, uninstall=False)
+    assert check(doctor(project, new_pi, capsys)[1], "shim")["reason"] == "shim-complete"
+    (Path(result.directory) / "sidecar.ts").unlink()
+    code, report = doctor(project, new_pi, capsys)
+    assert code == 8
+    shim = check(report, "shim")
+    assert (shim["reason"], shim["status"]) == ("shim-incomplete", "fail")
+    assert "sidecar.ts" in shim["detail"]
+    assert main(shim["fix"].split()[1:]) == 0
+    capsys.readouterr()
+    assert doctor(project, new_pi, capsys)[0] == 0
+
+
 def test_an_unusable_signing_key_fails(
     project: Path, new_pi: Path, agent_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,7 +21,9 @@ from guard._pi.install import (
     extension_dir,
     install,
     shim_source,
+    shim_sources,
 )
+from guard._pi.layout import SHIM_MODULES
 from guard._policy import PLANNER_TOOL_NAME
 
 
@@ -30,6 +32,9 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+SHIM_FILES = {"index.ts", *SHIM_MODULES}
 
 
 def shim_dir(project: Path) -> Path:
@@ -63,13 +68,15 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
     assert result.action == "installed"
     assert result.directory == str(target)
     assert (target / "index.ts").read_bytes() == shim_source()
+    for name, source in shim_sources().items():  # the modules index.ts imports, beside it
+        assert (target / name).read_bytes() == source
     config = json.loads((target / CONFIG_FILE).read_text())
     assert config["python"] == str(Path(sys.executable).absolute())
     assert config["args"] == ["-I", "-m", "guard._warm", "serve"]
     assert config["home"] is None
     assert config["confirmTimeoutMs"] == 60_000
     manifest = json.loads((target / MANIFEST_FILE).read_text())
-    assert set(manifest["files"]) == {"index.ts", CONFIG_FILE, TOOLS_FILE}
+    assert set(manifest["files"]) == {*SHIM_FILES, CONFIG_FILE, TOOLS_FILE}
     text = result.render()
     assert str(target) in text
     assert "/guard" in text
@@ -77,15 +84,19 @@ def test_project_install_writes_shim_config_and_manifest(project: Path) -> None:
 
 
 def test_shim_is_small_and_imports_only_types_from_pi_but_its_own_tools() -> None:
-    source = shim_source().decode()
+    sources = {name: text.decode() for name, text in shim_sources().items()}
+    assert set(sources) == SHIM_FILES
     # the spool (nothing lost), the judged file opens, the effects review's exec, the
-    # compact dialog's choices and Details, stop, and the approval port's poll and wait
-    # (every decision stays in Python; shrinking it is on the tidy-house list)
-    assert source.count("\n") < 960
-    imports = re.findall(
-        r'^import [^;]*? from "@mariozechner/pi-coding-agent"', source, flags=re.M | re.S
-    )
-    values = [b for b in imports if not b.startswith("import type ")]
+    # compact dialog's choices and Details, stop, and the one ask (every decision stays in
+    # Python): all its modules together
+    assert sum(source.count("\n") for source in sources.values()) < 960
+    imports = {
+        name: re.findall(
+            r'^import [^;]*? from "@mariozechner/pi-coding-agent"', source, flags=re.M | re.S
+        )
+        for name, source in sources.items()
+    }
+    values = [b for found in imports.values() for b in found if not b.startswith("import type ")]
     # The value imports: pi's own bash (with the sandbox's spawn hook and exec, which reviews
     # each command's effects) and file tools (which open only the file the guard judged).
     assert [" ".join(v.split()) for v in values] == [
@@ -93,8 +104,37 @@ def test_shim_is_small_and_imports_only_types_from_pi_but_its_own_tools() -> Non
         " createReadToolDefinition, createWriteToolDefinition, } from"
         ' "@mariozechner/pi-coding-agent"'
     ]
-    assert len(imports) == 2
-    assert source.count("export default function") == 1
+    assert len(imports["index.ts"]) == 2
+    assert sum(source.count("export default function") for source in sources.values()) == 1
+    assert sources["index.ts"].count("export default function") == 1
+    # The modules import each other only by a relative ./NAME.ts, never from elsewhere.
+    for source in sources.values():
+        local = re.findall(r'^import [^;]*? from "(\.[^"]*)"', source, flags=re.M | re.S)
+        assert {f"{name[2:]}" for name in local} <= set(SHIM_MODULES)
+
+
+def test_an_install_of_one_file_is_updated_with_the_modules_and_an_edited_module_is_kept(
+    project: Path,
+) -> None:
+    """An install from before the shim had modules (index.ts alone) updates in place; a
+    module someone edited is neither overwritten nor removed without ``--force``."""
+    install("project", project, force=False, uninstall=False)
+    target = shim_dir(project)
+    for name in SHIM_MODULES:
+        (target / name).unlink()
+    manifest = json.loads((target / MANIFEST_FILE).read_text())
+    manifest["files"] = {k: v for k, v in manifest["files"].items() if k not in SHIM_MODULES}
+    (target / MANIFEST_FILE).write_text(json.dumps(manifest))
+    assert install("project", project, force=False, uninstall=False).action == "updated"
+    assert {p.name for p in target.iterdir()} >= SHIM_FILES
+    (target / "ask.ts").write_text("// edited\n")
+    with pytest.raises(ModifiedInstallError):
+        install("project", project, force=False, uninstall=False)
+    with pytest.raises(ModifiedInstallError):
+        install("project", project, force=False, uninstall=True)
+    assert (target / "ask.ts").read_text() == "// edited\n"
+    assert install("project", project, force=True, uninstall=False).action == "updated"
+    assert (target / "ask.ts").read_bytes() == shim_sources()["ask.ts"]
 
 
 def test_global_install_follows_pi_coding_agent_dir(
@@ -204,7 +244,7 @@ def test_uninstall_removes_our_files_and_keeps_foreign_ones(project: Path) -> No
     (shim_dir(project) / "notes.txt").write_text("mine")
     result = install("project", project, force=False, uninstall=True)
     assert result.action == "uninstalled"
-    assert set(result.files) == {"index.ts", CONFIG_FILE, TOOLS_FILE, MANIFEST_FILE}
+    assert set(result.files) == {*SHIM_FILES, CONFIG_FILE, TOOLS_FILE, MANIFEST_FILE}
     assert result.left_in_place == ("notes.txt",)
     assert sorted(p.name for p in shim_dir(project).iterdir()) == ["notes.txt"]
 

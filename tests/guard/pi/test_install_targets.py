@@ -11,7 +11,7 @@ import pytest
 
 from guard._cli import main
 from guard._pi.install import MANIFEST_FILE, install, package_json, shim_source
-from guard._pi.layout import PACKAGE_NAME, find_installs
+from guard._pi.layout import PACKAGE_NAME, SHIM_MODULES, find_installs
 
 
 def test_install_without_a_flag_goes_to_the_personal_extensions(
@@ -63,6 +63,7 @@ def test_package_is_a_pi_package_folder(tmp_path: Path) -> None:
     )
     assert set(json.loads((folder / MANIFEST_FILE).read_text())["files"]) == {
         "index.ts",
+        *SHIM_MODULES,
         "guard.json",
         "tools.json",
         "package.json",
@@ -86,6 +87,7 @@ def test_package_uninstall_removes_the_folder_it_created(tmp_path: Path) -> None
     result = install("package", folder, force=False, uninstall=True)
     assert set(result.files) == {
         "index.ts",
+        *SHIM_MODULES,
         "guard.json",
         "tools.json",
         "package.json",

@@ -100,6 +100,10 @@ def test_guard_home_is_blocked_its_config_only_protected(world: World) -> None:
     assert verdict_of(policy, world, "write", config) == "block"
     assert verdict_of(policy, world, "edit", ".pi/operator-guard.toml") == "confirm"
     assert verdict_of(policy, world, "write", ".pi/extensions/operator-guard/index.ts") == "block"
+    for module in ("ask.ts", "local.ts", "sidecar.ts", "wire.ts"):  # the modules index.ts imports
+        for tool in ("write", "edit"):
+            where = f".pi/extensions/operator-guard/{module}"
+            assert verdict_of(policy, world, tool, where) == "block", (tool, module)
     # another extension of the project: code pi loads at its next start, never written
     assert verdict_of(policy, world, "write", ".pi/extensions/other/index.ts") == "block"
     assert verdict_of(policy, world, "ls", str(home.parent)) == "allow"

@@ -4,7 +4,7 @@
 // Run by tests/guard/pi/test_shim_node.py with Node >= 22.7:
 //   node --experimental-transform-types --test-reporter=tap tests/guard/pi/shim/shim.test.mjs
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { test } from "node:test";
@@ -89,7 +89,7 @@ let serial = 0;
 async function guard(t, { spec = {}, config = {}, start = true, ctx = fakeCtx(), files = {} } = {}) {
 	const dir = join(ROOT, `guard-${++serial}`);
 	mkdirSync(dir);
-	copyFileSync(SHIM, join(dir, "index.ts"));
+	for (const name of readdirSync(dirname(SHIM)).filter((n) => n.endsWith(".ts"))) copyFileSync(join(dirname(SHIM), name), join(dir, name)); // index.ts and its modules
 	for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text); // next to the shim, as install writes them
 	const specPath = join(dir, "spec.json");
 	writeFileSync(specPath, JSON.stringify(spec));
