@@ -5,6 +5,7 @@ dropped; off, the export is never started (and the SDK never imported: test_star
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,17 @@ def test_each_judged_call_is_one_span_and_status_counts_them(tmp_path: Path) -> 
             result(sidecar, "evaluate", {**read, "toolCallId": "c", "hasUi": True})
             result(sidecar, "audit.toolExecuted", {**read, "toolCallId": "c", "isError": False})
             spans = receiver.wait_for(3)
-            status = result(sidecar, "status", {"tools": []})
-            written = json.loads((sidecar.session.session_dir / STATUS_FILE).read_text())
+            # The receiver has them before the export process hears its post's answer and
+            # says so to the sidecar: the count follows a moment later.
+            deadline = time.monotonic() + 30
+            while True:
+                status = result(sidecar, "status", {"tools": []})
+                file = sidecar.session.session_dir / STATUS_FILE
+                written = json.loads(file.read_text()) if file.exists() else {}
+                counted = (status["telemetry"]["exported"], written.get("exported"))
+                if counted == (3, 3) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
         finally:
             sidecar.close()
     by_call = {s.attributes["gen_ai.tool.call.id"]: s.attributes for s in spans}

@@ -75,6 +75,11 @@ def test_every_guarded_call_reaches_the_receiver_once_with_the_required_attribut
         observed.guard.observer = telemetry.observe
         run_calls(observed.guard, workdir, 3)
         spans = receiver.wait_for(6)
+        # The receiver has them before the export process hears its posts' answers and says
+        # so (it runs niced: on a busy machine a moment later).
+        deadline = time.monotonic() + 30
+        while telemetry.status().exported < 6 and time.monotonic() < deadline:
+            time.sleep(0.05)
         telemetry.close()
     assert len(spans) == 6
     assert sorted(s.attributes["gen_ai.tool.call.id"] for s in spans) == sorted(
