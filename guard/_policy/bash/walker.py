@@ -76,7 +76,7 @@ _CHECKERS = {
 
 
 class Walker(SyntaxWalker):
-    """The walk plus what simple commands run: wrappers, ``cd``, ``find -exec``, ``eval`` …"""
+    """The walk plus what simple commands run: wrappers, ``cd``, ``eval``, the cards …"""
 
     def run(
         self,
@@ -112,8 +112,6 @@ class Walker(SyntaxWalker):
         program = command.program or ""
         if program in ("cd", "pushd", "popd"):
             self.change_dir_command(program, argv[1:])
-        elif program == "find":
-            self.find_exec(command)
         elif program == "eval":
             self.eval(command)
         elif program in ("source", "."):
@@ -158,25 +156,6 @@ class Walker(SyntaxWalker):
             # ``~user``: that user's home (an unknown user's word stays as it is, as in bash).
             target = os.path.expanduser(target)
         self.cwd = posixpath.normpath(posixpath.join(self.cwd, target))
-
-    def find_exec(self, command: Command) -> None:
-        args = list(command.args)
-        i = 0
-        while i < len(args):
-            value = args[i].value
-            if value in ("-exec", "-execdir", "-ok", "-okdir"):
-                self.finding("find-exec", f"find {value} runs a command on every file it finds")
-                j = i + 1
-                while j < len(args) and args[j].value not in (";", "+"):
-                    j += 1
-                inner = [Word(None, "{}") if w.value == "{}" else w for w in args[i + 1 : j]]
-                if inner:
-                    self.run(inner, via=(*command.via, f"find {value}"), producers=[], texts=[])
-                i = j + 1
-                continue
-            if value in ("-fprint", "-fprint0", "-fprintf", "-fls"):
-                self.finding("find-exec", f"find {value} writes a file")
-            i += 1
 
     def eval(self, command: Command) -> None:
         self.finding("eval", "eval runs a string as a command: " + preview(join_raw(command.argv)))

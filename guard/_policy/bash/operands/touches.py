@@ -7,8 +7,8 @@ its destination is, which flags make it recursive. ``read_paths`` reads a comman
 the shape its program's card gives (``bash/programs``); ``SHAPES`` holds the rows of the
 programs that have no card yet. A program with neither is read fail-closed (``UNKNOWN``):
 every operand and option value counts as read *and* written. The few programs whose
-arguments are not regular (``dd``, ``find``, ``curl``/``wget``, ``tar``/``zip``, container
-volumes; git in its card) name a reader of their own (``irregular``) in their shape.
+arguments are not regular (package managers' prefixes, container volumes) name a reader of
+their own (``irregular``) in their shape.
 """
 
 from __future__ import annotations
@@ -20,17 +20,7 @@ from dataclasses import dataclass, replace
 
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.arguments import has_flag, option_value, split_args
-from guard._policy.bash.operands.irregular import (
-    DELETERS,
-    Reader,
-    Use,
-    archive,
-    container_volumes,
-    dd,
-    download,
-    find,
-    package_prefix,
-)
+from guard._policy.bash.operands.irregular import Reader, Use, container_volumes, package_prefix
 
 __all__ = ["SHAPES", "UNKNOWN", "Shape", "Use", "read_paths"]
 
@@ -83,32 +73,11 @@ UNKNOWN = Shape(operands=_WRITTEN, values=_WRITTEN, assignments=True)
 """A program nothing is known of: every operand, option value and ``KEY=PATH`` read and written."""
 _READER = Shape(operands=_READ, values=_READ, assignments=True)
 _NOTHING = Shape()
-_COPIER = Shape(
-    operands=_READ,
-    destination=Use(read=False, write=True, target=True),
-    recursive=("-r", "-R", "-a", "--recursive", "--archive"),
-)
 
 # Options that take a value, per program: (short letters, long options).
 _VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {
-    "truncate": ("sr", _set("--size --reference")),
-    "mv": ("tS", _set("--target-directory --suffix")),
-    "cp": ("tS", _set("--target-directory --suffix")),
-    "ln": ("tS", _set("--target-directory --suffix")),
-    "install": ("gmotS", _set("--group --mode --owner --target-directory --suffix")),
-    "rsync": (
-        "eBfT",
-        _set("""
-        --rsh --filter --exclude --include --temp-dir --exclude-from --include-from --files-from
-        --backup-dir --suffix --chmod --log-file --partial-dir --compare-dest --copy-dest
-        --link-dest
-    """),
-    ),
-    "scp": ("cFiJloPS", frozenset()),
-    "shred": ("nsu", _set("--iterations --size --random-source")),
     "mkdir": ("m", _set("--mode")),
     "touch": ("dtr", _set("--date --reference")),
-    "sed": ("efl", _set("--expression --file --line-length")),
     "grep": (
         "efmABCdD",
         _set("""
@@ -123,13 +92,6 @@ _VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {
         --before-context --max-columns
     """),
     ),
-    "tar": (
-        "fCbTXIH",
-        _set("""
-        --file --directory --exclude --files-from --exclude-from --use-compress-program --format
-    """),
-    ),
-    "zip": ("xibn", frozenset()),
 }
 
 # Families in the order they are decided: a program named by two takes the first.
@@ -144,30 +106,6 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         _NOTHING,
     ),
     (_set("echo printf"), Shape(operands=_READ, static_args=True)),
-    (
-        _set("rimraf trash trash-put"),
-        Shape(operands=Use(read=False, write=True, target=True), always_recursive=True),
-    ),
-    (
-        DELETERS,
-        Shape(
-            operands=Use(read=False, write=True, target=True),
-            recursive=("-r", "-R", "--recursive"),
-        ),
-    ),
-    (
-        _set("mv"),
-        Shape(
-            operands=Use(read=True, write=True, target=True),
-            destination=Use(read=True, write=True, target=True),
-            always_recursive=True,
-            splits_destination=True,
-        ),
-    ),
-    (_set("ln"), replace(_COPIER, operands=_WRITTEN)),
-    (_set("rsync"), replace(_COPIER, always_recursive=True)),
-    (_set("cp"), replace(_COPIER, splits_destination=True)),
-    (_set("install scp ditto gcp"), _COPIER),
     (_set("tee"), Shape(operands=Use(read=False, write=True, target=True))),
     (_set("touch mkdir"), Shape(operands=Use(read=False, write=True))),
     (
@@ -179,7 +117,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         ),
     ),
     (
-        _set("sed perl"),
+        _set("perl"),
         Shape(
             operands=Use(read=True, write=True, target=True),
             first_unless=("-e", "--expression", "-f", "--file", "-E"),
@@ -187,10 +125,6 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
             otherwise=UNKNOWN,
         ),
     ),
-    (_set("dd"), Shape(reader=dd)),
-    (_set("find"), Shape(reader=find)),
-    (_set("curl wget"), Shape(reader=download)),
-    (_set("tar zip"), Shape(reader=archive)),
     (
         _set("grep egrep fgrep"),
         Shape(
@@ -209,9 +143,9 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
         sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64 grep egrep fgrep rg ag ack
         cd pushd popd source . realpath readlink basename dirname uniq cut awk gawk column nl
-        tac rev fold fmt paste join comm tree find fd fdfind locate pytest mypy ruff black
-        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh make go cargo npm
-        pnpm yarn npx docker kubectl man info tldr sqlite3 psql mysql curl wget ssh scp tr
+        tac rev fold fmt paste join comm tree fd fdfind locate pytest mypy ruff black
+        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh go cargo npm
+        pnpm yarn npx docker kubectl man info tldr sqlite3 psql mysql ssh tr
         xargs watch time timeout nice nohup sudo open xdg-open code
         """),
         _READER,

@@ -1,9 +1,10 @@
 """The shape of a card: what the guard knows about one program (or a family of programs).
 
 A card says what a program runs that the command does not show (``runs``: findings, nested
-scripts, the command it runs in turn), which of its words name paths and how it uses each
-(``paths``: read, written, destroyed, recursively), and which options may come before its
-subcommand (``global_options``, so a rule's ``subcommand`` finds ``git -C dir reset``).
+scripts, the command it runs in turn; ``code_options``: options that carry code), which of
+its words name paths and how it uses each (``paths``: read, written, destroyed,
+recursively), and which options may come before its subcommand (``global_options``, so a
+rule's ``subcommand`` finds ``git -C dir reset``).
 A program without a card is read as it always was: fail closed, every operand read and
 written.
 """
@@ -33,5 +34,7 @@ class Card:
     """Which words name paths and how each is used; ``None``: every operand read and written."""
     runs: Runs | None = None
     """What the program runs or writes that its words do not name; ``None``: nothing."""
+    code_options: frozenset[str] = frozenset()
+    """Options whose value (or presence) is code or a program it runs (``rsync -e``): asks."""
     global_options: frozenset[str] = frozenset()
     """Options taking a value that may come before the subcommand (``git -C DIR reset``)."""

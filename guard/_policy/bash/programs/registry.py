@@ -13,12 +13,25 @@ from collections.abc import Iterable, Mapping
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_paths
+from guard._policy.bash.programs.archives import EXTRACTORS, TAR, ZIP
 from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LN, MV, RSYNC, SCP
+from guard._policy.bash.programs.dd import CARD as DD
+from guard._policy.bash.programs.deleters import REMOVERS, SHRED, TRASH, TRUNCATE
+from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
+from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
+from guard._policy.bash.programs.make import GMAKE, MAKE
+from guard._policy.bash.programs.sed import GSED, SED
 
 __all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "touched"]
 
-CARDS: tuple[Card, ...] = (GIT,)
+CARDS: tuple[Card, ...] = (
+    *(GIT, FIND, SED, GSED, MAKE, GMAKE, DD, DOWNLOADERS),
+    *(REMOVERS, TRUNCATE, SHRED, TRASH),
+    *(MV, CP, LN, INSTALL, RSYNC, SCP, DITTO),
+    *(TAR, ZIP, EXTRACTORS),
+)
 """Every card; no two name the same program."""
 
 

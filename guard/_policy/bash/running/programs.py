@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from guard._policy.bash.model import Command, Word, preview
+from guard._policy.bash.model import Command, Word
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 from guard._policy.bash.programs import card_for
+from guard._policy.bash.programs.code import inline, option_values, positionals, script_files
 
 __all__ = ["check_program"]
 
@@ -68,9 +69,6 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "split": _set("--filter"),
     "man": _set("-P --pager -H --html"),
     "less": _set("-o --log-file -O --LOG-FILE"),
-    "rsync": _set("-e --rsh --rsync-path"),
-    "scp": _set("-S -o -F"),
-    "zip": _set("-T --test -TT --unzip-command"),
     "tclsh": _set("-c"),
     "wish": _set("-c"),
 }
@@ -86,166 +84,32 @@ _EVALUATING = _set(
 _READ_VALUE_LETTERS = {"read": "dinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
 
 
-def _positionals(args: Sequence[Word], value_options: frozenset[str]) -> list[Word]:
-    out: list[Word] = []
-    skip = False
-    for word in args:
-        if skip:
-            skip = False
-            continue
-        value = word.value
-        if value is not None and value.startswith("-") and value != "-":
-            skip = value in value_options
-            continue
-        out.append(word)
-    return out
-
-
-def _option_values(args: Sequence[Word], names: frozenset[str]) -> list[Word]:
-    """Values of the options ``names``: ``-e X``, ``--execute=X``, ``-eX``."""
-    out: list[Word] = []
-    for i, word in enumerate(args):
-        value = word.value
-        if value is None:
-            continue
-        if value in names:
-            out.append(args[i + 1] if i + 1 < len(args) else Word(None, ""))
-        elif "=" in value and value.split("=", 1)[0] in names:
-            out.append(Word(value.split("=", 1)[1], word.raw))
-        else:
-            for name in names:
-                if len(name) == 2 and value.startswith(name) and not value.startswith("--"):
-                    out.append(Word(value[2:], word.raw))
-                    break
-    return out
-
-
-def _inline(w: SyntaxWalker, command: Command, words: Sequence[Word], language: str) -> None:
-    for word in words:
-        if word.value is None:
-            w.finding("dynamic-script", f"{language} code built at runtime: {word.raw}")
-        else:
-            w.code(command, word.value, language)
-
-
-def _script_files(w: SyntaxWalker, program: str, files: Sequence[Word]) -> None:
-    for word in files:
-        if word.value is None or word.value == "-" or word.value.startswith(("/dev/", "/proc/")):
-            w.finding("shell-stdin", f"{program} reads its program from a stream: {word.raw}")
-
-
-def _sed(w: SyntaxWalker, command: Command) -> None:
-    args = command.args
-    scripts = _option_values(args, _set("-e --expression"))
-    script_files = _option_values(args, _set("-f --file"))
-    _script_files(w, "sed", script_files)
-    has_file = bool(script_files)
-    if not scripts and not has_file:
-        positional = _positionals(args, _set("-e --expression -f --file -l --line-length"))
-        scripts = positional[:1]
-    _inline(w, command, scripts, "sed")
-
-
 def _awk(w: SyntaxWalker, command: Command) -> None:
     args = command.args
-    sources = _option_values(args, _set("-e --source"))
-    files = _option_values(args, _set("-f --file"))
-    _script_files(w, "awk", files)
-    for word in _option_values(args, _set("-v --assign")):
+    sources = option_values(args, _set("-e --source"))
+    files = option_values(args, _set("-f --file"))
+    script_files(w, "awk", files)
+    for word in option_values(args, _set("-v --assign")):
         name = (word.value or "").split("=", 1)[0]
         if word.value is None or not re.fullmatch(r"[a-z_]\w*|[OI]?FS|[OR]S", name):
             w.finding("inline-code", "awk -v assigns a special variable: " + word.raw)
     if not sources and not files:
-        positional = _positionals(
+        positional = positionals(
             args, _set("-F -v -f -e --source --assign --file --field-separator")
         )
         sources = positional[:1]
-    _inline(w, command, sources, "awk")
+    inline(w, command, sources, "awk")
 
 
 def _sql(w: SyntaxWalker, command: Command, program: str) -> None:
     options, positional_sql = _SQL_CLIENTS[program]
-    words = _option_values(command.args, options)
+    words = option_values(command.args, options)
     if positional_sql:
-        positional = _positionals(command.args, _set("-cmd -separator -nullvalue -init"))
+        positional = positionals(command.args, _set("-cmd -separator -nullvalue -init"))
         words.extend(positional[1:])
     if command.stdin_texts:
         words.extend(Word.literal(t) for t in command.stdin_texts)
-    _inline(w, command, words, "sql")
-
-
-def _make(w: SyntaxWalker, command: Command) -> None:
-    for word in _option_values(command.args, _set("-f --file --makefile")):
-        value = word.value
-        if value is None or value == "-" or value.startswith(("/dev/", "/proc/")):
-            w.finding("shell-stdin", "make reads a makefile from stdin or a stream")
-    for word in command.args:
-        value = word.value or ""
-        if value.startswith(("--eval", "-E")):
-            w.finding("inline-code", "make --eval runs inline make code: " + preview(word.raw))
-        name = value.split("=", 1)[0] if "=" in value and not value.startswith("-") else ""
-        if name in ("SHELL", ".SHELLFLAGS", "MAKEFLAGS", "MAKEFILES") or name.startswith("LD_"):
-            w.finding("shell-environment", "make variable that changes what runs: " + value)
-
-
-def _extraction(w: SyntaxWalker, command: Command, program: str) -> None:
-    args = command.args
-    values = [a.value or "" for a in args]
-    first = values[0] if values else ""
-    if program in ("tar", "gtar", "bsdtar"):
-        old_style = bool(first) and not first.startswith("-") and "x" in first
-        extract = old_style or any(
-            v in ("--extract", "--get")
-            or (v.startswith("-") and not v.startswith("--") and "x" in v[1:])
-            for v in values
-        )
-    elif program == "unzip":
-        extract = not any(v in ("-l", "-t", "-v", "-Z", "-p", "-c", "-z") for v in values)
-    elif program in ("7z", "7za", "7zr"):
-        extract = first in ("x", "e")
-    elif program == "cpio":
-        extract = any(
-            v in ("-i", "--extract")
-            or (v.startswith("-") and "i" in v[1:] and not v.startswith("--"))
-            for v in values
-        )
-    elif program == "ar":
-        extract = "x" in first
-    else:  # patch
-        extract = "--dry-run" not in values
-    if extract:
-        w.finding("opaque-write", f"{program} writes files named inside the archive or patch")
-
-
-def _downloader(w: SyntaxWalker, command: Command, program: str) -> None:
-    values = [a.value or "" for a in command.args]
-    if program == "curl":
-        risky = [
-            v
-            for v in values
-            if v in ("-J", "--remote-header-name", "-K", "--config")
-            or (v.startswith("-") and not v.startswith("--") and ("J" in v or "K" in v))
-        ]
-    else:
-        risky = [
-            v
-            for v in values
-            if v
-            in (
-                "-r",
-                "--recursive",
-                "-m",
-                "--mirror",
-                "-i",
-                "--input-file",
-                "-e",
-                "--execute",
-                "--content-disposition",
-                "--trust-server-names",
-            )
-        ]
-    if risky:
-        w.finding("opaque-write", f"{program} {risky[0]}: names or options come from elsewhere")
+    inline(w, command, words, "sql")
 
 
 def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
@@ -328,27 +192,9 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
     if card is not None:
         if card.runs is not None:
             card.runs(w, command)
-        return
-    if program == "sed" or program == "gsed":
-        _sed(w, command)
-    elif program in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
-        _awk(w, command)
-    elif program in _SQL_CLIENTS:
-        _sql(w, command, program)
-    elif program in ("make", "gmake"):
-        _make(w, command)
-    elif program in ("tar", "gtar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "ar", "patch"):
-        _extraction(w, command, program)
-    elif program in ("curl", "wget"):
-        _downloader(w, command, program)
-    elif program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
-        _builtins(w, command, program)
-    elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
-        w.finding("unresolved", f"{program} signals processes only known at runtime")
-    if program in _EVALUATING:
-        for a in command.args:
-            w.subscripts(a.value if a.value is not None else a.raw)
-    options = _CODE_OPTIONS.get(program)
+        options = card.code_options or None
+    else:
+        options = _uncarded(w, command, program)
     if options is not None:
         found = [
             a.value
@@ -362,3 +208,19 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
         ]
         if found:
             w.finding("inline-code", f"{program} {found[0]} runs code or another program")
+
+
+def _uncarded(w: SyntaxWalker, command: Command, program: str) -> frozenset[str] | None:
+    """What ``program``, which has no card, is known to run; its options that carry code."""
+    if program in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
+        _awk(w, command)
+    elif program in _SQL_CLIENTS:
+        _sql(w, command, program)
+    elif program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
+        _builtins(w, command, program)
+    elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
+        w.finding("unresolved", f"{program} signals processes only known at runtime")
+    if program in _EVALUATING:
+        for a in command.args:
+            w.subscripts(a.value if a.value is not None else a.raw)
+    return _CODE_OPTIONS.get(program)

@@ -1,0 +1,96 @@
+"""mv, cp and their family: what they read, and the destination they write.
+
+The operands are the sources, the last operand (or the value of ``-t``/
+``--target-directory``) the destination. ``mv`` changes its sources and its destination;
+``cp``, ``install``, ``scp``, ``ditto``, ``gcp`` read the sources and write the
+destination, recursively with ``-r``/``-R``/``-a``; ``ln`` writes both (a link replaces a
+file of that name); ``rsync`` always copies recursively. ``mv`` and ``cp`` write, beneath a
+directory destination, only what each source becomes there. ``rsync -e``/``--rsh``/
+``--rsync-path`` and ``scp -S``/``-o``/``-F`` run a program of the command's choosing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from guard._policy.bash.operands.irregular import Use
+from guard._policy.bash.operands.touches import Shape
+from guard._policy.bash.programs.card import Card
+
+__all__ = ["CP", "DITTO", "INSTALL", "LN", "MV", "RSYNC", "SCP"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_READ = Use(read=True, write=False)
+_COPIER = Shape(
+    operands=_READ,
+    destination=Use(read=False, write=True, target=True),
+    recursive=("-r", "-R", "-a", "--recursive", "--archive"),
+)
+_TARGET = _set("--target-directory --suffix")
+
+MV = Card(
+    names=_set("mv"),
+    paths=Shape(
+        short_values="tS",
+        long_values=_TARGET,
+        operands=Use(read=True, write=True, target=True),
+        destination=Use(read=True, write=True, target=True),
+        always_recursive=True,
+        splits_destination=True,
+    ),
+)
+"""``mv``: sources and destination changed."""
+
+CP = Card(
+    names=_set("cp"),
+    paths=replace(_COPIER, short_values="tS", long_values=_TARGET, splits_destination=True),
+)
+"""``cp``: sources read, the destination written."""
+
+LN = Card(
+    names=_set("ln"),
+    paths=replace(
+        _COPIER, short_values="tS", long_values=_TARGET, operands=Use(read=True, write=True)
+    ),
+)
+"""``ln``: the link's target and the link both written."""
+
+INSTALL = Card(
+    names=_set("install"),
+    paths=replace(
+        _COPIER,
+        short_values="gmotS",
+        long_values=_set("--group --mode --owner --target-directory --suffix"),
+    ),
+)
+"""``install``: sources read, the destination written."""
+
+RSYNC = Card(
+    names=_set("rsync"),
+    paths=replace(
+        _COPIER,
+        short_values="eBfT",
+        long_values=_set("""
+        --rsh --filter --exclude --include --temp-dir --exclude-from --include-from --files-from
+        --backup-dir --suffix --chmod --log-file --partial-dir --compare-dest --copy-dest
+        --link-dest
+    """),
+        always_recursive=True,
+    ),
+    code_options=_set("-e --rsh --rsync-path"),
+)
+"""``rsync``: sources read, the destination written whole, always recursively."""
+
+SCP = Card(
+    names=_set("scp"),
+    paths=replace(_COPIER, short_values="cFiJloPS"),
+    code_options=_set("-S -o -F"),
+)
+"""``scp``: sources read, the destination written."""
+
+DITTO = Card(names=_set("ditto gcp"), paths=_COPIER)
+"""``ditto``, ``gcp``: sources read, the destination written."""

@@ -1,0 +1,61 @@
+"""rm and its family: the programs that delete or overwrite what they name.
+
+``rm``, ``unlink``, ``srm``, ``rmdir``, ``del`` delete their operands (recursively with
+``-r``/``-R``/``--recursive``); ``truncate`` and ``shred`` overwrite theirs (their options
+that take a value are not operands); ``rimraf``, ``trash`` and ``trash-put`` delete
+recursively whatever the flags. None of them runs anything. ``DELETERS`` names them all for
+the programs that run one (``find -exec rm``).
+"""
+
+from __future__ import annotations
+
+from guard._policy.bash.operands.irregular import Use
+from guard._policy.bash.operands.touches import Shape
+from guard._policy.bash.programs.card import Card
+
+__all__ = ["DELETERS", "REMOVERS", "SHRED", "TRASH", "TRUNCATE"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+DELETERS = _set("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
+"""Programs that delete or overwrite their operands."""
+
+_DELETED = Use(read=False, write=True, target=True)
+_RECURSIVE = ("-r", "-R", "--recursive")
+
+REMOVERS = Card(
+    names=_set("rm unlink srm rmdir del"),
+    paths=Shape(operands=_DELETED, recursive=_RECURSIVE),
+)
+"""``rm`` and the programs read like it: every operand deleted."""
+
+TRUNCATE = Card(
+    names=_set("truncate"),
+    paths=Shape(
+        short_values="sr",
+        long_values=_set("--size --reference"),
+        operands=_DELETED,
+        recursive=_RECURSIVE,
+    ),
+)
+"""``truncate``: every operand overwritten (``-s SIZE``, ``-r FILE`` are no operands)."""
+
+SHRED = Card(
+    names=_set("shred"),
+    paths=Shape(
+        short_values="nsu",
+        long_values=_set("--iterations --size --random-source"),
+        operands=_DELETED,
+        recursive=_RECURSIVE,
+    ),
+)
+"""``shred``: every operand overwritten."""
+
+TRASH = Card(
+    names=_set("rimraf trash trash-put"),
+    paths=Shape(operands=_DELETED, always_recursive=True),
+)
+"""``rimraf``, ``trash``: every operand deleted, always recursively."""

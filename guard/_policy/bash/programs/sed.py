@@ -1,0 +1,53 @@
+"""sed: the script it runs, and the files ``-i`` edits in place.
+
+* **Runs.** The script (``-e``/``--expression``, else the first operand) goes to the walk's
+  allowlist of harmless sed; ``-f``/``--file`` from a stream asks.
+* **Paths.** With ``-i``/``--in-place`` the operands after the script are changed (the
+  first is the script unless ``-e``/``-f``/``-E`` gives it); without, sed is read like a
+  program nothing is known of. ``gsed`` runs the same way; its paths are not known.
+"""
+
+from __future__ import annotations
+
+from guard._policy.bash.model import Command
+from guard._policy.bash.operands.irregular import Use
+from guard._policy.bash.operands.touches import UNKNOWN, Shape
+from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.code import inline, option_values, positionals, script_files
+
+__all__ = ["GSED", "SED"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _runs(w: SyntaxWalker, command: Command) -> None:
+    args = command.args
+    scripts = option_values(args, _set("-e --expression"))
+    files = option_values(args, _set("-f --file"))
+    script_files(w, "sed", files)
+    has_file = bool(files)
+    if not scripts and not has_file:
+        positional = positionals(args, _set("-e --expression -f --file -l --line-length"))
+        scripts = positional[:1]
+    inline(w, command, scripts, "sed")
+
+
+SED = Card(
+    names=_set("sed"),
+    paths=Shape(
+        short_values="efl",
+        long_values=_set("--expression --file --line-length"),
+        operands=Use(read=True, write=True, target=True),
+        first_unless=("-e", "--expression", "-f", "--file", "-E"),
+        only_with=("-i", "--in-place"),
+        otherwise=UNKNOWN,
+    ),
+    runs=_runs,
+)
+"""sed's card."""
+
+GSED = Card(names=_set("gsed"), runs=_runs)
+"""GNU sed by its other name: its script is read, its paths are not known."""

@@ -1,0 +1,124 @@
+"""The cards beside git's, attacked through several spellings: what each program destroys is
+named and asked about, what it runs or writes unseen asks, reading stays quiet."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from guard._policy import Verdict
+from guard._policy.bash.programs import CARDS, card_for, touched
+from guard._policy.bash.walker import analyze
+
+WRAPPERS = ["{}", "command {}", "env {}", "nice {}", "bash -c '{}'", "true && {}", "({})"]
+
+DESTRUCTIVE = [
+    ("find . -delete", "builtin.find-delete"),
+    ("find . -exec rm {} +", "builtin.find-exec"),
+    ("find . -execdir /bin/rm -f {} ;", "builtin.find-exec"),
+    ("sed -i s/a/b/ a.txt", "builtin.sed-in-place"),
+    ("sed --in-place -e s/a/b/ a.txt", "builtin.sed-in-place"),
+    ("gsed -i s/a/b/ a.txt", "builtin.sed-in-place"),
+    ("rm -rf src", "builtin.rm"),
+    ("/bin/rm -r -- a.txt", "builtin.rm"),
+    ("unlink a.txt", "builtin.rm"),
+    ("truncate -s 0 a.txt", "builtin.truncate"),
+    ("shred -u a.txt", "builtin.shred"),
+    ("trash src", "builtin.rm"),
+    ("rsync -a --delete src/ dst/", "builtin.rsync-delete"),
+    ("rsync -e 'sh -c id' a h:b", "builtin.inline-code"),
+    ("scp -S ./evil a h:b", "builtin.inline-code"),
+    ("tar xf x.tar", "builtin.opaque-write"),
+    ("tar -C dst -xf x.tar", "builtin.opaque-write"),
+    ("bsdtar -x -f x.tar", "builtin.opaque-write"),
+    ("unzip x.zip", "builtin.opaque-write"),
+    ("7z x a.7z", "builtin.opaque-write"),
+    ("patch -p1 -i x.diff", "builtin.opaque-write"),
+    ("zip -T x.zip a.txt", "builtin.inline-code"),
+    ("wget -r https://h/", "builtin.opaque-write"),
+    ("curl -J -O https://h/x", "builtin.opaque-write"),
+    ("dd if=/dev/zero of=a.txt", "builtin.dd-output"),
+    ("make --eval=x", "builtin.inline-code"),
+    ("make SHELL=/bin/evil", "builtin.shell-environment"),
+    ("gmake -f /dev/stdin", "builtin.shell-stdin"),
+]
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS)
+@pytest.mark.parametrize(("command", "rule"), DESTRUCTIVE)
+def test_each_card_asks_about_what_its_program_destroys_or_runs_however_wrapped(
+    bash: Callable[[str], Verdict], wrapper: str, command: str, rule: str
+) -> None:
+    text = wrapper.format(command)
+    verdict = bash(text)
+    assert verdict.verdict != "allow", text
+    assert rule in verdict.rule_ids, (text, verdict.rule_ids)
+
+
+@pytest.mark.parametrize(
+    ("command", "written"),
+    [
+        ("find . -name x", []),
+        ("find src -delete", ["src"]),
+        ("find src -exec $X {} ;", ["src"]),
+        ("sed s/a/b/ a.txt", ["s/a/b/", "a.txt"]),
+        ("sed -i s/a/b/ a.txt", ["a.txt"]),
+        ("sed -i -e s/a/b/ a.txt", ["a.txt"]),
+        ("rm -rf a b", ["a", "b"]),
+        ("shred -n 3 a.txt", ["a.txt"]),
+        ("truncate -r ref a.txt", ["a.txt"]),
+        ("mv a b dst", ["a", "b", "dst", "dst/a", "dst/b"]),
+        ("cp -t dst a", ["dst"]),
+        ("cp -r a dst", ["dst", "dst/a"]),
+        ("ln -s target link", ["target", "link"]),
+        ("install -m 755 a /usr/local/bin/a", ["/usr/local/bin/a"]),
+        ("rsync -a src dst", ["dst"]),
+        ("tar -c -f out.tar src", ["out.tar"]),
+        ("tar cf out.tar src", ["out.tar"]),
+        ("tar -xf in.tar -C dst", ["dst"]),
+        ("zip out.zip a.txt", ["out.zip"]),
+        ("curl -o out https://h/x", ["out"]),
+        ("curl -O https://h/dir/name", ["./name"]),
+        ("wget https://h/dir/name", ["./name"]),
+        ("dd if=a of=b", ["b"]),
+        ("make -C sub all", []),
+    ],
+)
+def test_what_a_card_says_its_program_writes(command: str, written: list[str]) -> None:
+    parsed = analyze(command, cwd="/w").commands[0]
+    assert [w.value for w, use in touched(parsed) if use.write] == written, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -name '*.py'",
+        "sed -n 1,5p a.txt",
+        "cp a.txt b.txt",
+        "tar -tf x.tar",
+        "unzip -l x.zip",
+        "curl -s https://example.com",
+        "make test",
+        "patch --dry-run -p1 -i x.diff",
+    ],
+)
+def test_reading_asks_nothing(bash: Callable[[str], Verdict], command: str) -> None:
+    assert bash(command).verdict == "allow", command
+
+
+@pytest.mark.parametrize(
+    ("program", "option"),
+    sorted((name, option) for card in CARDS for name in card.names for option in card.code_options),
+)
+def test_every_option_a_card_says_carries_code_asks(program: str, option: str) -> None:
+    for spelling in (f"{program} {option} x a", f"{program} {option}=x a"):
+        checks = {f.check for f in analyze(spelling, cwd="/w").findings}
+        assert "inline-code" in checks, spelling
+
+
+def test_a_card_without_a_shape_reads_every_word_as_written() -> None:
+    card = card_for("gsed")
+    assert card is not None and card.paths is None
+    [parsed] = analyze("gsed s/a/b/ a.txt", cwd="/w").commands
+    assert [(w.value, u.write) for w, u in touched(parsed)] == [("s/a/b/", True), ("a.txt", True)]
