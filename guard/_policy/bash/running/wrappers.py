@@ -243,9 +243,10 @@ def _generic(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object
     spec = _HARMLESS[program]
     short, long = spec[0], spec[1]
     args = argv[1:]
-    if program == "command" and any(a.value in ("-v", "-V") for a in args[:2]):
-        return None
     start = _skip_options(args, short, long)
+    # ``command -v NAME`` only looks NAME up; a ``-v`` after the name is the command's own.
+    if program == "command" and any(a.value in ("-v", "-V") for a in args[: min(start, 2)]):
+        return None
     unknown = _unknown_option(args, start, spec)
     if unknown is not None:
         w.finding(

@@ -5,7 +5,8 @@ known at runtime asks like ``cd "$D"``; xargs' ``--replace``, ``--eof`` and ``--
 a value only as ``--opt=VALUE``, so the next word is the command; ``xargs -I`` without a
 marker does not crash; the words after ``env -S STRING`` keep their globs and braces (bash
 expanded them before env ran); env takes every word with ``=`` as an assignment, so an
-exported function (``BASH_FUNC_ls%%=…``) is not read as the program.
+exported function (``BASH_FUNC_ls%%=…``) is not read as the program; ``command NAME -v``
+runs NAME (only a ``-v`` before the name is ``command``'s lookup).
 """
 
 from __future__ import annotations
@@ -144,3 +145,27 @@ def test_env_takes_every_word_with_an_equals_sign_as_an_assignment(
     assert "builtin.shell-environment" in verdict.rule_ids
     program = analyze(command, cwd="/w", home="/h").commands[-1].argv[0].value
     assert program is not None and "=" not in program
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "command rm -v -rf ~",
+        "command rm -V -rf ~",
+        "command -p rm -v -rf ~",
+        "command -- rm -v -rf ~",
+        "env command rm -v -rf ~",
+        "bash -c 'command rm -v -rf ~'",
+    ],
+)
+def test_a_v_after_the_name_command_runs_is_that_programs_own(
+    bash: Callable[[str], Verdict], command: str
+) -> None:
+    assert bash(command).verdict == "block", command
+
+
+@pytest.mark.parametrize("command", ["command rm -v a.txt", "command git -v clean -fdx"])
+def test_command_with_a_v_after_the_name_still_runs_the_name(command: str) -> None:
+    assert [c.program for c in analyze(command, cwd="/w", home="/h").commands] == [
+        command.split()[1]
+    ]
