@@ -312,6 +312,7 @@ WING_FACES = {
         "Decision",
         "Enrolment",
         "Listed",
+        "Listener",
         "LocalApprovals",
         "Outcome",
         "Pending",
