@@ -65,7 +65,6 @@ class Shape:
 
 
 _TARGET_DIRECTORY = ("-t", "--target-directory")
-_PATTERNS = ("-e", "--regexp", "-f", "--file")
 
 _WRITTEN = Use(read=True, write=True)
 _READ = Use(read=True, write=False)
@@ -75,24 +74,7 @@ _READER = Shape(operands=_READ, values=_READ, assignments=True)
 _NOTHING = Shape()
 
 # Options that take a value, per program: (short letters, long options).
-_VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {
-    "mkdir": ("m", _set("--mode")),
-    "touch": ("dtr", _set("--date --reference")),
-    "grep": (
-        "efmABCdD",
-        _set("""
-        --regexp --file --max-count --context --after-context --before-context --include
-        --exclude --exclude-dir
-    """),
-    ),
-    "rg": (
-        "efgtTmABCM",
-        _set("""
-        --regexp --file --glob --type --type-not --max-count --context --after-context
-        --before-context --max-columns
-    """),
-    ),
-}
+_VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {}
 
 # Families in the order they are decided: a program named by two takes the first.
 _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
@@ -106,16 +88,6 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         _NOTHING,
     ),
     (_set("echo printf"), Shape(operands=_READ, static_args=True)),
-    (_set("tee"), Shape(operands=Use(read=False, write=True, target=True))),
-    (_set("touch mkdir"), Shape(operands=Use(read=False, write=True))),
-    (
-        _set("chmod chown chgrp"),
-        Shape(
-            operands=Use(read=False, write=True, target=True),
-            first_unless=("--reference",),
-            recursive=("-R", "--recursive"),
-        ),
-    ),
     (
         _set("perl"),
         Shape(
@@ -125,27 +97,17 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
             otherwise=UNKNOWN,
         ),
     ),
-    (
-        _set("grep egrep fgrep"),
-        Shape(
-            operands=_READ,
-            first_unless=_PATTERNS,
-            recursive=("-r", "-R", "--recursive", "--dereference-recursive"),
-            values=_READ,
-        ),
-    ),
-    (_set("rg ag ack"), Shape(operands=_READ, first_unless=_PATTERNS, always_recursive=True)),
     (_set("npm pnpm yarn"), replace(_READER, reader=package_prefix)),
     (_set("docker"), replace(_READER, reader=container_volumes)),
     (_set("podman nerdctl"), replace(UNKNOWN, reader=container_volumes)),
     (
         _set("""
         echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
-        sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64 grep egrep fgrep rg ag ack
-        cd pushd popd source . realpath readlink basename dirname uniq cut awk gawk column nl
+        sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64
+        cd pushd popd source . realpath readlink basename dirname uniq cut column nl
         tac rev fold fmt paste join comm tree fd fdfind locate pytest mypy ruff black
         flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh go cargo npm
-        pnpm yarn npx docker kubectl man info tldr sqlite3 psql mysql ssh tr
+        pnpm yarn npx docker kubectl man info tldr ssh tr
         xargs watch time timeout nice nohup sudo open xdg-open code
         """),
         _READER,

@@ -3,10 +3,11 @@
 A card (``card``) says what a program runs, which of its words are paths and how it uses
 each (read, written, destroyed), its irregular forms and the options before its subcommand;
 ``registry`` maps a program's names to its card; ``code`` reads the code a program carries.
-One module per program or family: ``git``, ``find``, ``sed``, ``make``, ``dd``,
-``downloaders`` (curl, wget), ``deleters`` (rm …), ``copy`` (mv, cp …), ``archives`` (tar
-…). Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the
-walk a program's code is handed to); ``running/`` and the path matching ask them.
+One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``, ``dd``,
+``sql`` (psql, sqlite3 …), ``downloaders`` (curl, wget), ``deleters`` (rm …), ``copy``
+(mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …).
+Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
+a program's code is handed to); ``running/`` and the path matching ask them.
 """
 
 from guard._policy.bash.programs.card import Card, Runs

@@ -14,6 +14,7 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_paths
 from guard._policy.bash.programs.archives import EXTRACTORS, TAR, ZIP
+from guard._policy.bash.programs.awk import AWK, BUSYBOX_AWK, MAWK
 from guard._policy.bash.programs.card import Card
 from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LN, MV, RSYNC, SCP
 from guard._policy.bash.programs.dd import CARD as DD
@@ -22,7 +23,10 @@ from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
 from guard._policy.bash.programs.make import GMAKE, MAKE
+from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
 from guard._policy.bash.programs.sed import GSED, SED
+from guard._policy.bash.programs.sql import CLIENTS, READING_CLIENTS
+from guard._policy.bash.programs.writers import MKDIR, MODES, TEE, TOUCH
 
 __all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "touched"]
 
@@ -31,6 +35,8 @@ CARDS: tuple[Card, ...] = (
     *(REMOVERS, TRUNCATE, SHRED, TRASH),
     *(MV, CP, LN, INSTALL, RSYNC, SCP, DITTO),
     *(TAR, ZIP, EXTRACTORS),
+    *(AWK, MAWK, BUSYBOX_AWK, READING_CLIENTS, CLIENTS),
+    *(GREP, EGREP, RG, AG, TEE, TOUCH, MKDIR, MODES),
 )
 """Every card; no two name the same program."""
 

@@ -11,13 +11,11 @@ inline code to the walker's allowlist.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 from guard._policy.bash.programs import card_for
-from guard._policy.bash.programs.code import inline, option_values, positionals, script_files
 
 __all__ = ["check_program"]
 
@@ -26,20 +24,6 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_SQL_CLIENTS: dict[str, tuple[frozenset[str], bool]] = {
-    # program: (options carrying SQL, whether a positional after the database is SQL)
-    "psql": (_set("-c --command"), False),
-    "pgcli": (_set("-c --command"), False),
-    "mysql": (_set("-e --execute"), False),
-    "mariadb": (_set("-e --execute"), False),
-    "mycli": (_set("-e --execute"), False),
-    "sqlite3": (_set("-cmd"), True),
-    "litecli": (_set("-e --execute"), False),
-    "duckdb": (_set("-c -s -cmd"), True),
-    "sqlcmd": (_set("-q -Q"), False),
-    "clickhouse-client": (_set("-q --query"), False),
-    "cqlsh": (_set("-e --execute"), False),
-}
 # program: options whose value (or presence) is code or a program to run.
 _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "bun": _set("-e --eval -p --print"),
@@ -64,7 +48,6 @@ _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "ghc": _set("-e"),
     "groovy": _set("-e"),
     "scala": _set("-e"),
-    **dict.fromkeys(("gawk", "awk", "mawk", "nawk"), _set("-l --load -i --include -E --exec")),
     "sort": _set("--compress-program"),
     "split": _set("--filter"),
     "man": _set("-P --pager -H --html"),
@@ -82,34 +65,6 @@ _EVALUATING = _set(
 )
 # The options of read and mapfile that take a value that is not a variable name.
 _READ_VALUE_LETTERS = {"read": "dinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
-
-
-def _awk(w: SyntaxWalker, command: Command) -> None:
-    args = command.args
-    sources = option_values(args, _set("-e --source"))
-    files = option_values(args, _set("-f --file"))
-    script_files(w, "awk", files)
-    for word in option_values(args, _set("-v --assign")):
-        name = (word.value or "").split("=", 1)[0]
-        if word.value is None or not re.fullmatch(r"[a-z_]\w*|[OI]?FS|[OR]S", name):
-            w.finding("inline-code", "awk -v assigns a special variable: " + word.raw)
-    if not sources and not files:
-        positional = positionals(
-            args, _set("-F -v -f -e --source --assign --file --field-separator")
-        )
-        sources = positional[:1]
-    inline(w, command, sources, "awk")
-
-
-def _sql(w: SyntaxWalker, command: Command, program: str) -> None:
-    options, positional_sql = _SQL_CLIENTS[program]
-    words = option_values(command.args, options)
-    if positional_sql:
-        positional = positionals(command.args, _set("-cmd -separator -nullvalue -init"))
-        words.extend(positional[1:])
-    if command.stdin_texts:
-        words.extend(Word.literal(t) for t in command.stdin_texts)
-    inline(w, command, words, "sql")
 
 
 def _builtins(w: SyntaxWalker, command: Command, program: str) -> None:
@@ -212,11 +167,7 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
 
 def _uncarded(w: SyntaxWalker, command: Command, program: str) -> frozenset[str] | None:
     """What ``program``, which has no card, is known to run; its options that carry code."""
-    if program in ("awk", "gawk", "mawk", "nawk", "busybox-awk"):
-        _awk(w, command)
-    elif program in _SQL_CLIENTS:
-        _sql(w, command, program)
-    elif program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
+    if program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
         _builtins(w, command, program)
     elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
         w.finding("unresolved", f"{program} signals processes only known at runtime")

@@ -3,6 +3,7 @@ named and asked about, what it runs or writes unseen asks, reading stays quiet."
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 import pytest
@@ -11,7 +12,15 @@ from guard._policy import Verdict
 from guard._policy.bash.programs import CARDS, card_for, touched
 from guard._policy.bash.walker import analyze
 
-WRAPPERS = ["{}", "command {}", "env {}", "nice {}", "bash -c '{}'", "true && {}", "({})"]
+WRAPPERS: list[Callable[[str], str]] = [
+    lambda c: c,
+    lambda c: "command " + c,
+    lambda c: "env " + c,
+    lambda c: "nice " + c,
+    lambda c: "bash -c " + shlex.quote(c),
+    lambda c: "true && " + c,
+    lambda c: f"({c})",
+]
 
 DESTRUCTIVE = [
     ("find . -delete", "builtin.find-delete"),
@@ -42,15 +51,23 @@ DESTRUCTIVE = [
     ("make --eval=x", "builtin.inline-code"),
     ("make SHELL=/bin/evil", "builtin.shell-environment"),
     ("gmake -f /dev/stdin", "builtin.shell-stdin"),
+    ("awk -f /dev/stdin x", "builtin.shell-stdin"),
+    ("gawk -v ENVIRON=x 'BEGIN{}'", "builtin.inline-code"),
+    ("mawk -E x.awk", "builtin.inline-code"),
+    ("awk 'BEGIN{system(\"rm -rf ~\")}'", "builtin.inline-code"),
+    ("psql -c 'DROP TABLE x'", "builtin.sql-destructive"),
+    ("sqlite3 db 'DELETE FROM t'", "builtin.sql-destructive"),
+    ("duckdb -c 'COPY t TO 1'", "builtin.inline-code"),
+    ("chmod -R 777 src", "builtin.chmod-recursive"),
 ]
 
 
-@pytest.mark.parametrize("wrapper", WRAPPERS)
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=range(len(WRAPPERS)))
 @pytest.mark.parametrize(("command", "rule"), DESTRUCTIVE)
 def test_each_card_asks_about_what_its_program_destroys_or_runs_however_wrapped(
-    bash: Callable[[str], Verdict], wrapper: str, command: str, rule: str
+    bash: Callable[[str], Verdict], wrapper: Callable[[str], str], command: str, rule: str
 ) -> None:
-    text = wrapper.format(command)
+    text = wrapper(command)
     verdict = bash(text)
     assert verdict.verdict != "allow", text
     assert rule in verdict.rule_ids, (text, verdict.rule_ids)
@@ -83,6 +100,16 @@ def test_each_card_asks_about_what_its_program_destroys_or_runs_however_wrapped(
         ("wget https://h/dir/name", ["./name"]),
         ("dd if=a of=b", ["b"]),
         ("make -C sub all", []),
+        ("awk -f prog.awk a.txt", []),
+        ("mawk 1 a.txt", ["1", "a.txt"]),
+        ("sqlite3 db 'select 1'", []),
+        ("grep -r -e x src", []),
+        ("rg x src", []),
+        ("tee a b", ["a", "b"]),
+        ("touch -r ref a.txt", ["a.txt"]),
+        ("mkdir -m 700 d", ["d"]),
+        ("chmod 644 a.txt", ["a.txt"]),
+        ("chown --reference=ref a.txt", ["a.txt"]),
     ],
 )
 def test_what_a_card_says_its_program_writes(command: str, written: list[str]) -> None:
@@ -101,6 +128,11 @@ def test_what_a_card_says_its_program_writes(command: str, written: list[str]) -
         "curl -s https://example.com",
         "make test",
         "patch --dry-run -p1 -i x.diff",
+        "awk '{print}' a.txt",
+        "mysql -e 'select 1'",
+        "echo 'select 1' | sqlite3 db",
+        "grep -r x src",
+        "mkdir -p d",
     ],
 )
 def test_reading_asks_nothing(bash: Callable[[str], Verdict], command: str) -> None:

@@ -1,0 +1,47 @@
+"""tee, touch, mkdir, chmod and its kin: the files they create or change in place.
+
+``tee`` overwrites its operands; ``touch`` and ``mkdir`` write theirs (a new file or
+directory, nothing lost); ``chmod``, ``chown``, ``chgrp`` change theirs (recursively with
+``-R``), the first operand being the mode or owner unless ``--reference`` gives it. None of
+them runs anything.
+"""
+
+from __future__ import annotations
+
+from guard._policy.bash.operands.irregular import Use
+from guard._policy.bash.operands.touches import Shape
+from guard._policy.bash.programs.card import Card
+
+__all__ = ["MKDIR", "MODES", "TEE", "TOUCH"]
+
+
+def _set(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_CREATED = Use(read=False, write=True)
+
+TEE = Card(names=_set("tee"), paths=Shape(operands=Use(read=False, write=True, target=True)))
+"""tee's card: every operand overwritten."""
+
+TOUCH = Card(
+    names=_set("touch"),
+    paths=Shape(short_values="dtr", long_values=_set("--date --reference"), operands=_CREATED),
+)
+"""touch's card."""
+
+MKDIR = Card(
+    names=_set("mkdir"),
+    paths=Shape(short_values="m", long_values=_set("--mode"), operands=_CREATED),
+)
+"""mkdir's card."""
+
+MODES = Card(
+    names=_set("chmod chown chgrp"),
+    paths=Shape(
+        operands=Use(read=False, write=True, target=True),
+        first_unless=("--reference",),
+        recursive=("-R", "--recursive"),
+    ),
+)
+"""chmod, chown, chgrp: their operands changed."""
