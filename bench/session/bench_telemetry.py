@@ -8,7 +8,7 @@ same machine; during an off block no exporter works. Two paces: ``burst`` (calls
 back, so the exporter posts while calls run: the worst case, parallel tool calls) and
 ``paced`` (20 ms between calls, as a session's calls come with the model between them).
 Three receivers, each a real OTLP/HTTP receiver (tests/otlp_receiver.py) in a process of
-its own on 127.0.0.1:
+its own on 127.0.0.1 (niced: it stands in for a collector on another machine):
 
 * ``up``: answers at once;
 * ``slow``: answers each post after 0.5 s (the exporter's timeout is 1 s);
@@ -75,8 +75,11 @@ def _closed_port() -> int:
 
 
 def _receiver(delay: float) -> tuple[subprocess.Popen[str], int]:
+    # The receiver stands in for a collector on another machine: niced to the bottom, its
+    # decoding (Python protobuf, slower than any collector's) takes no time slice the calls
+    # would have had; the guard's own export process competes as it does in a session.
     process = subprocess.Popen(
-        [sys.executable, "-c", _RECEIVER, str(delay)],
+        ["nice", "-n", "19", sys.executable, "-c", _RECEIVER, str(delay)],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -30,10 +30,19 @@ from typing import IO, Any
 
 from guard._telemetry.model import SEMCONV_VERSION, CallSpan
 
-__all__ = ["LINGER_SECONDS", "MAX_BATCH", "NICENESS", "main", "read_span", "span_line"]
+__all__ = [
+    "LINGER_SECONDS",
+    "MAX_BATCH",
+    "NICENESS",
+    "READ_PAUSE_SECONDS",
+    "main",
+    "read_span",
+    "span_line",
+]
 
 MAX_BATCH = 512
 NICENESS = 10
+READ_PAUSE_SECONDS = 0.05
 LINGER_SECONDS = 0.2
 _STOP = object()
 
@@ -121,11 +130,20 @@ def _say(out: IO[bytes], **fields: object) -> None:
 
 
 def _read(source: IO[bytes], inbox: queue.Queue[object]) -> None:
-    for line in source:
-        try:
-            inbox.put(read_span(line))
-        except (ValueError, KeyError, TypeError):
-            continue  # not a span: the sidecar never writes one, and a bad line costs nothing
+    # What the pipe holds, then a pause: calls back to back are read a handful at a time, so
+    # this process wakes about 1 / READ_PAUSE_SECONDS times a second, not once per call (each
+    # wake-up can take a time slice from the sidecar's core). A line split across two reads
+    # waits for its end.
+    read = getattr(source, "read1", source.read)
+    pending = b""
+    while chunk := read(1 << 20):
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            try:
+                inbox.put(read_span(line))
+            except (ValueError, KeyError, TypeError):
+                continue  # not a span: the sidecar never writes one, and a bad line costs nothing
+        time.sleep(READ_PAUSE_SECONDS)
     inbox.put(_STOP)
 
 
