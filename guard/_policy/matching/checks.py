@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from guard._policy.bash.model import Command
 from guard._policy.bash.operands.arguments import has_flag, split_args
+from guard._policy.bash.programs import card_for
 from guard._policy.matching.paths import Mention
 from guard._policy.settings.models import LayerName, RuleKind, VerdictName
 
@@ -158,7 +159,6 @@ _TOP_LEVEL = _set("""
     /bin /boot /dev /etc /home /lib /lib32 /lib64 /libx32 /media /mnt /opt /proc /root /run
     /sbin /snap /srv /sys /usr /var /Users /System /Library /Applications /private /Volumes
 """)
-_CATASTROPHIC_PROGRAMS = _set("rm rimraf trash trash-put srm shred find chmod chown chgrp mv")
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,11 +203,13 @@ def catastrophic_matches(
 ) -> list[Match]:
     """``builtin.catastrophic-target`` for a recursive rewrite of /, home or a system dir."""
     program = command.program
-    if program not in _CATASTROPHIC_PROGRAMS:
+    card = card_for(program)
+    if card is None or not card.catastrophic:
         return []
     flags, _, _ = split_args(command.args)
-    if program == "rm" and has_flag(flags, "--no-preserve-root"):
-        return [check("catastrophic-target", "rm --no-preserve-root: recursive deletion of /")]
+    if card.catastrophic_flags and has_flag(flags, *card.catastrophic_flags):
+        detail = f"{program} {card.catastrophic_flags[0]}: recursive deletion of /"
+        return [check("catastrophic-target", detail)]
     hits = [
         m.path
         for m in mentions
@@ -237,24 +239,33 @@ def _is_catastrophic(path: str, home: str) -> bool:
     return path == "/" or path == home or path in _TOP_LEVEL
 
 
-_LINKERS = _set("ln link")
-
-
 def _creates_link(command: Command) -> bool:
-    program = command.program
-    if program in _LINKERS:
-        return True
-    if program != "cp":
+    card = card_for(command.program)
+    if card is None or card.creates_links is None:
         return False
+    if not card.creates_links:
+        return True
     flags, _, _ = split_args(command.args)
-    return has_flag(flags, "-s", "-l", "--symbolic-link", "--link")
+    return has_flag(flags, *card.creates_links)
 
 
+# Programs without a card whose files may be code they run (a card says ``runs_files``).
 _SCRIPT_RUNNERS = _set("""
     sh bash zsh dash ksh mksh ash yash fish rbash source . node nodejs perl ruby php lua deno bun
-    python python2 python3 pypy pypy3 Rscript julia tclsh awk gawk sed make
+    python python2 python3 pypy pypy3 Rscript julia tclsh
 """)
-_NOT_CONTENT = _set("chmod chown chgrp touch mkdir")
+
+
+def _runs_files(program: str | None) -> bool:
+    card = card_for(program)
+    if card is not None:
+        return card.runs_files
+    return program in _SCRIPT_RUNNERS or (program or "").startswith("python")
+
+
+def _writes_content(program: str | None) -> bool:
+    card = card_for(program)
+    return card is None or card.writes_content
 
 
 def _runs_written(
@@ -270,11 +281,11 @@ def _runs_written(
             head = command.argv[0].value
             if head is not None and "/" in head:
                 runs.add(normalize(head, command.cwd) or head)
-            if program in _SCRIPT_RUNNERS or (program or "").startswith("python"):
+            if _runs_files(program):
                 runs.update(m.path for m in mentions if m.path is not None and m.read)
             if runs & written or command.imports:
                 return True
-        if program not in _NOT_CONTENT:
+        if _writes_content(program):
             written.update(m.path for m in mentions if m.path is not None and m.write and m.target)
     return False
 

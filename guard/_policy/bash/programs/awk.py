@@ -51,6 +51,7 @@ AWK = Card(
     paths=Shape(operands=_READ, values=_READ, assignments=True),
     runs=_runs,
     code_options=_LOADS,
+    runs_files=True,
 )
 """awk's card (and gawk's)."""
 

@@ -3,8 +3,9 @@
 A card says what a program runs that the command does not show (``runs``: findings, nested
 scripts, the command it runs in turn; ``code_options``: options that carry code), which of
 its words name paths and how it uses each (``paths``: read, written, destroyed,
-recursively), and which options may come before its subcommand (``global_options``, so a
-rule's ``subcommand`` finds ``git -C dir reset``).
+recursively), which options may come before its subcommand (``global_options``, so a
+rule's ``subcommand`` finds ``git -C dir reset``), and what the built-in checks need to know
+of it (``catastrophic``, ``creates_links``, ``runs_files``, ``writes_content``).
 A program without a card is read as it always was: fail closed, every operand read and
 written.
 """
@@ -38,3 +39,16 @@ class Card:
     """Options whose value (or presence) is code or a program it runs (``rsync -e``): asks."""
     global_options: frozenset[str] = frozenset()
     """Options taking a value that may come before the subcommand (``git -C DIR reset``)."""
+    catastrophic: bool = False
+    """A recursive change it makes of ``/``, the home or a top-level directory is blocked
+    (``builtin.catastrophic-target``)."""
+    catastrophic_flags: tuple[str, ...] = ()
+    """Flags that make it a change of ``/`` whatever it names (``rm --no-preserve-root``)."""
+    creates_links: tuple[str, ...] | None = None
+    """It creates links: always (``()``) or with one of these flags (``cp -s``); ``None``:
+    never. A path used after a link in the same call asks (``builtin.link-then-use``)."""
+    runs_files: bool = False
+    """A file it reads may be code it runs (``sed -f``, a makefile): written earlier in the
+    same call, that asks (``builtin.inline-code``)."""
+    writes_content: bool = True
+    """What it writes is content (not only a mode, an owner, a time or a new directory)."""

@@ -17,7 +17,7 @@ from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.programs.card import Card
 
-__all__ = ["CP", "DITTO", "INSTALL", "LN", "MV", "RSYNC", "SCP"]
+__all__ = ["CP", "DITTO", "INSTALL", "LINK", "LN", "MV", "RSYNC", "SCP"]
 
 
 def _set(text: str) -> frozenset[str]:
@@ -42,12 +42,14 @@ MV = Card(
         always_recursive=True,
         splits_destination=True,
     ),
+    catastrophic=True,
 )
 """``mv``: sources and destination changed."""
 
 CP = Card(
     names=_set("cp"),
     paths=replace(_COPIER, short_values="tS", long_values=_TARGET, splits_destination=True),
+    creates_links=("-s", "-l", "--symbolic-link", "--link"),
 )
 """``cp``: sources read, the destination written."""
 
@@ -56,6 +58,7 @@ LN = Card(
     paths=replace(
         _COPIER, short_values="tS", long_values=_TARGET, operands=Use(read=True, write=True)
     ),
+    creates_links=(),
 )
 """``ln``: the link's target and the link both written."""
 
@@ -94,3 +97,6 @@ SCP = Card(
 
 DITTO = Card(names=_set("ditto gcp"), paths=_COPIER)
 """``ditto``, ``gcp``: sources read, the destination written."""
+
+LINK = Card(names=_set("link"), creates_links=())
+"""``link``: makes a hard link; its paths are not known."""

@@ -13,7 +13,7 @@ from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.programs.card import Card
 
-__all__ = ["DELETERS", "REMOVERS", "SHRED", "TRASH", "TRUNCATE"]
+__all__ = ["DELETERS", "RM", "SHRED", "SRM", "TRASH", "TRUNCATE", "UNLINK"]
 
 
 def _set(text: str) -> frozenset[str]:
@@ -26,11 +26,21 @@ DELETERS = _set("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
 _DELETED = Use(read=False, write=True, target=True)
 _RECURSIVE = ("-r", "-R", "--recursive")
 
-REMOVERS = Card(
-    names=_set("rm unlink srm rmdir del"),
-    paths=Shape(operands=_DELETED, recursive=_RECURSIVE),
+_REMOVED = Shape(operands=_DELETED, recursive=_RECURSIVE)
+
+RM = Card(
+    names=_set("rm"),
+    paths=_REMOVED,
+    catastrophic=True,
+    catastrophic_flags=("--no-preserve-root",),
 )
-"""``rm`` and the programs read like it: every operand deleted."""
+"""``rm``: every operand deleted; ``--no-preserve-root`` is a deletion of ``/``."""
+
+SRM = Card(names=_set("srm"), paths=_REMOVED, catastrophic=True)
+"""``srm``: every operand deleted (overwritten first)."""
+
+UNLINK = Card(names=_set("unlink rmdir del"), paths=_REMOVED)
+"""``unlink``, ``rmdir``, ``del``: every operand deleted, never a whole tree."""
 
 TRUNCATE = Card(
     names=_set("truncate"),
@@ -51,11 +61,13 @@ SHRED = Card(
         operands=_DELETED,
         recursive=_RECURSIVE,
     ),
+    catastrophic=True,
 )
 """``shred``: every operand overwritten."""
 
 TRASH = Card(
     names=_set("rimraf trash trash-put"),
     paths=Shape(operands=_DELETED, always_recursive=True),
+    catastrophic=True,
 )
 """``rimraf``, ``trash``: every operand deleted, always recursively."""

@@ -70,5 +70,5 @@ def _deletes(words: Sequence[Word]) -> bool:
     return value is None or os.path.basename(value) in DELETERS
 
 
-CARD = Card(names=frozenset({"find"}), paths=Shape(reader=_paths), runs=_runs)
+CARD = Card(names=frozenset({"find"}), paths=Shape(reader=_paths), runs=_runs, catastrophic=True)
 """find's card."""

@@ -44,6 +44,7 @@ MAKE = Card(
     names=_set("make"),
     paths=Shape(operands=_READ, values=_READ, assignments=True),
     runs=_runs,
+    runs_files=True,
 )
 """make's card."""
 

@@ -16,9 +16,9 @@ from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_pat
 from guard._policy.bash.programs.archives import EXTRACTORS, TAR, ZIP
 from guard._policy.bash.programs.awk import AWK, BUSYBOX_AWK, MAWK
 from guard._policy.bash.programs.card import Card
-from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LN, MV, RSYNC, SCP
+from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LINK, LN, MV, RSYNC, SCP
 from guard._policy.bash.programs.dd import CARD as DD
-from guard._policy.bash.programs.deleters import REMOVERS, SHRED, TRASH, TRUNCATE
+from guard._policy.bash.programs.deleters import RM, SHRED, SRM, TRASH, TRUNCATE, UNLINK
 from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
@@ -32,8 +32,8 @@ __all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "touched"]
 
 CARDS: tuple[Card, ...] = (
     *(GIT, FIND, SED, GSED, MAKE, GMAKE, DD, DOWNLOADERS),
-    *(REMOVERS, TRUNCATE, SHRED, TRASH),
-    *(MV, CP, LN, INSTALL, RSYNC, SCP, DITTO),
+    *(RM, SRM, UNLINK, TRUNCATE, SHRED, TRASH),
+    *(MV, CP, LN, LINK, INSTALL, RSYNC, SCP, DITTO),
     *(TAR, ZIP, EXTRACTORS),
     *(AWK, MAWK, BUSYBOX_AWK, READING_CLIENTS, CLIENTS),
     *(GREP, EGREP, RG, AG, TEE, TOUCH, MKDIR, MODES),

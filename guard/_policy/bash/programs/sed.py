@@ -46,6 +46,7 @@ SED = Card(
         otherwise=UNKNOWN,
     ),
     runs=_runs,
+    runs_files=True,
 )
 """sed's card."""
 

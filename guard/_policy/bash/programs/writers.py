@@ -27,12 +27,14 @@ TEE = Card(names=_set("tee"), paths=Shape(operands=Use(read=False, write=True, t
 TOUCH = Card(
     names=_set("touch"),
     paths=Shape(short_values="dtr", long_values=_set("--date --reference"), operands=_CREATED),
+    writes_content=False,
 )
 """touch's card."""
 
 MKDIR = Card(
     names=_set("mkdir"),
     paths=Shape(short_values="m", long_values=_set("--mode"), operands=_CREATED),
+    writes_content=False,
 )
 """mkdir's card."""
 
@@ -43,5 +45,7 @@ MODES = Card(
         first_unless=("--reference",),
         recursive=("-R", "--recursive"),
     ),
+    catastrophic=True,
+    writes_content=False,
 )
 """chmod, chown, chgrp: their operands changed."""

@@ -154,3 +154,56 @@ def test_a_card_without_a_shape_reads_every_word_as_written() -> None:
     assert card is not None and card.paths is None
     [parsed] = analyze("gsed s/a/b/ a.txt", cwd="/w").commands
     assert [(w.value, u.write) for w, u in touched(parsed)] == [("s/a/b/", True), ("a.txt", True)]
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=range(len(WRAPPERS)))
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm --no-preserve-root -rf /",
+        "srm -r /etc",
+        "shred -r ~",
+        "trash ~",
+        "rimraf /usr",
+        "chmod -R 777 /",
+        "chown -R me /etc",
+        "find / -delete",
+        "mv /usr x",
+    ],
+)
+def test_a_card_that_says_catastrophic_blocks_a_recursive_change_of_the_system(
+    bash: Callable[[str], Verdict], wrapper: Callable[[str], str], command: str
+) -> None:
+    text = wrapper(command)
+    verdict = bash(text)
+    assert verdict.verdict == "block", text
+    assert "builtin.catastrophic-target" in verdict.rule_ids, text
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("ln -s /etc l && cat l/passwd", "builtin.link-then-use"),
+        ("link a b && cat b", "builtin.link-then-use"),
+        ("cp -s a b && cat b", "builtin.link-then-use"),
+        ("cp --symbolic-link a b && cat b", "builtin.link-then-use"),
+        ("echo x > s.sed && sed -f s.sed a", "builtin.inline-code"),
+        ("echo x > s.awk && gawk -f s.awk a", "builtin.inline-code"),
+        ("echo x > m && make -f m", "builtin.inline-code"),
+    ],
+)
+def test_what_a_card_tells_the_built_in_checks(
+    bash: Callable[[str], Verdict], command: str, rule: str
+) -> None:
+    assert rule in bash(command).rule_ids, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cp a b && cat b", "touch s.sh && cat s.sh", "chmod +x a && ls", "rm -rf build"],
+)
+def test_no_card_fact_asks_where_nothing_is_at_stake(
+    bash: Callable[[str], Verdict], command: str
+) -> None:
+    ids = bash(command).rule_ids
+    assert not {"builtin.link-then-use", "builtin.catastrophic-target"} & set(ids), command
