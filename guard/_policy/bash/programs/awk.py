@@ -55,8 +55,8 @@ AWK = Card(
 )
 """awk's card (and gawk's)."""
 
-MAWK = Card(names=_set("mawk nawk"), runs=_runs, code_options=_LOADS)
+MAWK = Card(names=_set("mawk nawk"), runs=_runs, code_options=_LOADS, runs_files=True)
 """mawk and nawk: their program is read, their paths are not known."""
 
-BUSYBOX_AWK = Card(names=_set("busybox-awk"), runs=_runs)
+BUSYBOX_AWK = Card(names=_set("busybox-awk"), runs=_runs, runs_files=True)
 """busybox's awk by its own name."""

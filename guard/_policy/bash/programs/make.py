@@ -48,5 +48,5 @@ MAKE = Card(
 )
 """make's card."""
 
-GMAKE = Card(names=_set("gmake"), runs=_runs)
+GMAKE = Card(names=_set("gmake"), runs=_runs, runs_files=True)
 """GNU make by its other name: what it runs is read, its paths are not known."""

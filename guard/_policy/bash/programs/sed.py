@@ -50,5 +50,5 @@ SED = Card(
 )
 """sed's card."""
 
-GSED = Card(names=_set("gsed"), runs=_runs)
+GSED = Card(names=_set("gsed"), runs=_runs, runs_files=True)
 """GNU sed by its other name: its script is read, its paths are not known."""

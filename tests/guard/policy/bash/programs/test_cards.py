@@ -207,3 +207,21 @@ def test_no_card_fact_asks_where_nothing_is_at_stake(
 ) -> None:
     ids = bash(command).rule_ids
     assert not {"builtin.link-then-use", "builtin.catastrophic-target"} & set(ids), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo '1e rm -rf ~' > s.sed && gsed -f s.sed a",
+        "printf 'BEGIN{system(\"id\")}' > s.awk && mawk -f s.awk",
+        "echo x > s.awk && nawk -f s.awk a",
+        "echo x > s.awk && busybox-awk -f s.awk a",
+        "echo 'all:;rm -rf ~' > m && gmake -f m",
+    ],
+)
+def test_a_script_written_then_run_by_another_name_of_the_program_asks(
+    bash: Callable[[str], Verdict], command: str
+) -> None:
+    """gsed, mawk, nawk, busybox-awk and gmake run the files they read, as sed, awk and make
+    do: a script written in the same call was once run without a question."""
+    assert "builtin.inline-code" in bash(command).rule_ids, command
