@@ -24,34 +24,9 @@ __all__ = [
 ]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-_KUBE = _set("-n --namespace --context --cluster --kubeconfig -s --server --user --token --as")
-_APT = _set("-o -t -c --option --target-release --config-file")
-_PIP = _set("--python --log --cache-dir")
 # Options taking a value that may come before a program's subcommand (``git -C dir reset``):
-# a program's card says them (``bash/programs``); these programs have no card yet.
-GLOBAL_VALUE_OPTIONS: dict[str, frozenset[str]] = {
-    **global_options_of(),
-    "docker": _set("-H --host -c --context --config -l --log-level --tlscacert --tlscert --tlskey"),
-    "podman": _set("--connection -c --url --root --runroot --log-level"),
-    "kubectl": _KUBE,
-    "oc": _KUBE,
-    "helm": _set("-n --namespace --kube-context --kubeconfig"),
-    "npm": _set("--prefix -w --workspace -C"),
-    "pnpm": _set("-C --dir --filter -F"),
-    "yarn": _set("--cwd"),
-    "apt-get": _APT,
-    "apt": _APT,
-    "pip": _PIP,
-    "pip3": _PIP,
-    "aws": _set("--profile --region --output --endpoint-url"),
-    "gcloud": _set("--project --account --configuration --format"),
-    "pi-guard": _set("--home"),
-    "conda": _set("-n --name -p --prefix"),
-}
+# each program's card says them (``bash/programs``).
+GLOBAL_VALUE_OPTIONS: dict[str, frozenset[str]] = global_options_of()
 
 _VERDICT_RANK = {"allow": 0, "confirm": 1, "block": 2}
 

@@ -7,8 +7,7 @@ its destination is, which flags make it recursive. ``read_paths`` reads a comman
 the shape its program's card gives (``bash/programs``); ``SHAPES`` holds the rows of the
 programs that have no card yet. A program with neither is read fail-closed (``UNKNOWN``):
 every operand and option value counts as read *and* written. The few programs whose
-arguments are not regular (package managers' prefixes, container volumes) name a reader of
-their own (``irregular``) in their shape.
+arguments are not regular name a reader of their own in their card's shape.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.arguments import has_flag, option_value, split_args
-from guard._policy.bash.operands.irregular import Reader, Use, container_volumes, package_prefix
+from guard._policy.bash.operands.irregular import Reader, Use
 
 __all__ = ["SHAPES", "UNKNOWN", "Shape", "Use", "read_paths"]
 
@@ -97,17 +96,14 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
             otherwise=UNKNOWN,
         ),
     ),
-    (_set("npm pnpm yarn"), replace(_READER, reader=package_prefix)),
-    (_set("docker"), replace(_READER, reader=container_volumes)),
-    (_set("podman nerdctl"), replace(UNKNOWN, reader=container_volumes)),
     (
         _set("""
         echo printf cat less more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
         sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64
         cd pushd popd source . realpath readlink basename dirname uniq cut column nl
         tac rev fold fmt paste join comm tree fd fdfind locate pytest mypy ruff black
-        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh go cargo npm
-        pnpm yarn npx docker kubectl man info tldr ssh tr
+        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh go cargo
+        npx man info tldr ssh tr
         xargs watch time timeout nice nohup sudo open xdg-open code
         """),
         _READER,

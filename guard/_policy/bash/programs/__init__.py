@@ -5,7 +5,8 @@ each (read, written, destroyed), its irregular forms and the options before its 
 ``registry`` maps a program's names to its card; ``code`` reads the code a program carries.
 One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``, ``dd``,
 ``sql`` (psql, sqlite3 …), ``downloaders`` (curl, wget), ``deleters`` (rm …), ``copy``
-(mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …).
+(mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …),
+``packages`` (npm, pip …), ``containers`` (docker, kubectl …), ``clouds`` (aws …).
 Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
 a program's code is handed to); ``running/`` and the path matching ask them.
 """

@@ -18,13 +18,9 @@ from guard._policy.bash.operands.arguments import has_flag, option_value
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["EXTRACTORS", "TAR", "ZIP"]
-
-
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 def _paths(
@@ -85,10 +81,10 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
 
 
 TAR = Card(
-    names=_set("tar"),
+    names=words("tar"),
     paths=Shape(
         short_values="fCbTXIH",
-        long_values=_set("""
+        long_values=words("""
         --file --directory --exclude --files-from --exclude-from --use-compress-program --format
     """),
         reader=_paths,
@@ -98,11 +94,11 @@ TAR = Card(
 """tar's card."""
 
 ZIP = Card(
-    names=_set("zip"),
+    names=words("zip"),
     paths=Shape(short_values="xibn", reader=_paths),
-    code_options=_set("-T --test -TT --unzip-command"),
+    code_options=words("-T --test -TT --unzip-command"),
 )
 """zip's card."""
 
-EXTRACTORS = Card(names=_set("gtar bsdtar unzip 7z 7za 7zr cpio ar patch"), runs=_runs)
+EXTRACTORS = Card(names=words("gtar bsdtar unzip 7z 7za 7zr cpio ar patch"), runs=_runs)
 """The other programs that unpack (and ``patch``): what they write is not in the command."""

@@ -19,7 +19,13 @@ from guard._policy.bash.model import Command
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 
-__all__ = ["Card", "Runs"]
+__all__ = ["Card", "Runs", "words"]
+
+
+def words(text: str) -> frozenset[str]:
+    """The words of ``text``, as a set: how a card writes its names and options."""
+    return frozenset(text.split())
+
 
 Runs = Callable[[SyntaxWalker, Command], None]
 """Looks at one command of the program: findings for what it runs, nested code walked."""

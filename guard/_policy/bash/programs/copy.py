@@ -15,13 +15,9 @@ from dataclasses import replace
 
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["CP", "DITTO", "INSTALL", "LINK", "LN", "MV", "RSYNC", "SCP"]
-
-
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 _READ = Use(read=True, write=False)
@@ -30,10 +26,10 @@ _COPIER = Shape(
     destination=Use(read=False, write=True, target=True),
     recursive=("-r", "-R", "-a", "--recursive", "--archive"),
 )
-_TARGET = _set("--target-directory --suffix")
+_TARGET = words("--target-directory --suffix")
 
 MV = Card(
-    names=_set("mv"),
+    names=words("mv"),
     paths=Shape(
         short_values="tS",
         long_values=_TARGET,
@@ -47,14 +43,14 @@ MV = Card(
 """``mv``: sources and destination changed."""
 
 CP = Card(
-    names=_set("cp"),
+    names=words("cp"),
     paths=replace(_COPIER, short_values="tS", long_values=_TARGET, splits_destination=True),
     creates_links=("-s", "-l", "--symbolic-link", "--link"),
 )
 """``cp``: sources read, the destination written."""
 
 LN = Card(
-    names=_set("ln"),
+    names=words("ln"),
     paths=replace(
         _COPIER, short_values="tS", long_values=_TARGET, operands=Use(read=True, write=True)
     ),
@@ -63,40 +59,40 @@ LN = Card(
 """``ln``: the link's target and the link both written."""
 
 INSTALL = Card(
-    names=_set("install"),
+    names=words("install"),
     paths=replace(
         _COPIER,
         short_values="gmotS",
-        long_values=_set("--group --mode --owner --target-directory --suffix"),
+        long_values=words("--group --mode --owner --target-directory --suffix"),
     ),
 )
 """``install``: sources read, the destination written."""
 
 RSYNC = Card(
-    names=_set("rsync"),
+    names=words("rsync"),
     paths=replace(
         _COPIER,
         short_values="eBfT",
-        long_values=_set("""
+        long_values=words("""
         --rsh --filter --exclude --include --temp-dir --exclude-from --include-from --files-from
         --backup-dir --suffix --chmod --log-file --partial-dir --compare-dest --copy-dest
         --link-dest
     """),
         always_recursive=True,
     ),
-    code_options=_set("-e --rsh --rsync-path"),
+    code_options=words("-e --rsh --rsync-path"),
 )
 """``rsync``: sources read, the destination written whole, always recursively."""
 
 SCP = Card(
-    names=_set("scp"),
+    names=words("scp"),
     paths=replace(_COPIER, short_values="cFiJloPS"),
-    code_options=_set("-S -o -F"),
+    code_options=words("-S -o -F"),
 )
 """``scp``: sources read, the destination written."""
 
-DITTO = Card(names=_set("ditto gcp"), paths=_COPIER)
+DITTO = Card(names=words("ditto gcp"), paths=_COPIER)
 """``ditto``, ``gcp``: sources read, the destination written."""
 
-LINK = Card(names=_set("link"), creates_links=())
+LINK = Card(names=words("link"), creates_links=())
 """``link``: makes a hard link; its paths are not known."""

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["CARD"]
 
@@ -29,5 +29,5 @@ def _paths(
     return out
 
 
-CARD = Card(names=frozenset({"dd"}), paths=Shape(reader=_paths))
+CARD = Card(names=words("dd"), paths=Shape(reader=_paths))
 """dd's card."""

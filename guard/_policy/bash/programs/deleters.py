@@ -11,16 +11,12 @@ from __future__ import annotations
 
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["DELETERS", "RM", "SHRED", "SRM", "TRASH", "TRUNCATE", "UNLINK"]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-DELETERS = _set("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
+DELETERS = words("rm unlink shred srm rmdir trash trash-put rimraf truncate del")
 """Programs that delete or overwrite their operands."""
 
 _DELETED = Use(read=False, write=True, target=True)
@@ -29,24 +25,24 @@ _RECURSIVE = ("-r", "-R", "--recursive")
 _REMOVED = Shape(operands=_DELETED, recursive=_RECURSIVE)
 
 RM = Card(
-    names=_set("rm"),
+    names=words("rm"),
     paths=_REMOVED,
     catastrophic=True,
     catastrophic_flags=("--no-preserve-root",),
 )
 """``rm``: every operand deleted; ``--no-preserve-root`` is a deletion of ``/``."""
 
-SRM = Card(names=_set("srm"), paths=_REMOVED, catastrophic=True)
+SRM = Card(names=words("srm"), paths=_REMOVED, catastrophic=True)
 """``srm``: every operand deleted (overwritten first)."""
 
-UNLINK = Card(names=_set("unlink rmdir del"), paths=_REMOVED)
+UNLINK = Card(names=words("unlink rmdir del"), paths=_REMOVED)
 """``unlink``, ``rmdir``, ``del``: every operand deleted, never a whole tree."""
 
 TRUNCATE = Card(
-    names=_set("truncate"),
+    names=words("truncate"),
     paths=Shape(
         short_values="sr",
-        long_values=_set("--size --reference"),
+        long_values=words("--size --reference"),
         operands=_DELETED,
         recursive=_RECURSIVE,
     ),
@@ -54,10 +50,10 @@ TRUNCATE = Card(
 """``truncate``: every operand overwritten (``-s SIZE``, ``-r FILE`` are no operands)."""
 
 SHRED = Card(
-    names=_set("shred"),
+    names=words("shred"),
     paths=Shape(
         short_values="nsu",
-        long_values=_set("--iterations --size --random-source"),
+        long_values=words("--iterations --size --random-source"),
         operands=_DELETED,
         recursive=_RECURSIVE,
     ),
@@ -66,7 +62,7 @@ SHRED = Card(
 """``shred``: every operand overwritten."""
 
 TRASH = Card(
-    names=_set("rimraf trash trash-put"),
+    names=words("rimraf trash trash-put"),
     paths=Shape(operands=_DELETED, always_recursive=True),
     catastrophic=True,
 )

@@ -17,7 +17,7 @@ from guard._policy.bash.operands.arguments import bundled_values, has_flag, opti
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["CARD"]
 
@@ -95,5 +95,5 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
         w.finding("opaque-write", f"{program} {risky[0]}: names or options come from elsewhere")
 
 
-CARD = Card(names=frozenset({"curl", "wget"}), paths=Shape(reader=_paths), runs=_runs)
+CARD = Card(names=words("curl wget"), paths=Shape(reader=_paths), runs=_runs)
 """curl's and wget's card."""

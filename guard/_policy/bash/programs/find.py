@@ -17,7 +17,7 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 from guard._policy.bash.programs.deleters import DELETERS
 
 __all__ = ["CARD"]
@@ -70,5 +70,5 @@ def _deletes(words: Sequence[Word]) -> bool:
     return value is None or os.path.basename(value) in DELETERS
 
 
-CARD = Card(names=frozenset({"find"}), paths=Shape(reader=_paths), runs=_runs, catastrophic=True)
+CARD = Card(names=words("find"), paths=Shape(reader=_paths), runs=_runs, catastrophic=True)
 """find's card."""

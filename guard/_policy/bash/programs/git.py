@@ -29,13 +29,9 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["CARD"]
-
-
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 _SAFE_CONFIG = re.compile(
@@ -43,7 +39,7 @@ _SAFE_CONFIG = re.compile(
     r"|core\.(?:quotepath|autocrlf|safecrlf)|commit\.gpgsign|tag\.gpgsign|protocol\.version"
     r"|merge\.conflictstyle|log\.\w+|safe\.directory|push\.autosetupremote)=.*"
 )
-_CONFIG_READ = _set(
+_CONFIG_READ = words(
     "--get --get-all --get-regexp --get-urlmatch --list -l --show-origin --show-scope "
     "--get-color --get-colorbool --name-only -z --null"
 )
@@ -218,12 +214,12 @@ def _writes(sub: str | None, rest: Sequence[Word]) -> Touches | None:
 
 
 CARD = Card(
-    names=_set("git"),
+    names=words("git"),
     paths=Shape(
-        short_values="Cc", long_values=_set("--git-dir --work-tree --namespace"), reader=_paths
+        short_values="Cc", long_values=words("--git-dir --work-tree --namespace"), reader=_paths
     ),
     runs=_runs,
-    global_options=_set(
+    global_options=words(
         "-C -c --git-dir --work-tree --namespace --config-env --exec-path --super-prefix"
     ),
 )

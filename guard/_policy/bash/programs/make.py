@@ -13,21 +13,17 @@ from guard._policy.bash.model import Command, preview
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 from guard._policy.bash.programs.code import option_values
 
 __all__ = ["GMAKE", "MAKE"]
-
-
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 _READ = Use(read=True, write=False)
 
 
 def _runs(w: SyntaxWalker, command: Command) -> None:
-    for word in option_values(command.args, _set("-f --file --makefile")):
+    for word in option_values(command.args, words("-f --file --makefile")):
         value = word.value
         if value is None or value == "-" or value.startswith(("/dev/", "/proc/")):
             w.finding("shell-stdin", "make reads a makefile from stdin or a stream")
@@ -41,12 +37,12 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
 
 
 MAKE = Card(
-    names=_set("make"),
+    names=words("make"),
     paths=Shape(operands=_READ, values=_READ, assignments=True),
     runs=_runs,
     runs_files=True,
 )
 """make's card."""
 
-GMAKE = Card(names=_set("gmake"), runs=_runs, runs_files=True)
+GMAKE = Card(names=words("gmake"), runs=_runs, runs_files=True)
 """GNU make by its other name: what it runs is read, its paths are not known."""

@@ -16,6 +16,8 @@ from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_pat
 from guard._policy.bash.programs.archives import EXTRACTORS, TAR, ZIP
 from guard._policy.bash.programs.awk import AWK, BUSYBOX_AWK, MAWK
 from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.clouds import AWS, GCLOUD, PI_GUARD
+from guard._policy.bash.programs.containers import DOCKER, HELM, KUBECTL, NERDCTL, OC, PODMAN
 from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LINK, LN, MV, RSYNC, SCP
 from guard._policy.bash.programs.dd import CARD as DD
 from guard._policy.bash.programs.deleters import RM, SHRED, SRM, TRASH, TRUNCATE, UNLINK
@@ -23,6 +25,7 @@ from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
 from guard._policy.bash.programs.make import GMAKE, MAKE
+from guard._policy.bash.programs.packages import APT, CONDA, NPM, PIP, PNPM, YARN
 from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
 from guard._policy.bash.programs.sed import GSED, SED
 from guard._policy.bash.programs.sql import CLIENTS, READING_CLIENTS
@@ -37,6 +40,8 @@ CARDS: tuple[Card, ...] = (
     *(TAR, ZIP, EXTRACTORS),
     *(AWK, MAWK, BUSYBOX_AWK, READING_CLIENTS, CLIENTS),
     *(GREP, EGREP, RG, AG, TEE, TOUCH, MKDIR, MODES),
+    *(NPM, PNPM, YARN, PIP, APT, CONDA),
+    *(DOCKER, PODMAN, NERDCTL, KUBECTL, OC, HELM, AWS, GCLOUD, PI_GUARD),
 )
 """Every card; no two name the same program."""
 

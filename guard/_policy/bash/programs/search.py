@@ -11,13 +11,9 @@ from dataclasses import replace
 
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["AG", "EGREP", "GREP", "RG"]
-
-
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 _READ = Use(read=True, write=False)
@@ -31,11 +27,11 @@ _GREP = Shape(
 _RG = Shape(operands=_READ, first_unless=_PATTERNS, always_recursive=True)
 
 GREP = Card(
-    names=_set("grep"),
+    names=words("grep"),
     paths=replace(
         _GREP,
         short_values="efmABCdD",
-        long_values=_set("""
+        long_values=words("""
         --regexp --file --max-count --context --after-context --before-context --include
         --exclude --exclude-dir
     """),
@@ -43,15 +39,15 @@ GREP = Card(
 )
 """grep's card."""
 
-EGREP = Card(names=_set("egrep fgrep"), paths=_GREP)
+EGREP = Card(names=words("egrep fgrep"), paths=_GREP)
 """egrep and fgrep: grep's reading, without its options' values known."""
 
 RG = Card(
-    names=_set("rg"),
+    names=words("rg"),
     paths=replace(
         _RG,
         short_values="efgtTmABCM",
-        long_values=_set("""
+        long_values=words("""
         --regexp --file --glob --type --type-not --max-count --context --after-context
         --before-context --max-columns
     """),
@@ -59,5 +55,5 @@ RG = Card(
 )
 """ripgrep's card."""
 
-AG = Card(names=_set("ag ack"), paths=_RG)
+AG = Card(names=words("ag ack"), paths=_RG)
 """ag and ack: read recursively."""

@@ -13,33 +13,29 @@ from guard._policy.bash.model import Command
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import UNKNOWN, Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 from guard._policy.bash.programs.code import inline, option_values, positionals, script_files
 
 __all__ = ["GSED", "SED"]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 def _runs(w: SyntaxWalker, command: Command) -> None:
     args = command.args
-    scripts = option_values(args, _set("-e --expression"))
-    files = option_values(args, _set("-f --file"))
+    scripts = option_values(args, words("-e --expression"))
+    files = option_values(args, words("-f --file"))
     script_files(w, "sed", files)
     has_file = bool(files)
     if not scripts and not has_file:
-        positional = positionals(args, _set("-e --expression -f --file -l --line-length"))
+        positional = positionals(args, words("-e --expression -f --file -l --line-length"))
         scripts = positional[:1]
     inline(w, command, scripts, "sed")
 
 
 SED = Card(
-    names=_set("sed"),
+    names=words("sed"),
     paths=Shape(
         short_values="efl",
-        long_values=_set("--expression --file --line-length"),
+        long_values=words("--expression --file --line-length"),
         operands=Use(read=True, write=True, target=True),
         first_unless=("-e", "--expression", "-f", "--file", "-E"),
         only_with=("-i", "--in-place"),
@@ -50,5 +46,5 @@ SED = Card(
 )
 """sed's card."""
 
-GSED = Card(names=_set("gsed"), runs=_runs, runs_files=True)
+GSED = Card(names=words("gsed"), runs=_runs, runs_files=True)
 """GNU sed by its other name: its script is read, its paths are not known."""

@@ -11,30 +11,28 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 from guard._policy.bash.programs.code import inline, option_values, positionals
 
 __all__ = ["CLIENTS", "READING_CLIENTS"]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _READ = Use(read=True, write=False)
+# Options of sqlite3 and duckdb that take a value, before the database and its SQL.
+_SQL_AFTER = words("-cmd -separator -nullvalue -init")
 _CLIENTS: dict[str, tuple[frozenset[str], bool]] = {
     # program: (options carrying SQL, whether a positional after the database is SQL)
-    "psql": (_set("-c --command"), False),
-    "pgcli": (_set("-c --command"), False),
-    "mysql": (_set("-e --execute"), False),
-    "mariadb": (_set("-e --execute"), False),
-    "mycli": (_set("-e --execute"), False),
-    "sqlite3": (_set("-cmd"), True),
-    "litecli": (_set("-e --execute"), False),
-    "duckdb": (_set("-c -s -cmd"), True),
-    "sqlcmd": (_set("-q -Q"), False),
-    "clickhouse-client": (_set("-q --query"), False),
-    "cqlsh": (_set("-e --execute"), False),
+    "psql": (words("-c --command"), False),
+    "pgcli": (words("-c --command"), False),
+    "mysql": (words("-e --execute"), False),
+    "mariadb": (words("-e --execute"), False),
+    "mycli": (words("-e --execute"), False),
+    "sqlite3": (words("-cmd"), True),
+    "litecli": (words("-e --execute"), False),
+    "duckdb": (words("-c -s -cmd"), True),
+    "sqlcmd": (words("-q -Q"), False),
+    "clickhouse-client": (words("-q --query"), False),
+    "cqlsh": (words("-e --execute"), False),
 }
 
 
@@ -42,7 +40,7 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
     options, positional_sql = _CLIENTS[command.program or ""]
     words = option_values(command.args, options)
     if positional_sql:
-        positional = positionals(command.args, _set("-cmd -separator -nullvalue -init"))
+        positional = positionals(command.args, _SQL_AFTER)
         words.extend(positional[1:])
     if command.stdin_texts:
         words.extend(Word.literal(t) for t in command.stdin_texts)
@@ -50,7 +48,7 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
 
 
 READING_CLIENTS = Card(
-    names=_set("psql mysql sqlite3"),
+    names=words("psql mysql sqlite3"),
     paths=Shape(operands=_READ, values=_READ, assignments=True),
     runs=_runs,
 )

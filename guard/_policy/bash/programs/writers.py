@@ -10,36 +10,32 @@ from __future__ import annotations
 
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card
+from guard._policy.bash.programs.card import Card, words
 
 __all__ = ["MKDIR", "MODES", "TEE", "TOUCH"]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
 _CREATED = Use(read=False, write=True)
 
-TEE = Card(names=_set("tee"), paths=Shape(operands=Use(read=False, write=True, target=True)))
+TEE = Card(names=words("tee"), paths=Shape(operands=Use(read=False, write=True, target=True)))
 """tee's card: every operand overwritten."""
 
 TOUCH = Card(
-    names=_set("touch"),
-    paths=Shape(short_values="dtr", long_values=_set("--date --reference"), operands=_CREATED),
+    names=words("touch"),
+    paths=Shape(short_values="dtr", long_values=words("--date --reference"), operands=_CREATED),
     writes_content=False,
 )
 """touch's card."""
 
 MKDIR = Card(
-    names=_set("mkdir"),
-    paths=Shape(short_values="m", long_values=_set("--mode"), operands=_CREATED),
+    names=words("mkdir"),
+    paths=Shape(short_values="m", long_values=words("--mode"), operands=_CREATED),
     writes_content=False,
 )
 """mkdir's card."""
 
 MODES = Card(
-    names=_set("chmod chown chgrp"),
+    names=words("chmod chown chgrp"),
     paths=Shape(
         operands=Use(read=False, write=True, target=True),
         first_unless=("--reference",),
