@@ -43,6 +43,8 @@ class Card:
     """What the program runs or writes that its words do not name; ``None``: nothing."""
     code_options: frozenset[str] = frozenset()
     """Options whose value (or presence) is code or a program it runs (``rsync -e``): asks."""
+    code_prefixes: tuple[str, ...] = ()
+    """A word starting with one of these is code it runs (``vim +CMD``): asks."""
     global_options: frozenset[str] = frozenset()
     """Options taking a value that may come before the subcommand (``git -C DIR reset``)."""
     catastrophic: bool = False

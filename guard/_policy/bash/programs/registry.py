@@ -22,8 +22,11 @@ from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LINK, LN, MV, R
 from guard._policy.bash.programs.dd import CARD as DD
 from guard._policy.bash.programs.deleters import RM, SHRED, SRM, TRASH, TRUNCATE, UNLINK
 from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
+from guard._policy.bash.programs.editors import EMACS, NVIM, VIM
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
+from guard._policy.bash.programs.languages import OTHERS, POWERSHELL, SCRIPTS
+from guard._policy.bash.programs.launchers import GDB, LESS, MAN, SORT, SPLIT
 from guard._policy.bash.programs.make import GMAKE, MAKE
 from guard._policy.bash.programs.packages import APT, CONDA, NPM, PIP, PNPM, YARN
 from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
@@ -42,6 +45,8 @@ CARDS: tuple[Card, ...] = (
     *(GREP, EGREP, RG, AG, TEE, TOUCH, MKDIR, MODES),
     *(NPM, PNPM, YARN, PIP, APT, CONDA),
     *(DOCKER, PODMAN, NERDCTL, KUBECTL, OC, HELM, AWS, GCLOUD, PI_GUARD),
+    *(VIM, NVIM, EMACS, *SCRIPTS, POWERSHELL, *OTHERS),
+    *(GDB, SORT, SPLIT, MAN, LESS),
 )
 """Every card; no two name the same program."""
 

@@ -27,33 +27,6 @@ def _set(text: str) -> frozenset[str]:
 # program: options whose value (or presence) is code or a program to run.
 _CODE_OPTIONS: dict[str, frozenset[str]] = {
     "bun": _set("-e --eval -p --print"),
-    "osascript": _set("-e"),
-    "Rscript": _set("-e"),
-    "R": _set("-e"),
-    "julia": _set("-e -E --eval --print"),
-    "pwsh": _set("-c -Command -command -EncodedCommand -e -ec"),
-    "powershell": _set("-c -Command -command -EncodedCommand -e -ec"),
-    "gdb": _set("-ex --eval-command -x --command -iex -ix"),
-    "vim": _set("-c --cmd -S"),
-    "vi": _set("-c --cmd -S"),
-    "nvim": _set("-c --cmd -S -l"),
-    "ex": _set("-c --cmd -S"),
-    "view": _set("-c --cmd -S"),
-    "emacs": _set("--eval -l --load -f --funcall -x --script"),
-    "guile": _set("-c -l -e"),
-    "sbcl": _set("--eval --load --script"),
-    "racket": _set("-e --eval -l --lib"),
-    "elixir": _set("-e --eval"),
-    "erl": _set("-eval -s -run"),
-    "ghc": _set("-e"),
-    "groovy": _set("-e"),
-    "scala": _set("-e"),
-    "sort": _set("--compress-program"),
-    "split": _set("--filter"),
-    "man": _set("-P --pager -H --html"),
-    "less": _set("-o --log-file -O --LOG-FILE"),
-    "tclsh": _set("-c"),
-    "wish": _set("-c"),
 }
 _SHOPT_QUERY = _set("-p -q")
 _ASSIGNING = _set("declare typeset export local readonly")
@@ -144,10 +117,12 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
     """Findings for ``command`` according to what its program is known to do."""
     program = command.program or ""
     card = card_for(program)
+    prefixes: tuple[str, ...] = ()
     if card is not None:
         if card.runs is not None:
             card.runs(w, command)
         options = card.code_options or None
+        prefixes = card.code_prefixes
     else:
         options = _uncarded(w, command, program)
     if options is not None:
@@ -158,7 +133,7 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
             and (
                 a.value in options
                 or a.value.split("=", 1)[0] in options
-                or (program in ("vim", "vi", "nvim", "ex", "view") and a.value[:1] == "+")
+                or a.value.startswith(prefixes)
             )
         ]
         if found:
