@@ -98,13 +98,8 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
     ),
     (
         _set("""
-        echo printf cat more head tail wc stat file ls du diff cmp md5sum sha1sum sha256sum
-        sha512sum b2sum cksum bat jq yq xxd od hexdump strings base64
-        cd pushd popd source . realpath readlink basename dirname uniq cut column nl
-        tac rev fold fmt paste join comm tree fd fdfind locate pytest mypy ruff black
-        flake8 pylint shellcheck eslint tsc node python python3 bash sh zsh go cargo
-        npx info tldr ssh tr
-        xargs watch time timeout nice nohup sudo open xdg-open code
+        echo printf cd pushd popd source . node python python3 bash sh zsh npx ssh
+        xargs watch time timeout nice nohup sudo
         """),
         _READER,
     ),

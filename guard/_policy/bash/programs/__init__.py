@@ -7,7 +7,8 @@ One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``,
 ``sql`` (psql, sqlite3 …), ``downloaders`` (curl, wget), ``deleters`` (rm …), ``copy``
 (mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …),
 ``packages`` (npm, pip …), ``containers`` (docker, kubectl …), ``clouds`` (aws …),
-``editors`` (vim, emacs), ``languages`` (Rscript, julia …), ``launchers`` (gdb, less …).
+``editors`` (vim, emacs), ``languages`` (Rscript, julia …), ``launchers`` (gdb, less …),
+``readers`` (cat, ls, jq …).
 Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
 a program's code is handed to); ``running/`` and the path matching ask them.
 """

@@ -29,6 +29,7 @@ from guard._policy.bash.programs.languages import OTHERS, POWERSHELL, SCRIPTS
 from guard._policy.bash.programs.launchers import GDB, LESS, MAN, SORT, SPLIT
 from guard._policy.bash.programs.make import GMAKE, MAKE
 from guard._policy.bash.programs.packages import APT, CONDA, NPM, PIP, PNPM, YARN
+from guard._policy.bash.programs.readers import READERS
 from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
 from guard._policy.bash.programs.sed import GSED, SED
 from guard._policy.bash.programs.sql import CLIENTS, READING_CLIENTS
@@ -46,7 +47,7 @@ CARDS: tuple[Card, ...] = (
     *(NPM, PNPM, YARN, PIP, APT, CONDA),
     *(DOCKER, PODMAN, NERDCTL, KUBECTL, OC, HELM, AWS, GCLOUD, PI_GUARD),
     *(VIM, NVIM, EMACS, *SCRIPTS, POWERSHELL, *OTHERS),
-    *(GDB, SORT, SPLIT, MAN, LESS),
+    *(GDB, SORT, SPLIT, MAN, LESS, READERS),
 )
 """Every card; no two name the same program."""
 

@@ -10,6 +10,7 @@ import pytest
 
 from guard._policy import Verdict
 from guard._policy.bash.programs import CARDS, card_for, touched
+from guard._policy.bash.programs.readers import READERS
 from guard._policy.bash.walker import analyze
 
 WRAPPERS: list[Callable[[str], str]] = [
@@ -269,3 +270,11 @@ def test_an_editor_or_pager_without_code_asks_nothing(
     bash: Callable[[str], Verdict], command: str
 ) -> None:
     assert "builtin.inline-code" not in bash(command).rule_ids, command
+
+
+@pytest.mark.parametrize("program", sorted(READERS.names))
+def test_a_reader_reads_every_word_it_names_and_writes_none(program: str) -> None:
+    [parsed] = analyze(f"{program} -x a.txt --opt=b K=c", cwd="/w").commands
+    uses = [(w.value, u.read, u.write) for w, u in touched(parsed)]
+    read = [("a.txt", True, False), ("K=c", True, False), ("b", True, False), ("c", True, False)]
+    assert uses == read, program
