@@ -34,6 +34,7 @@ from guard._policy.bash.model import (
     program_name,
 )
 from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.programs.registry import spelled
 from guard._policy.bash.running.inline import (
     GUARD_CODE,
     awk_allowed,
@@ -107,6 +108,7 @@ class Walker(SyntaxWalker):
             argv, via = step
         if not argv:
             return
+        argv = spelled(argv)
         command = Command(tuple(argv), self.cwd, via, producers, texts)
         self.add(command)
         program = command.program or ""

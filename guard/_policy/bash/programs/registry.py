@@ -8,7 +8,7 @@ card keeps the rows the older tables hold for it (``operands/touches.SHAPES``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Use
@@ -32,10 +32,11 @@ from guard._policy.bash.programs.packages import APT, CONDA, NPM, PIP, PNPM, YAR
 from guard._policy.bash.programs.readers import READERS
 from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
 from guard._policy.bash.programs.sed import GSED, SED
+from guard._policy.bash.programs.spelling import full_spelling
 from guard._policy.bash.programs.sql import CLIENTS, READING_CLIENTS
 from guard._policy.bash.programs.writers import MKDIR, MODES, TEE, TOUCH
 
-__all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "touched"]
+__all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "spelled", "touched"]
 
 CARDS: tuple[Card, ...] = (
     *(GIT, FIND, SED, GSED, MAKE, GMAKE, DD, DOWNLOADERS),
@@ -68,6 +69,12 @@ _BY_NAME: Mapping[str, Card] = _by_name(CARDS)
 def card_for(program: str | None) -> Card | None:
     """The card of ``program`` (a command word's basename), ``None`` when it has none."""
     return None if program is None else _BY_NAME.get(program)
+
+
+def spelled(argv: Sequence[Word]) -> list[Word]:
+    """``argv`` as the program reads it: long options in full, clusters split, ``git-NAME``
+    as ``git NAME`` (``spelling.full_spelling``)."""
+    return full_spelling(argv, _BY_NAME)
 
 
 def paths_of(program: str | None) -> Shape:
