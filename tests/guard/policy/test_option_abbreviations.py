@@ -85,6 +85,13 @@ MORE_SAME_AS: tuple[tuple[str, str], ...] = (
     ("sed -n --in-p s/a/b/ a.txt", "sed -n --in-place s/a/b/ a.txt"),
     ("gawk --sou='BEGIN{system(\"id\")}'", "gawk --source='BEGIN{system(\"id\")}'"),
     ("make --ev='$(shell id)' all", "make --eval='$(shell id)' all"),
+    # through the wrappers and nested shells
+    ("bash -c 'git reset --ha'", "git reset --hard"),
+    ("timeout 5 git clean --forc", "git clean --force"),
+    ("command git-reset --ha", "git reset --hard"),
+    ("nice -n 5 mv -ft ~/.ssh a.txt", "mv -f -t ~/.ssh a.txt"),
+    ("echo x | xargs git reset --ha", "echo x | xargs git reset --hard"),
+    ("git --no-pager -c x=y reset --ha", "git reset --hard"),
 )
 
 
