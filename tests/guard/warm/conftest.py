@@ -20,11 +20,15 @@ from guard._pi import warm_server
 
 REPO = Path(__file__).resolve().parents[3]
 WRAP = (
-    "import runpy, sys; sys.path.insert(0, {root!r}); "
+    "import os, runpy, sys; "
+    "sys.path[:] = [{root!r}, *(p for p in sys.path if os.path.abspath(p or '.') != {repo!r})]; "
     "runpy.run_module('guard._warm', run_name='__main__', alter_sys=True)"
 )
 """``python -I -m guard._warm`` run from a copy of the code: a fork server checks that the code
-has not changed since it imported it, and the working tree may change while the tests run."""
+has not changed since it imported it, and the working tree may change while the tests run. The
+checkout leaves ``sys.path`` too (an editable install puts it there): a fork server stamps the
+mtime of every ``sys.path`` directory but its code's, and the suite makes and removes files at
+the checkout's root (a fresh clone's run refused a launch as changed code once)."""
 
 
 def code_copy(into: Path) -> list[str]:
@@ -34,7 +38,7 @@ def code_copy(into: Path) -> list[str]:
         shutil.copytree(
             REPO / package, into / package, ignore=shutil.ignore_patterns("__pycache__")
         )
-    return [sys.executable, "-I", "-c", WRAP.format(root=str(into))]
+    return [sys.executable, "-I", "-c", WRAP.format(root=str(into), repo=str(REPO))]
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +52,7 @@ def warm_code(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def warm_python(warm_code: Path) -> list[str]:
     """The launcher's Python command, on the session's copy of the code."""
-    return [sys.executable, "-I", "-c", WRAP.format(root=str(warm_code))]
+    return [sys.executable, "-I", "-c", WRAP.format(root=str(warm_code), repo=str(REPO))]
 
 
 def env_for(home: Path, idle: str = "30", **extra: str) -> dict[str, str]:
