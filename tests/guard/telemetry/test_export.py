@@ -158,7 +158,7 @@ def test_a_slow_receiver_delays_no_call_and_a_full_queue_drops_and_counts(
     # 120 calls: one batch (what came in its first 0.2 s) sits in the slow receiver, 16
     # wait, the rest were dropped at once.
     assert elapsed < 15.0, elapsed
-    assert max(took) < 2.0, max(took)
+    assert max(took) < 1.0, max(took)
     assert status.exported == 0
     assert status.queued <= 16
     assert status.dropped > 0
@@ -204,7 +204,7 @@ def test_an_export_process_that_ends_costs_no_call_and_its_calls_are_counted(
     assert status.state == "broken"
     assert "export process ended" in (status.last_error or "")
     assert status.dropped == 6  # every call: none was exported
-    assert max(took) < 2.0
+    assert max(took) < 1.0
 
 
 def test_the_export_process_says_when_it_cannot_start() -> None:
