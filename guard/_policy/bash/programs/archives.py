@@ -20,7 +20,14 @@ from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 from guard._policy.bash.programs.card import Card, words
 
-__all__ = ["EXTRACTORS", "TAR", "ZIP"]
+__all__ = ["EXTRACTORS", "GTAR", "TAR", "ZIP"]
+
+_TAR_LONG = words("""
+    --to-command --use-compress-program --checkpoint-action --info-script --new-volume-script
+    --file --directory --files-from --exclude-from --extract --get --create --overwrite
+    --unlink-first --recursive-unlink --absolute-names
+    """)
+"""The long options of tar the guard reacts to."""
 
 
 def _paths(
@@ -90,6 +97,8 @@ TAR = Card(
         reader=_paths,
     ),
     runs=_runs,
+    long_options=_TAR_LONG,
+    abbreviates=True,
 )
 """tar's card."""
 
@@ -100,5 +109,8 @@ ZIP = Card(
 )
 """zip's card."""
 
-EXTRACTORS = Card(names=words("gtar bsdtar unzip 7z 7za 7zr cpio ar patch"), runs=_runs)
+GTAR = Card(names=words("gtar"), runs=_runs, long_options=_TAR_LONG, abbreviates=True)
+"""GNU tar by its other name: what it unpacks asks, its paths are not known."""
+
+EXTRACTORS = Card(names=words("bsdtar unzip 7z 7za 7zr cpio ar patch"), runs=_runs)
 """The other programs that unpack (and ``patch``): what they write is not in the command."""

@@ -48,6 +48,8 @@ AWK = Card(
     runs=_runs,
     code_options=_LOADS,
     runs_files=True,
+    long_options=words("--source --file --exec --include --load --assign"),
+    abbreviates=True,
 )
 """awk's card (and gawk's)."""
 

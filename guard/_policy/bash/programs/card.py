@@ -4,27 +4,34 @@ A card says what a program runs that the command does not show (``runs``: findin
 scripts, the command it runs in turn; ``code_options``: options that carry code), which of
 its words name paths and how it uses each (``paths``: read, written, destroyed,
 recursively), which options may come before its subcommand (``global_options``, so a
-rule's ``subcommand`` finds ``git -C dir reset``), and what the built-in checks need to know
-of it (``catastrophic``, ``creates_links``, ``runs_files``, ``writes_content``).
-A program without a card is read as it always was: fail closed, every operand read and
-written.
+rule's ``subcommand`` finds ``git -C dir reset``), what the built-in checks need to know
+of it (``catastrophic``, ``creates_links``, ``runs_files``, ``writes_content``), and how
+its options are spelled (``long_options``, ``abbreviates``, ``short_options``,
+``subcommand_options``, ``subcommands``: ``spelling`` reads them). A program without a
+card is read as it always was: fail closed, every operand read and written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from guard._policy.bash.model import Command
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 
-__all__ = ["Card", "Runs", "words"]
+__all__ = ["Card", "Runs", "per_subcommand", "words"]
 
 
 def words(text: str) -> frozenset[str]:
     """The words of ``text``, as a set: how a card writes its names and options."""
     return frozenset(text.split())
+
+
+def per_subcommand(table: Mapping[str, str]) -> Mapping[str, frozenset[str]]:
+    """A subcommand's options, written as text per subcommand: a card's ``subcommand_options``."""
+    return MappingProxyType({sub: words(text) for sub, text in table.items()})
 
 
 Runs = Callable[[SyntaxWalker, Command], None]
@@ -60,3 +67,21 @@ class Card:
     same call, that asks (``builtin.inline-code``)."""
     writes_content: bool = True
     """What it writes is content (not only a mode, an owner, a time or a new directory)."""
+    long_options: frozenset[str] = frozenset()
+    """Long options the guard reacts to (the built-in rules' flags) that its other fields do
+    not name: an abbreviation of one (``--recur``) is read as it (``spelling``). Those the
+    other fields name (``code_options``, the shape's recursive flags …) are read so too."""
+    abbreviates: bool = False
+    """It takes any unambiguous prefix of a long option (GNU ``getopt_long``, git's
+    parse-options): a rule's own long flags on it match their abbreviations too."""
+    short_options: str = ""
+    """Its short options as getopt writes them (``t:`` takes a value, ``i::`` an attached one
+    only), from its manual: a cluster of them is split (``mv -ft D`` as ``-f -t D``). Empty:
+    clusters are read as typed."""
+    subcommand_options: Mapping[str, frozenset[str]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Per subcommand, more long options the guard reacts to (``git reset --hard``); with
+    any, only the words after the subcommand are respelled."""
+    subcommands: frozenset[str] = frozenset()
+    """Its subcommands that also run as a program of their own (``git-reset``)."""

@@ -39,6 +39,9 @@ MV = Card(
         splits_destination=True,
     ),
     catastrophic=True,
+    long_options=words("--target-directory --force --no-target-directory"),
+    abbreviates=True,
+    short_options="bfinS:t:TuvZ",
 )
 """``mv``: sources and destination changed."""
 
@@ -46,6 +49,11 @@ CP = Card(
     names=words("cp"),
     paths=replace(_COPIER, short_values="tS", long_values=_TARGET, splits_destination=True),
     creates_links=("-s", "-l", "--symbolic-link", "--link"),
+    long_options=words(
+        "--target-directory --recursive --symbolic-link --link --force --remove-destination"
+    ),
+    abbreviates=True,
+    short_options="abdfHilLnPprRsS:t:TuvxZ",
 )
 """``cp``: sources read, the destination written."""
 
@@ -55,6 +63,9 @@ LN = Card(
         _COPIER, short_values="tS", long_values=_TARGET, operands=Use(read=True, write=True)
     ),
     creates_links=(),
+    long_options=words("--target-directory --symbolic --force"),
+    abbreviates=True,
+    short_options="bdfFinLPrsS:t:Tv",
 )
 """``ln``: the link's target and the link both written."""
 
@@ -65,6 +76,9 @@ INSTALL = Card(
         short_values="gmotS",
         long_values=words("--group --mode --owner --target-directory --suffix"),
     ),
+    long_options=words("--target-directory --mode --owner --group"),
+    abbreviates=True,
+    short_options="bcCdDg:m:o:psS:t:TvZ",
 )
 """``install``: sources read, the destination written."""
 
@@ -81,6 +95,11 @@ RSYNC = Card(
         always_recursive=True,
     ),
     code_options=words("-e --rsh --rsync-path"),
+    long_options=words("""
+        --delete --delete-before --delete-during --delete-delay --delete-after
+        --delete-excluded --remove-source-files --rsh --rsync-path
+        """),
+    abbreviates=True,
 )
 """``rsync``: sources read, the destination written whole, always recursively."""
 

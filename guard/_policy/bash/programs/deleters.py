@@ -29,6 +29,8 @@ RM = Card(
     paths=_REMOVED,
     catastrophic=True,
     catastrophic_flags=("--no-preserve-root",),
+    long_options=words("--force --dir --one-file-system"),
+    abbreviates=True,
 )
 """``rm``: every operand deleted; ``--no-preserve-root`` is a deletion of ``/``."""
 
@@ -46,6 +48,8 @@ TRUNCATE = Card(
         operands=_DELETED,
         recursive=_RECURSIVE,
     ),
+    long_options=words("--size --reference"),
+    abbreviates=True,
 )
 """``truncate``: every operand overwritten (``-s SIZE``, ``-r FILE`` are no operands)."""
 
@@ -58,6 +62,8 @@ SHRED = Card(
         recursive=_RECURSIVE,
     ),
     catastrophic=True,
+    long_options=words("--remove --zero --iterations --size --random-source --force"),
+    abbreviates=True,
 )
 """``shred``: every operand overwritten."""
 

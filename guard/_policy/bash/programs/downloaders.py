@@ -19,7 +19,7 @@ from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 from guard._policy.bash.programs.card import Card, words
 
-__all__ = ["CARD"]
+__all__ = ["CURL", "WGET"]
 
 _READ = Use(read=True, write=False)
 _CHANGED = Use(read=False, write=True, target=True)
@@ -95,5 +95,18 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
         w.finding("opaque-write", f"{program} {risky[0]}: names or options come from elsewhere")
 
 
-CARD = Card(names=words("curl wget"), paths=Shape(reader=_paths), runs=_runs)
-"""curl's and wget's card."""
+CURL = Card(names=words("curl"), paths=Shape(reader=_paths), runs=_runs, abbreviates=True)
+"""curl's card."""
+
+WGET = Card(
+    names=words("wget"),
+    paths=Shape(reader=_paths),
+    runs=_runs,
+    long_options=words("""
+        --output-document --directory-prefix --execute --input-file --mirror --recursive
+        --content-disposition --trust-server-names --config --output-file --append-output
+        """),
+    abbreviates=True,
+    short_options="Vhbe:o:a:qvdn:Nw:i:FB:t:O:cST:Q:P:U:l:A:R:D:I:X:HrpkKmLxE46",
+)
+"""wget's card."""

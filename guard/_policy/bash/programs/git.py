@@ -29,7 +29,7 @@ from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
-from guard._policy.bash.programs.card import Card, words
+from guard._policy.bash.programs.card import Card, per_subcommand, words
 
 __all__ = ["CARD"]
 
@@ -222,5 +222,34 @@ CARD = Card(
     global_options=words(
         "-C -c --git-dir --work-tree --namespace --config-env --exec-path --super-prefix"
     ),
+    long_options=words("--template --config"),
+    abbreviates=True,
+    subcommand_options=per_subcommand(
+        {
+            "reset": "--hard --merge --keep",
+            "clean": "--force",
+            "push": "--force --force-with-lease --force-if-includes --mirror --delete --prune",
+            "branch": "--delete --force --move --copy",
+            "checkout": "--force --discard-changes",
+            "switch": "--force --discard-changes",
+            "restore": "--worktree",
+            "gc": "--prune --aggressive",
+            "worktree": "--force",
+            "update-ref": "--stdin",
+            "reflog": "--expire --expire-unreachable --all",
+            "stash": "",
+        }
+    ),
+    subcommands=words("""
+        add am annotate apply archive bisect blame branch bundle cat-file check-ignore checkout
+        checkout-index cherry cherry-pick clean clone commit commit-tree config count-objects
+        describe diff diff-files diff-index diff-tree difftool fast-export fast-import fetch
+        filter-branch for-each-ref format-patch fsck gc grep hash-object help init instaweb log
+        ls-files ls-remote ls-tree merge merge-base mergetool mv notes prune pull push range-diff
+        read-tree rebase reflog remote repack replace request-pull reset restore rev-list
+        rev-parse revert rm send-email shortlog show show-ref sparse-checkout stash status
+        submodule switch symbolic-ref tag update-index update-ref upload-pack receive-pack
+        var verify-commit whatchanged worktree write-tree
+        """),
 )
 """git's card."""

@@ -21,6 +21,9 @@ __all__ = ["GMAKE", "MAKE"]
 
 _READ = Use(read=True, write=False)
 
+_LONG = words("--eval --file --makefile --include-dir --always-make")
+"""The long options of make the guard reacts to."""
+
 
 def _runs(w: SyntaxWalker, command: Command) -> None:
     for word in option_values(command.args, words("-f --file --makefile")):
@@ -41,8 +44,12 @@ MAKE = Card(
     paths=Shape(operands=_READ, values=_READ, assignments=True),
     runs=_runs,
     runs_files=True,
+    long_options=_LONG,
+    abbreviates=True,
 )
 """make's card."""
 
-GMAKE = Card(names=words("gmake"), runs=_runs, runs_files=True)
+GMAKE = Card(
+    names=words("gmake"), runs=_runs, runs_files=True, long_options=_LONG, abbreviates=True
+)
 """GNU make by its other name: what it runs is read, its paths are not known."""

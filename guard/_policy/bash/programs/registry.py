@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from guard._policy.bash.model import Command, Word
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_paths
-from guard._policy.bash.programs.archives import EXTRACTORS, TAR, ZIP
+from guard._policy.bash.programs.archives import EXTRACTORS, GTAR, TAR, ZIP
 from guard._policy.bash.programs.awk import AWK, BUSYBOX_AWK, MAWK
 from guard._policy.bash.programs.card import Card
 from guard._policy.bash.programs.clouds import AWS, GCLOUD, PI_GUARD
@@ -21,7 +21,7 @@ from guard._policy.bash.programs.containers import DOCKER, HELM, KUBECTL, NERDCT
 from guard._policy.bash.programs.copy import CP, DITTO, INSTALL, LINK, LN, MV, RSYNC, SCP
 from guard._policy.bash.programs.dd import CARD as DD
 from guard._policy.bash.programs.deleters import RM, SHRED, SRM, TRASH, TRUNCATE, UNLINK
-from guard._policy.bash.programs.downloaders import CARD as DOWNLOADERS
+from guard._policy.bash.programs.downloaders import CURL, WGET
 from guard._policy.bash.programs.editors import EMACS, NVIM, VIM
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
@@ -39,10 +39,10 @@ from guard._policy.bash.programs.writers import MKDIR, MODES, TEE, TOUCH
 __all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "spelled", "touched"]
 
 CARDS: tuple[Card, ...] = (
-    *(GIT, FIND, SED, GSED, MAKE, GMAKE, DD, DOWNLOADERS),
+    *(GIT, FIND, SED, GSED, MAKE, GMAKE, DD, CURL, WGET),
     *(RM, SRM, UNLINK, TRUNCATE, SHRED, TRASH),
     *(MV, CP, LN, LINK, INSTALL, RSYNC, SCP, DITTO),
-    *(TAR, ZIP, EXTRACTORS),
+    *(TAR, GTAR, ZIP, EXTRACTORS),
     *(AWK, MAWK, BUSYBOX_AWK, READING_CLIENTS, CLIENTS),
     *(GREP, EGREP, RG, AG, TEE, TOUCH, MKDIR, MODES),
     *(NPM, PNPM, YARN, PIP, APT, CONDA),

@@ -18,6 +18,8 @@ from guard._policy.bash.programs.code import inline, option_values, positionals,
 
 __all__ = ["GSED", "SED"]
 
+_LONG = words("--in-place --expression --file --line-length --separate --sandbox")
+
 
 def _runs(w: SyntaxWalker, command: Command) -> None:
     args = command.args
@@ -43,8 +45,10 @@ SED = Card(
     ),
     runs=_runs,
     runs_files=True,
+    long_options=_LONG,
+    abbreviates=True,
 )
 """sed's card."""
 
-GSED = Card(names=words("gsed"), runs=_runs, runs_files=True)
+GSED = Card(names=words("gsed"), runs=_runs, runs_files=True, long_options=_LONG, abbreviates=True)
 """GNU sed by its other name: its script is read, its paths are not known."""

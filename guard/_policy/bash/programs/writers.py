@@ -43,5 +43,7 @@ MODES = Card(
     ),
     catastrophic=True,
     writes_content=False,
+    long_options=words("--no-preserve-root --dereference --reference --from"),
+    abbreviates=True,
 )
 """chmod, chown, chgrp: their operands changed."""
