@@ -5,9 +5,11 @@ name, the one append), ``calls`` (evaluate and record), ``outcomes`` (a call ran
 blocked, declined, or its input changed), ``grants`` (scoped grants), ``operators`` (the
 operator's passkeys), ``effects`` (the effects review's records), ``sessions`` (a pi session
 started and ended, refusals) and ``spool`` (the shim's spooled events, replayed once each);
-``fields`` says what records say of a call. ``guard/_facade/guard.py`` builds them and keeps
-the verbs of a call's life, consuming, planners and verify. Nothing here imports the sidecar:
-the sidecar's params build on :class:`CallParams` and the spooled event shapes.
+``consumption`` (evidence consumed through the one consume path, audited) and ``planners``
+(a read-only planner run, audited); ``fields`` says what records say of a call.
+``guard/_facade/guard.py`` builds them and keeps the verbs of a call's life, each handed to
+its collaborator. Nothing here imports the sidecar: the sidecar's params build on
+:class:`CallParams` and the spooled event shapes.
 """
 
 import typing
@@ -22,6 +24,9 @@ if typing.TYPE_CHECKING:
         ClassifiedCall,
         check_tool_call_id,
         classify_call,
+    )
+    from guard._facade.consumption import (
+        Consumption,
     )
     from guard._facade.core import (
         SESSION_COUNTS,
@@ -61,6 +66,9 @@ if typing.TYPE_CHECKING:
     from guard._facade.plan import (
         plan_input,
     )
+    from guard._facade.planners import (
+        Planners,
+    )
     from guard._facade.sessions import (
         Sessions,
     )
@@ -84,6 +92,7 @@ __all__ = [
     "CallParams",
     "Calls",
     "ClassifiedCall",
+    "Consumption",
     "Core",
     "DeclineReason",
     "Effects",
@@ -95,6 +104,7 @@ __all__ = [
     "OperatorReasonText",
     "Operators",
     "Outcomes",
+    "Planners",
     "ReplayRejected",
     "ReplayReply",
     "Sessions",
@@ -119,6 +129,7 @@ _HOMES: dict[str, str] = {
     "ClassifiedCall": "guard._facade.consumer",
     "check_tool_call_id": "guard._facade.consumer",
     "classify_call": "guard._facade.consumer",
+    "Consumption": "guard._facade.consumption",
     "Core": "guard._facade.core",
     "SESSION_COUNTS": "guard._facade.core",
     "Effects": "guard._facade.effects",
@@ -137,6 +148,7 @@ _HOMES: dict[str, str] = {
     "Late": "guard._facade.outcomes",
     "Outcomes": "guard._facade.outcomes",
     "plan_input": "guard._facade.plan",
+    "Planners": "guard._facade.planners",
     "Sessions": "guard._facade.sessions",
     "CallParams": "guard._facade.spool",
     "OperatorReasonText": "guard._facade.spool",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict
 
 from audit.wire import (
     ConfirmationDeclinedData,
@@ -42,7 +42,7 @@ from guard._facade.fields import (
 from guard._operator import OperatorSignature
 from guard._operator import check_operator_signature as _check_operator
 
-__all__ = ["Calls"]
+__all__ = ["Calls", "RecordOptions"]
 
 
 def _check_record(ttl_seconds: int, tool_call_id: str | None) -> None:
@@ -50,6 +50,20 @@ def _check_record(ttl_seconds: int, tool_call_id: str | None) -> None:
     if type(ttl_seconds) is not int or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
         raise TtlError(ttl_seconds, MAX_TTL_SECONDS)
     check_tool_call_id(tool_call_id)
+
+
+class RecordOptions(TypedDict, total=False):
+    """What a record may say beside the operator's yes or no (:meth:`Calls.record_call`); a
+    key left out takes that method's default."""
+
+    ttl_seconds: int
+    tool_call_id: str | None
+    origin: Origin
+    decline_reason: DeclineReason
+    operator_reason: str | None
+    covered_by: CoveredBy | None
+    approver: Approver | None
+    signed: tuple[Reservation, OperatorSignature] | None
 
 
 class Calls:

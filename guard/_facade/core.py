@@ -1,11 +1,12 @@
 """The facade's shared core: one guard home's key, audit log, ledger and policy, and the pi
-session its records name.
+session its records name; the home's status and its whole log verified.
 
 Contract: :meth:`Core.open` opens (creating on first use) a home; the collaborators of
 :class:`guard.Guard` (``calls``, ``outcomes``, ``grants``, ``operators``, ``effects``,
-``sessions``, ``spool``) each receive this one object and keep no state of their own beside
-it. :meth:`Core.append` is the one way they write: it names the session the record belongs
-to, counts it for the session, and hands the durable record to the :attr:`Core.observer`.
+``sessions``, ``spool``, ``consumption``, ``planners``) each receive this one object and
+keep no state of their own beside it. :meth:`Core.append` is the one way they write: it
+names the session the record belongs to, counts it for the session, and hands the durable
+record to the :attr:`Core.observer`.
 The signer is asked for each time (:meth:`Core.signer`), so a key another process rotated is
 seen before anything is signed.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from audit import shorten
 from audit.log import AuditLog
+from audit.verify import VerifyResult, verify_log
 from audit.wire import (
     AuditRecord,
     EventData,
@@ -29,7 +31,15 @@ from audit.wire import (
     utc_now,
 )
 from guard._errors import LedgerError
-from guard._evidence import DEFAULT_SKEW, Keyring, KeyStore, PublicKeyring, Signer, anchor_dir
+from guard._evidence import (
+    DEFAULT_SKEW,
+    MAX_TTL_SECONDS,
+    Keyring,
+    KeyStore,
+    PublicKeyring,
+    Signer,
+    anchor_dir,
+)
 from guard._facade.ledger import open_ledger
 from guard._home import AUDIT_LOG_FILE, AUDIT_PREVIEWS_ENV, ensure_private_dir, env, resolve_home
 from guard._logging import get_logger
@@ -232,6 +242,25 @@ class Core:
         if self.observer is not None:
             self.observer(record)
         return record
+
+    # -- the home as a whole -----------------------------------------------
+
+    def verify_audit(self, *, allow_unanchored: bool = False) -> VerifyResult:
+        """Verify the home's whole audit log against the public keyring."""
+        return verify_log(
+            self.audit.path, self.public_keyring().public_keys(), allow_unanchored=allow_unanchored
+        )
+
+    def status(self) -> dict[str, Any]:
+        """The home, its key, log and ledger, and the evidence's time limits."""
+        return {
+            "home": str(self.home),
+            "keyId": self.key_id,
+            "auditLog": str(self.audit.path),
+            "consumedIds": self.ledger.count(),
+            "skewSeconds": int(DEFAULT_SKEW.total_seconds()),
+            "maxTtlSeconds": MAX_TTL_SECONDS,
+        }
 
     def close(self) -> None:
         self.ledger.close()

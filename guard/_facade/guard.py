@@ -15,50 +15,33 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from audit.verify import VerifyResult, verify_log
-from audit.wire import (
-    AuditRecord,
-    EvidenceConsumedData,
-    EvidenceRejectedData,
-    Origin,
-    PlannerReportedData,
-)
+from audit.verify import VerifyResult
+from audit.wire import AuditRecord
 from guard._approvals import Approver
 from guard._effects import UnaskedTarget
 from guard._evidence import (
-    DEFAULT_SKEW,
-    DEFAULT_TTL_SECONDS,
-    MAX_TTL_SECONDS,
     ConsumeResult,
-    CoveredBy,
     Evaluation,
     Keyring,
     PublicKeyring,
     RecordResult,
-    Reservation,
-    normalize_tool_name,
 )
-from guard._facade.calls import Calls
-from guard._facade.consumer import ClassifiedCall, consume_call
+from guard._facade.calls import Calls, RecordOptions
+from guard._facade.consumer import ClassifiedCall
+from guard._facade.consumption import Consumption
 from guard._facade.core import Core
 from guard._facade.effects import Effects
-from guard._facade.fields import (
-    BlockReason,
-    DeclineReason,
-    LateDeclineReason,
-    fingerprint_fields,
-    operator_reason_text,
-)
+from guard._facade.fields import BlockReason, DeclineReason, LateDeclineReason, operator_reason_text
 from guard._facade.grants import Grants
 from guard._facade.ledger import LEDGER_FILE
 from guard._facade.operators import Operators
 from guard._facade.outcomes import Late, Outcomes
+from guard._facade.planners import Planners
 from guard._facade.sessions import Sessions
 from guard._facade.spool import Spool
 from guard._home import AUDIT_LOG_FILE
-from guard._operator import OperatorSignature
 
 if TYPE_CHECKING:
     from planning import PlanResult
@@ -81,9 +64,10 @@ class Guard:
     log, ledger, policy, the session records name): :attr:`calls` (evaluate, record),
     :attr:`outcomes` (what became of a call), :attr:`grants`, :attr:`operators` (passkeys),
     :attr:`effects` (the effects review's records), :attr:`sessions` (a pi session started
-    and ended, refusals) and :attr:`spool` (the shim's spooled events). This class keeps the
+    and ended, refusals), :attr:`spool` (the shim's spooled events), :attr:`consumption`
+    (evidence consumed, audited) and :attr:`planners`. This class builds them and keeps the
     verbs of a call's life (classify, evaluate, record, decline, blocked, tool_executed,
-    input_changed, consume), opening a home, planners and verifying the log.
+    input_changed, consume), each handed to its collaborator, and the core's state.
     """
 
     def __init__(self, core: Core) -> None:
@@ -99,6 +83,8 @@ class Guard:
         self.effects = Effects(core)
         self.sessions = Sessions(core, self.grants)
         self.spool = Spool(core, self.outcomes)
+        self.consumption = Consumption(core)
+        self.planners = Planners(core)
 
     @classmethod
     def open(
@@ -179,59 +165,17 @@ class Guard:
         cwd: str | os.PathLike[str],
         *,
         confirmed: bool,
-        ttl_seconds: int = DEFAULT_TTL_SECONDS,
-        tool_call_id: str | None = None,
-        origin: Origin = "operator-contract-review",
-        decline_reason: DeclineReason = "declined",
-        operator_reason: str | None = None,
-        covered_by: CoveredBy | None = None,
-        approver: Approver | None = None,
-        signed: tuple[Reservation, OperatorSignature] | None = None,
+        **options: Unpack[RecordOptions],
     ) -> RecordResult:
         """Record the operator's answer about a call; a yes mints signed evidence
         (:meth:`Calls.record`, the fingerprint computed from the call itself)."""
-        return self.calls.record(
-            tool_name,
-            tool_input,
-            cwd,
-            confirmed=confirmed,
-            ttl_seconds=ttl_seconds,
-            tool_call_id=tool_call_id,
-            origin=origin,
-            decline_reason=decline_reason,
-            operator_reason=operator_reason,
-            covered_by=covered_by,
-            approver=approver,
-            signed=signed,
-        )
+        return self.calls.record(tool_name, tool_input, cwd, confirmed=confirmed, **options)
 
     def record_call(
-        self,
-        call: ClassifiedCall,
-        *,
-        confirmed: bool,
-        ttl_seconds: int = DEFAULT_TTL_SECONDS,
-        tool_call_id: str | None = None,
-        origin: Origin = "operator-contract-review",
-        decline_reason: DeclineReason = "declined",
-        operator_reason: str | None = None,
-        covered_by: CoveredBy | None = None,
-        approver: Approver | None = None,
-        signed: tuple[Reservation, OperatorSignature] | None = None,
+        self, call: ClassifiedCall, *, confirmed: bool, **options: Unpack[RecordOptions]
     ) -> RecordResult:
         """Record the operator's answer about a classified call: :meth:`Calls.record_call`."""
-        return self.calls.record_call(
-            call,
-            confirmed=confirmed,
-            ttl_seconds=ttl_seconds,
-            tool_call_id=tool_call_id,
-            origin=origin,
-            decline_reason=decline_reason,
-            operator_reason=operator_reason,
-            covered_by=covered_by,
-            approver=approver,
-            signed=signed,
-        )
+        return self.calls.record_call(call, confirmed=confirmed, **options)
 
     def decline(
         self,
@@ -309,7 +253,7 @@ class Guard:
             unasked=unasked,
         )
 
-    # -- consume ----------------------------------------------------------
+    # -- consume, planners, the home as a whole (``consumption``, ``planners``, ``core``) --
 
     def consume(
         self,
@@ -323,89 +267,30 @@ class Guard:
         require_dialog: bool = False,
         require_operator_signature: bool = False,
     ) -> ConsumeResult:
-        """Check ``envelope`` against the pending call (recomputed here) and consume it once.
-
-        ``tool_call_id``: the pending call's id; evidence bound to another call is rejected
-        (``tool-call-id-mismatch``), and evidence bound to a call is rejected without it
-        (``call-id-required``) unless ``call_checked_elsewhere=True`` says the consumer ties
-        the evidence to the call itself. ``require_dialog``: evidence
-        a scoped grant covered (``origin: runtime-grant``) is rejected (``not-dialog`` /
-        ``grant-covered``) and not consumed, so a consumer that accepts grants still can.
-        ``require_operator_signature`` (or the user's ``[evidence]
-        require_operator_signature``): evidence without the operator's own signature is
-        rejected (``not-operator-signed`` / ``no-operator-signature``) and not consumed.
-
-        The ledger is first brought up to date from the audit log's ``evidence.consumed``
-        records (a lost or stale ledger never forgets); if the log cannot be read or
-        verified this raises :class:`LedgerError` and nothing is consumed.
-        """
-        result, pending = consume_call(
+        """Check ``envelope`` against the pending call (recomputed here), consume it once and
+        audit the result: :meth:`Consumption.consume`."""
+        return self.consumption.consume(
             envelope,
             tool_name,
             tool_input,
             cwd,
-            classifier=self.core.classifier,
-            keyring=self.public_keyring(),
-            ledger=self.ledger,
-            log_path=self.audit.path,
-            require_log=True,
             tool_call_id=tool_call_id,
             call_checked_elsewhere=call_checked_elsewhere,
             require_dialog=require_dialog,
             require_operator_signature=require_operator_signature,
         )
-        fields = {
-            "tool_name": normalize_tool_name(tool_name),
-            "tool_call_id": tool_call_id,
-            "evidence_id": result.evidence_id or None,
-            **fingerprint_fields(pending),
-        }
-        if result.decision == "consumed":
-            self.core.append(EvidenceConsumedData(**fields))
-        else:
-            self.core.append(
-                EvidenceRejectedData(
-                    decision=result.match.decision, reasons=list(result.reasons), **fields
-                )
-            )
-        return result
-
-    # -- planner ----------------------------------------------------------
 
     def plan(self, planner: str, params: Mapping[str, Any] | str | bytes) -> PlanResult:
-        """Run a read-only planner and audit ``planner.reported``. Raises ``PlanInputError``.
-
-        ``params`` is a mapping or JSON text, decoded strictly (:func:`audit.load_json`).
-        """
-        # The planners (their models built at import) load with the first plan, not per guard.
-        from guard._facade.plan import plan_input
-        from planning import PLANNERS
-
-        inp = plan_input(planner, params)
-        result = PLANNERS[planner].run(inp)
-        self.core.append(
-            PlannerReportedData(
-                planner=planner, decision=result.decision, reasons=list(result.reasons)
-            )
-        )
-        return result
-
-    # -- audit ------------------------------------------------------------
+        """Run a read-only planner and audit it: :meth:`Planners.run`."""
+        return self.planners.run(planner, params)
 
     def verify_audit(self, *, allow_unanchored: bool = False) -> VerifyResult:
-        return verify_log(
-            self.audit.path, self.public_keyring().public_keys(), allow_unanchored=allow_unanchored
-        )
+        """Verify the home's audit log: :meth:`Core.verify_audit`."""
+        return self.core.verify_audit(allow_unanchored=allow_unanchored)
 
     def status(self) -> dict[str, Any]:
-        return {
-            "home": str(self.home),
-            "keyId": self.key_id,
-            "auditLog": str(self.audit.path),
-            "consumedIds": self.ledger.count(),
-            "skewSeconds": int(DEFAULT_SKEW.total_seconds()),
-            "maxTtlSeconds": MAX_TTL_SECONDS,
-        }
+        """The home, its key, log and ledger: :meth:`Core.status`."""
+        return self.core.status()
 
     def close(self) -> None:
         self.core.close()

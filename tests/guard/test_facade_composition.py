@@ -1,5 +1,5 @@
 """`Guard` is composed, not inherited: its collaborators (calls, outcomes, grants, operators,
-effects, sessions, spool) are plain objects built in one place on one shared core, so what
+effects, sessions, spool, consumption, planners) are plain objects built in one place on one shared core, so what
 one of them changes (the key, the pi session, the observer) every other one sees at once.
 """
 
@@ -17,7 +17,18 @@ from audit.verify import read_records
 from audit.wire import AuditRecord, utc_now
 from guard import BadInputError, Guard
 from guard._effects import Effect, Hold, Review
-from guard._facade import Calls, Core, Effects, Grants, Operators, Outcomes, Sessions, Spool
+from guard._facade import (
+    Calls,
+    Consumption,
+    Core,
+    Effects,
+    Grants,
+    Operators,
+    Outcomes,
+    Planners,
+    Sessions,
+    Spool,
+)
 from guard._operator import enrolled_credential
 from tests.softauthn import SoftAuthenticator
 
@@ -31,6 +42,8 @@ COLLABORATORS = {
     "effects": Effects,
     "sessions": Sessions,
     "spool": Spool,
+    "consumption": Consumption,
+    "planners": Planners,
 }
 
 

@@ -1,13 +1,13 @@
 """The session's desk: the questions every screen is offered (the pi dialog, a second
-terminal, the page) and their answers, what each answered call was said yes to, the grants
-its dialog offered, and the grants of this session (``approvals.answer``, ``grants.list``,
-``grants.revoke``). An answer another screen gives is pushed to the shim as it comes
-(``approvals.answered``, sent by the sidecar that listens to the broker).
+terminal, the page) and their answers, the refusals heard on the screens' threads, and the
+grants of this session (``approvals.answer``, ``grants.list``, ``grants.revoke``). An answer
+another screen gives is pushed to the shim as it comes (``approvals.answered``, sent by the
+sidecar that listens to the broker). What each call was offered and said yes to is the
+session's :class:`~guard._sidecar.session.memo.Memo`.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +28,7 @@ from guard._approvals import (
 )
 from guard._errors import RpcFault
 from guard._evidence import Evaluation, Fingerprint
-from guard._facade import ClassifiedCall
-from guard._grants import GrantOffer, GrantRecord
+from guard._grants import GrantRecord
 from guard._logging import get_logger
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.session.home import Home
@@ -67,7 +66,7 @@ def grant_note(record: GrantRecord, *, uses: int, use: int | None = None) -> Gra
 
 
 class Desk:
-    """Open questions and their answers; this session's grants."""
+    """Open questions and their answers, refusals; this session's grants."""
 
     def __init__(self, home: Home, session_dir: Path) -> None:
         self.home = home
@@ -80,15 +79,6 @@ class Desk:
         # Refusals heard on other threads, coalesced: (reason, approver, question) -> how many.
         self._refused: dict[tuple[str, Approver, str | None], int] = {}
         self._refused_lock = threading.Lock()
-        # The grants each asked call's dialog offered (by tool call id): a grant chosen is
-        # derived again and kept only if it is still the one shown.
-        self.offered: dict[str, tuple[GrantOffer, ...]] = {}
-        # What each call was said yes to (by tool call id), resolved when the operator (or a
-        # grant, or an allow rule) said it; the effects review holds what it does beyond.
-        self.approved: dict[str, tuple[str, ...]] = {}
-        # The calls the operator said yes to in a dialog: the history their command rewrites
-        # in .git is what they said yes to (a grant or an allow rule never covers it).
-        self.answered: set[str] = set()
 
     # -- the screens -------------------------------------------------------------------------
 
@@ -175,12 +165,6 @@ class Desk:
             guard.sessions.approval_refused(reason, approver, approval_id, count=count)
 
     # -- questions ---------------------------------------------------------------------------
-
-    def approve(self, tool_call_id: str, call: ClassifiedCall) -> None:
-        """What the operator (or a grant) said yes to, as this request judged it, resolved
-        now: the effects review holds what the command does beyond it (a link swapped in by
-        a parallel call, say)."""
-        self.approved[tool_call_id] = tuple(os.path.realpath(t) for t in call.verdict.targets)
 
     def open_question(
         self, p: EvaluateParams, evaluation: Evaluation, dialog: Dialog

@@ -1,7 +1,8 @@
 """The session's effects review (``effects.review``, ``effects.resolve``): its command
 layers and their reviewer, the operator's baseline it judges against, the user's ``[sandbox]``
-quiet settings and why each quiet call ran unasked; what a command did, applied or held for
-the operator, and what a crash or a session's end left held.
+quiet settings; what a command did, applied or held for the operator, and what a crash or
+a session's end left held. Why a quiet call ran unasked, and what each call was said yes to,
+is the session's :class:`~guard._sidecar.session.memo.Memo`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from guard._sandbox import explain_network, explain_output, workspace_stamp
 from guard._sidecar.framing import RpcCode
 from guard._sidecar.session.desk import Desk
 from guard._sidecar.session.home import Home
+from guard._sidecar.session.memo import Memo
 from guard._sidecar.session.sandbox import SessionSandbox
 from guard._sidecar.text import effects_dialog, effects_note
 from guard._sidecar.wire import (
@@ -53,18 +55,17 @@ def alive(session: str) -> bool:
 class Effects:
     """The review of what agent commands did (see the module)."""
 
-    def __init__(self, home: Home, desk: Desk, sandbox: SessionSandbox) -> None:
+    def __init__(self, home: Home, desk: Desk, sandbox: SessionSandbox, memo: Memo) -> None:
         self.home = home
         self.desk = desk
         self.sandbox = sandbox
+        self.memo = memo
         self.reviewer = Reviewer(sandbox.layers)
         # What the operator had when the session started (the effects review judges
         # "ignored" against it, never against ignore files an agent command wrote).
         self.baseline: Baseline | None = None
-        # The user's [sandbox] ask and regenerable (read at sandbox.plan), and why each call
-        # that ran without a dialog could: its targets, restorable against the baseline.
+        # The user's [sandbox] ask and regenerable (read at sandbox.plan).
         self.quiet: tuple[str, tuple[str, ...]] = ("every", ())
-        self.unasked: dict[str, tuple[UnaskedTarget, ...]] = {}
 
     # -- the baseline and the calls that run unasked -----------------------------------------
 
@@ -147,14 +148,14 @@ class Effects:
         # The operator's yes to this call in its dialog: the history it rewrites in .git is
         # what they said yes to (never a grant's or an allow rule's: they name files), when
         # the dialog showed git doing it (not a yes to a script that hid it).
-        desk = self.desk
+        desk, memo = self.desk, self.memo
         answered = (
             p.tool_call_id is not None
-            and p.tool_call_id in desk.answered
+            and p.tool_call_id in memo.answered
             and _runs_git_plainly(p.command, workspace)
         )
-        desk.answered.discard(p.tool_call_id or "")
-        approved = desk.approved.pop(p.tool_call_id, ()) if p.tool_call_id else ()
+        memo.answered.discard(p.tool_call_id or "")
+        approved = memo.approved.pop(p.tool_call_id, ()) if p.tool_call_id else ()
         review = self.reviewer.review(
             p.layer,
             workspace,

@@ -1,13 +1,17 @@
-"""The session a sidecar serves: its parts, built in one place, and the verbs of a call's
-life (evaluate, record, decline, consume, executed, replay), the start of the session
-(``sandbox.plan``) and its end.
+"""The session a sidecar serves: its parts, built in one place, its start (``sandbox.plan``)
+and end, and the verbs of a call's life (evaluate, record, decline, consume, executed,
+replay), each handed to the part whose state it concerns.
 
-The parts: the :class:`~guard._sidecar.session.home.Home` (the guard opened on the home, or
-why it could not be, and the damage of its log), the
-:class:`~guard._sidecar.session.desk.Desk` (questions, answers, offered grants), the
-:class:`~guard._sidecar.session.sandbox.SessionSandbox` (plan, params, stamp, network), the
-:class:`~guard._sidecar.session.effects.Effects` review (layers, baseline, quiet settings),
-the :class:`~guard._sidecar.session.home.Export` of decisions and the
+The parts that hold state: the :class:`~guard._sidecar.session.home.Home` (the guard opened
+on the home, or why it could not be, and the damage of its log), the
+:class:`~guard._sidecar.session.desk.Desk` (questions, answers, refusals, this session's
+grants), the :class:`~guard._sidecar.session.sandbox.SessionSandbox` (plan, params, stamp,
+network), the :class:`~guard._sidecar.session.effects.Effects` review (layers, baseline,
+quiet settings), the :class:`~guard._sidecar.session.memo.Memo` of each call between its
+requests and the :class:`~guard._sidecar.session.home.Export` of decisions. The parts that
+act on them: the :class:`~guard._sidecar.session.intake.Intake` (``evaluate``), the
+:class:`~guard._sidecar.session.answers.Answers` (``record``, ``audit.declined``), the
+:class:`~guard._sidecar.session.consume.Consumer` (``consume``) and the
 :class:`~guard._sidecar.session.status.Status` reports.
 
 Each request classifies its call once (:meth:`guard.Guard.classify`, from the input the
@@ -24,47 +28,31 @@ import os
 import secrets
 import shutil
 import threading
-from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from audit import AuditError
-from audit.wire import utc_now
-from guard._errors import GuardError, RpcFault
-from guard._evidence import Evaluation
-from guard._facade import ClassifiedCall, operator_reason_text
+from guard._errors import GuardError
 from guard._home import LAYERS_DIR, SESSIONS_DIR
 from guard._logging import get_logger
-from guard._pi import session_envelopes
-from guard._policy import ToolFacts, pi_file_target
+from guard._policy import ToolFacts
 from guard._sidecar.escape import command_line
-from guard._sidecar.framing import RpcCode
-from guard._sidecar.session.desk import Desk, grant_note
+from guard._sidecar.session.answers import Answers
+from guard._sidecar.session.consume import Consumer
+from guard._sidecar.session.desk import Desk
 from guard._sidecar.session.effects import Effects
 from guard._sidecar.session.home import Export, Home
+from guard._sidecar.session.intake import Intake
+from guard._sidecar.session.memo import Memo
 from guard._sidecar.session.sandbox import SessionSandbox
 from guard._sidecar.session.status import Status
-from guard._sidecar.text import (
-    NO_SANDBOX_YET,
-    block_reason_for,
-    dialog_for,
-    grant_choice,
-    input_changed_reason,
-    sandbox_block_reason,
-    sandbox_notice,
-    wait_notice,
-)
+from guard._sidecar.text import sandbox_notice
 from guard._sidecar.wire import (
     ConsumeParams,
     DeclinedParams,
-    DeclinedReply,
     EvaluateParams,
-    EvaluateReply,
-    GrantNote,
-    JudgedFile,
     RecordParams,
-    RecordReply,
     ReplayParams,
     SandboxPlanParams,
     ToolExecutedParams,
@@ -79,16 +67,19 @@ class Session:
     """One pi session's guard: its parts (see the module) and the verbs of a call's life."""
 
     def __init__(self, home: Path, *, verify_only: bool = False) -> None:
-        self.verify_only = verify_only
         # This sidecar's directory: its command layers (guard/_effects), its /tmp, the
         # listener of a second terminal, the export's status.
         self.session_dir = home / SESSIONS_DIR / f"s{os.getpid()}-{secrets.token_hex(4)}"
         self.home = Home(home)
         self.desk = Desk(self.home, self.session_dir)
         self.sandbox = SessionSandbox(self.home, self.session_dir, self.session_dir / LAYERS_DIR)
-        self.effects = Effects(self.home, self.desk, self.sandbox)
+        self.memo = Memo()
+        self.effects = Effects(self.home, self.desk, self.sandbox, self.memo)
         self.export = Export()
         self.status = Status(self.home, self.sandbox, self.desk, self.export)
+        self.intake = Intake(self.home, self.desk, self.sandbox, self.effects, self.memo)
+        self.answers = Answers(self.home, self.desk, self.sandbox, self.effects, self.memo)
+        self.consumer = Consumer(self.home, verify_only=verify_only)
         try:
             guard = self.home.open(verify_only=verify_only)
             if guard is not None:
@@ -173,270 +164,25 @@ class Session:
             self.home.monitor.close()
 
     # -- a call's life -----------------------------------------------------------------------
+    # -- a call's life: each verb is its part's ------------------------------------------------
 
     def evaluate(self, p: EvaluateParams) -> dict[str, Any]:
-        """Allowed, blocked, covered by a grant, run unasked in the sandbox, or asked."""
-        guard = self.home.need_guard()
-        if p.tool is not None:
-            guard.classifier.learn(p.tool)  # record and the call's end judge it the same way
-        call = guard.classify(p.tool_name, p.input, p.cwd)  # once for this request
-        evaluation = guard.evaluate_call(call)
-        if evaluation.verdict != "allow":
-            guard.audit.check()  # no dialog whose Yes could not be recorded
-        reply: EvaluateReply
-        if evaluation.verdict == "allow":
-            if evaluation.rule_ids and evaluation.targets and p.tool_call_id is not None:
-                # A rule of the user's let it through unasked: what it names is approved, so the
-                # effects review does not hold it again (only what the command does beyond it).
-                approved = tuple(os.path.realpath(t) for t in evaluation.targets)
-                self.desk.approved[p.tool_call_id] = approved
-            reply = EvaluateReply(evaluation=evaluation, action="allow")
-        elif evaluation.verdict == "block":
-            guard.record_call(
-                call,
-                confirmed=False,
-                tool_call_id=p.tool_call_id,
-                origin="runtime-ui-confirm",
-            )
-            reason = block_reason_for(
-                "blocked-by-policy", evaluation, p.tool_name, tool_input=p.input
-            )
-            reply = EvaluateReply(
-                evaluation=evaluation, action="block", block_reason=reason, audited=True
-            )
-        elif (unasked := self.effects.restorable(p, evaluation)) is not None:
-            # Every target can be restored or rebuilt from what the operator had: it runs in
-            # the sandbox without a dialog, and the effects review checks what it really did.
-            assert p.tool_call_id is not None
-            self.effects.unasked[p.tool_call_id] = unasked
-            reply = EvaluateReply(evaluation=evaluation, action="allow")
-        elif not p.has_ui and self.sandbox.waits_headless(p.cwd):
-            reply = self._asked_headless(p, evaluation)
-        elif not p.has_ui:
-            guard.record_call(
-                call,
-                confirmed=False,
-                tool_call_id=p.tool_call_id,
-                origin="runtime-ui-confirm",
-                decline_reason="no-ui",
-            )
-            reason = block_reason_for("no-ui", evaluation, p.tool_name, tool_input=p.input)
-            reply = EvaluateReply(
-                evaluation=evaluation, action="block", block_reason=reason, audited=True
-            )
-        else:
-            reply = self._covered_or_asked(p, call, evaluation)
-        if p.tool_name == "bash" and reply.action != "block":
-            replanned = self.sandbox.replanned()
-            if replanned is not None:
-                reply = reply.model_copy(update={"sandbox": replanned})
-        target = pi_file_target(p.tool_name, p.input, p.cwd) if reply.action != "block" else None
-        if target is not None:
-            reply = reply.model_copy(update={"file": JudgedFile(path=target[0], real=target[1])})
-        return reply.model_dump(mode="json")
-
-    def _covered_or_asked(
-        self, p: EvaluateParams, call: ClassifiedCall, evaluation: Evaluation
-    ) -> EvaluateReply:
-        """A call the policy asks about: covered by a grant of this session (its own evidence,
-        no dialog), or the dialog, with the grants it may offer."""
-        guard = self.home.need_guard()
-        workspace = self.sandbox.workspace(p.cwd)
-        covered = guard.grants.covered_call(
-            call,
-            workspace=workspace,
-            ttl_seconds=p.ttl_seconds,
-            tool_call_id=p.tool_call_id,
-        )
-        if covered is not None and covered.envelope is not None:
-            details = covered.envelope.details
-            assert details.covered_by is not None
-            if p.tool_call_id is not None:
-                self.desk.approve(p.tool_call_id, call)
-            note = next(
-                (
-                    grant_note(s.record, uses=s.uses, use=details.covered_by.use)
-                    for s in guard.grants.listed(utc_now())
-                    if s.record.grant_id == details.covered_by.grant_id
-                ),
-                None,
-            )
-            return EvaluateReply(
-                evaluation=evaluation, action="allow", record=covered, covered=note
-            )
-        offered = guard.grants.offers_call(call, workspace=workspace)
-        if p.tool_call_id is not None and offered:
-            self.desk.offered[p.tool_call_id] = offered
-        limits = guard.grants.limits(workspace)
-        until = utc_now() + timedelta(minutes=limits.max_minutes)
-        dialog = dialog_for(
-            evaluation,
-            p.tool_name,
-            ttl_seconds=p.ttl_seconds,
-            confirm_timeout_ms=p.confirm_timeout_ms,
-            tool_input=p.input,
-            grants=[grant_choice(o, until=until, max_uses=limits.max_uses) for o in offered],
-            parent=p.parent,
-        )
-        approval = self.desk.open_question(p, evaluation, dialog)
-        return EvaluateReply(
-            evaluation=evaluation, action="confirm", dialog=dialog, approval=approval
-        )
-
-    def _asked_headless(self, p: EvaluateParams, evaluation: Evaluation) -> EvaluateReply:
-        """No UI, but the operator may answer elsewhere: the question is opened for the other
-        screens only (no grant is offered), and the shim waits for its answer."""
-        dialog = dialog_for(
-            evaluation,
-            p.tool_name,
-            ttl_seconds=p.ttl_seconds,
-            confirm_timeout_ms=p.confirm_timeout_ms,
-            tool_input=p.input,
-            parent=p.parent,
-        )
-        approval = self.desk.open_question(p, evaluation, dialog)
-        page = self.desk.page
-        return EvaluateReply(
-            evaluation=evaluation,
-            action="wait",
-            approval=approval,
-            wait_notice=wait_notice(
-                p.tool_name,
-                approval.id,
-                p.confirm_timeout_ms,
-                page.login_url if page is not None else None,
-                self.desk.page_elsewhere() if page is None else None,
-            ),
-        )
+        """Allowed, blocked, covered by a grant, run unasked in the sandbox, or asked
+        (:meth:`Intake.evaluate`)."""
+        return self.intake.evaluate(p)
 
     def record(self, p: RecordParams) -> dict[str, Any]:
-        """The operator's answer to an asked call (and the grant chosen with a yes)."""
-        guard = self.home.need_guard()
-        desk = self.desk
-        asked = desk.broker.result(p.approval_id) if p.approval_id is not None else None
-        signed = asked.signed if asked is not None else None
-        answer = desk.settled(p.approval_id, yes=p.confirmed)
-        approver = answer.approver if answer is not None else None
-        # The question's winning answer says which grant, if any (any screen may choose one).
-        chosen = answer.grant if p.approval_id is not None and answer is not None else p.grant
-        # Judged afresh, once for this request: not the verdict the question was asked on (the
-        # policy or what a rule names may have changed while the operator read it).
-        call = guard.classify(p.tool_name, p.input, p.cwd)
-        if p.confirmed and p.tool_call_id is not None:
-            desk.approve(p.tool_call_id, call)
-            desk.answered.add(p.tool_call_id)
-        plan = self.sandbox.plan
-        if plan is not None and plan.effects == "review":
-            self.effects.retake_baseline(plan.cwd)  # the operator answered: what they have
-        shown = desk.offered.pop(p.tool_call_id, ()) if p.tool_call_id else ()
-        result = guard.record_call(
-            call,
-            confirmed=p.confirmed,
-            ttl_seconds=p.ttl_seconds,
-            tool_call_id=p.tool_call_id,
-            origin="runtime-ui-confirm",
-            decline_reason=p.decline_reason,
-            operator_reason=p.operator_reason,
-            approver=approver,
-            signed=signed if p.confirmed else None,
-        )
-        note: GrantNote | None = None
-        if p.confirmed and chosen is not None and result.evidence_id is not None:
-            workspace = self.sandbox.workspace(p.cwd)
-            now = guard.grants.offers_call(call, workspace=workspace)
-            # Derived again from the call: a grant is kept only if it is still the one shown.
-            if chosen < len(shown) and now[chosen : chosen + 1] == shown[chosen : chosen + 1]:
-                grant = guard.grants.create(shown[chosen], result.evidence_id, workspace=workspace)
-                note = grant_note(grant, uses=0)
-        reply = RecordReply(**result.model_dump(), grant=note)
-        return reply.model_dump(mode="json")
+        """The operator's answer to an asked call (:meth:`Answers.record`)."""
+        return self.answers.record(p)
 
     def decline(self, p: DeclinedParams) -> dict[str, Any]:
-        """A call the shim blocked (no, a timeout, changed input, no sandbox), audited."""
-        guard = self.home.need_guard()
-        if p.reason == "input-changed-after-decision":
-            guard.input_changed(p.tool_name, p.input, p.cwd, tool_call_id=p.tool_call_id)
-            return {"blockReason": input_changed_reason(p.tool_name), "audited": True}
-        if p.reason == "sandbox-unavailable":
-            # The shim blocked the agent's command before any dialog: counted, never asked.
-            guard.blocked(p.tool_name, p.input, p.cwd, p.reason, tool_call_id=p.tool_call_id)
-            plan = self.sandbox.plan
-            said = sandbox_block_reason(plan) if plan is not None else None
-            return {"blockReason": said or NO_SANDBOX_YET, "audited": True}
-        settled = self.desk.settled(p.approval_id, yes=False)
-        approver = settled.approver if settled is not None else None
-        evaluation, result = guard.decline(
-            p.tool_name,
-            p.input,
-            p.cwd,
-            p.reason,
-            tool_call_id=p.tool_call_id,
-            operator_reason=p.operator_reason,
-            approver=approver,
-        )
-        reason = block_reason_for(
-            p.reason,
-            evaluation,
-            p.tool_name,
-            confirm_timeout_ms=p.confirm_timeout_ms,
-            operator_reason=operator_reason_text(p.operator_reason),
-            tool_input=p.input,
-        )
-        return DeclinedReply(record=result, block_reason=reason).model_dump(mode="json")
+        """A call the shim blocked, audited (:meth:`Answers.decline`)."""
+        return self.answers.decline(p)
 
     def consume(self, p: ConsumeParams) -> dict[str, Any]:
-        """Whether the call about to run carries evidence of its approval (once)."""
-        envelope = p.envelope
-        if p.session_file is not None:
-            try:
-                found = session_envelopes(Path(p.session_file), tool_call_id=p.tool_call_id)
-            except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-                raise RpcFault(
-                    RpcCode.BAD_INPUT,
-                    "session file unreadable",
-                    "session-file-unreadable",
-                    path=p.session_file[:300],
-                    error=getattr(exc, "strerror", None) or str(exc),
-                ) from None
-            envelope = found[-1] if found else None
-        monitor = self.home.monitor
-        if monitor is not None:
-            result = monitor.consume(
-                envelope,
-                p.tool_name,
-                p.input,
-                p.cwd,
-                tool_call_id=p.tool_call_id,
-                call_checked_elsewhere=p.call_checked_elsewhere,
-                require_dialog=p.require_dialog,
-                require_operator_signature=p.require_operator_signature,
-            )
-            _log.info(
-                "monitor-consume",
-                decision=result.decision,
-                evidence_id=result.evidence_id,
-                reasons=list(result.reasons),
-            )
-        elif self.verify_only:
-            raise RpcFault(
-                RpcCode.GUARD_UNAVAILABLE,
-                "Guard unavailable",
-                "keyring-open-failed",
-                home=str(self.home.path),
-                error=self.home.open_error,
-            )
-        else:
-            result = self.home.need_guard().consume(
-                envelope,
-                p.tool_name,
-                p.input,
-                p.cwd,
-                tool_call_id=p.tool_call_id,
-                call_checked_elsewhere=p.call_checked_elsewhere,
-                require_dialog=p.require_dialog,
-                require_operator_signature=p.require_operator_signature,
-            )
-        return result.model_dump(mode="json")
+        """Whether the call about to run carries evidence of its approval, once
+        (:meth:`Consumer.consume`)."""
+        return self.consumer.consume(p)
 
     def executed(self, p: ToolExecutedParams) -> dict[str, Any]:
         """The call ran (``audit.toolExecuted``): audited with why it ran unasked, if so."""
@@ -447,7 +193,7 @@ class Session:
             p.cwd,
             p.is_error,
             p.evidence_id,
-            unasked=self.effects.unasked.pop(p.tool_call_id, None),
+            unasked=self.memo.unasked.pop(p.tool_call_id, None),
         )
         self.sandbox.audit_network()
         return {"audited": True}

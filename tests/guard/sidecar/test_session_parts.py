@@ -44,7 +44,11 @@ def parts(session: Session) -> dict[str, object]:
         "desk": session.desk,
         "sandbox": session.sandbox,
         "effects": session.effects,
+        "memo": session.memo,
         "export": session.export,
+        "intake": session.intake,
+        "answers": session.answers,
+        "consumer": session.consumer,
         "status": session.status,
     }
 
@@ -80,8 +84,8 @@ def test_no_two_parts_share_a_container(server: Sidecar) -> None:
                 continue
             assert id(value) not in held, f"{name}.{attr} is also {held[id(value)]}"
             held[id(value)] = f"{name}.{attr}"
-    assert "desk.offered" in held.values() and "effects.unasked" in held.values()
-    assert session.desk.offered  # the asked call's offers live on the desk, and only there
+    assert "memo.offered" in held.values() and "memo.unasked" in held.values()
+    assert session.memo.offered  # the asked call's offers live in the memo, and only there
 
 
 def test_the_parts_see_one_home_and_its_damage(server: Sidecar) -> None:
@@ -112,3 +116,21 @@ def ask(server: Sidecar, method: str, params: dict[str, Any]) -> dict[str, Any]:
     reply = server.handle_message({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
     assert reply is not None
     return reply
+
+
+def test_the_parts_that_act_hold_no_state_but_the_parts_they_were_given(server: Sidecar) -> None:
+    session = server.session
+    holding = {id(p) for name, p in parts(session).items() if name not in ACTING}
+    for name in ACTING:
+        for attr, value in vars(parts(session)[name]).items():
+            assert id(value) in holding or type(value) is bool, f"{name}.{attr}"
+    # Each verb of a call's life is its acting part's, the session only hands it on.
+    call = {"toolName": "bash", "input": {"command": "rm -f a.txt"},
+            "cwd": session.sandbox.workspace("."), "toolCallId": "c1"}  # fmt: skip
+    assert result(server, "evaluate", call)["action"] == "confirm"
+    assert list(session.memo.offered) == ["c1"]
+    said = result(server, "audit.declined", {**call, "reason": "declined"})
+    assert said["record"]["decision"] == "declined" and said["blockReason"]
+
+
+ACTING = ("intake", "answers", "consumer", "status")
