@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -63,6 +64,9 @@ _log = get_logger("guard.cli.approvals")
 _MAX_REASON_CHARS = 4096
 """As :class:`AnswerRequest` has it."""
 _WAKE_SECONDS = 0.2
+# Refusals heard between two writes become one record per reason and question: a flood from an
+# agent's command is a record every few seconds however slow the machine, not one a wake.
+_REFUSALS_EVERY_SECONDS = 2.0
 
 _PROBLEMS = {
     "id": ("ID", "is not an approval id (apr_ and 16 to 32 letters, digits, _ or -)"),
@@ -358,8 +362,11 @@ def cmd_approvals_serve(args: argparse.Namespace) -> ExitCode:
                     f"log in once (this address works one time): {page.login_url}\n"
                 )
                 sys.stderr.flush()
+                written = time.monotonic()
                 while not stop.wait(_WAKE_SECONDS):
-                    audit_refused()  # a flood is a few records a wake, never one a request
+                    if time.monotonic() - written >= _REFUSALS_EVERY_SECONDS:
+                        audit_refused()  # a flood is a few records, never one a request
+                        written = time.monotonic()
         finally:
             page.close()
             audit_refused()
