@@ -9,7 +9,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from guard._policy.bash.model import Command, Word
-from guard._policy.bash.programs import global_options_of
+from guard._policy.bash.programs import abbreviates, card_for, global_options_of
 from guard._policy.matching.globs import PathMatcher, compile_globs
 from guard._policy.matching.paths import Mention
 from guard._policy.settings.models import LayerName, Rule
@@ -88,7 +88,9 @@ def _flag_forms(spec: str) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
     return names, short, globs
 
 
-def _flag_present(args: Sequence[Word], spec: str) -> bool:
+def _flag_present(args: Sequence[Word], spec: str, abbreviated: bool = False) -> bool:
+    """Whether a flag of ``spec`` is among ``args``; ``abbreviated``: a long one also
+    abbreviated (``--forc`` for ``--force``), as the program reads it."""
     names, short, globs = _flag_forms(spec)
     for word in args:
         value = word.value
@@ -102,6 +104,8 @@ def _flag_present(args: Sequence[Word], spec: str) -> bool:
             return True
         for name in names:
             if value == name or value.startswith(name + "="):
+                return True
+            if abbreviated and abbreviates(value, name):
                 return True
         if globs:
             head = value.split("=", 1)[0]
@@ -224,9 +228,13 @@ class CompiledRule:
         args = command.args
         if rule.subcommand and not _subcommand_matches(command, program, rule.subcommand):
             return False
-        if rule.flags and not any(_flag_present(args, flag) for flag in rule.flags):
+        # A rule's own long flags match their abbreviations where the program takes them
+        # (the card says so); never for an exception, which only relaxes.
+        card = None if exception else card_for(program)
+        short = card is not None and card.abbreviates
+        if rule.flags and not any(_flag_present(args, flag, short) for flag in rule.flags):
             return False
-        if rule.all_flags and not all(_flag_present(args, flag) for flag in rule.all_flags):
+        if rule.all_flags and not all(_flag_present(args, f, short) for f in rule.all_flags):
             return False
         if rule.unless_flags and any(_static_flag_present(args, f) for f in rule.unless_flags):
             return False

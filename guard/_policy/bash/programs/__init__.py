@@ -2,7 +2,8 @@
 
 A card (``card``) says what a program runs, which of its words are paths and how it uses
 each (read, written, destroyed), its irregular forms and the options before its subcommand;
-``registry`` maps a program's names to its card; ``code`` reads the code a program carries.
+``registry`` maps a program's names to its card; ``code`` reads the code a program carries;
+``spelling`` reads a command's words in the full spelling its card says.
 One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``, ``dd``,
 ``sql`` (psql, sqlite3 …), ``downloaders`` (curl, wget), ``deleters`` (rm …), ``copy``
 (mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …),
@@ -21,5 +22,15 @@ from guard._policy.bash.programs.registry import (
     paths_of,
     touched,
 )
+from guard._policy.bash.programs.spelling import abbreviates
 
-__all__ = ["CARDS", "Card", "Runs", "card_for", "global_options_of", "paths_of", "touched"]
+__all__ = [
+    "CARDS",
+    "Card",
+    "Runs",
+    "abbreviates",
+    "card_for",
+    "global_options_of",
+    "paths_of",
+    "touched",
+]

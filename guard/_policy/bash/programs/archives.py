@@ -28,6 +28,8 @@ _TAR_LONG = words("""
     --unlink-first --recursive-unlink --absolute-names
     """)
 """The long options of tar the guard reacts to."""
+_TAR_SHORT = "Acdrtuxg:GnSC:T:X:kUWOmpsf:F:L:Mb:BiH:V:aI:jJzZhK:N:PlRvwo"
+"""tar's short options (tar --help); its old-style first word (``tar czf``) is no cluster."""
 
 
 def _paths(
@@ -51,7 +53,9 @@ def _paths(
         (word, Use(read=creating, write=not creating, target=not creating, recursive=True))
         for word in option_value(args, "-C", "--directory")
     ]
-    skip = 1 if program == "zip" else (1 + len(archives) if old_style else 0)
+    # the old-style first word, and the archive it names (``tar cf FILE``; not one of ``-f``)
+    named = len(archives) if old_style and "f" in first else 0
+    skip = 1 if program == "zip" else (1 + named if old_style else 0)
     members = [w for w in positionals[skip:] if w not in archives]
     out += [(word, Use(read=True, write=False, recursive=True)) for word in members]
     return out
@@ -99,6 +103,7 @@ TAR = Card(
     runs=_runs,
     long_options=_TAR_LONG,
     abbreviates=True,
+    short_options=_TAR_SHORT,
 )
 """tar's card."""
 
@@ -109,7 +114,13 @@ ZIP = Card(
 )
 """zip's card."""
 
-GTAR = Card(names=words("gtar"), runs=_runs, long_options=_TAR_LONG, abbreviates=True)
+GTAR = Card(
+    names=words("gtar"),
+    runs=_runs,
+    long_options=_TAR_LONG,
+    abbreviates=True,
+    short_options=_TAR_SHORT,
+)
 """GNU tar by its other name: what it unpacks asks, its paths are not known."""
 
 EXTRACTORS = Card(names=words("bsdtar unzip 7z 7za 7zr cpio ar patch"), runs=_runs)

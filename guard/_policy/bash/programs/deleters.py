@@ -31,6 +31,7 @@ RM = Card(
     catastrophic_flags=("--no-preserve-root",),
     long_options=words("--force --dir --one-file-system"),
     abbreviates=True,
+    short_options="fiIrRdv",
 )
 """``rm``: every operand deleted; ``--no-preserve-root`` is a deletion of ``/``."""
 
@@ -50,6 +51,7 @@ TRUNCATE = Card(
     ),
     long_options=words("--size --reference"),
     abbreviates=True,
+    short_options="cor:s:",
 )
 """``truncate``: every operand overwritten (``-s SIZE``, ``-r FILE`` are no operands)."""
 
@@ -64,6 +66,7 @@ SHRED = Card(
     catastrophic=True,
     long_options=words("--remove --zero --iterations --size --random-source --force"),
     abbreviates=True,
+    short_options="fn:s:uvxz",
 )
 """``shred``: every operand overwritten."""
 

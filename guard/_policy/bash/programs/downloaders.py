@@ -5,7 +5,7 @@
   ``curl -O``/``--remote-name`` (and wget by default) the name is the URL's last part;
   an operand that is no URL is read.
 * **Runs.** ``curl -J``/``-K``, ``wget -r``/``-m``/``-i``/``-e``/``--content-disposition``
-  … take names or options from the server or a file: that asks.
+  … take names or options from the server or a file: that asks (``wget -qr`` too).
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ __all__ = ["CURL", "WGET"]
 _READ = Use(read=True, write=False)
 _CHANGED = Use(read=False, write=True, target=True)
 _CURL_VALUE_LETTERS = "odHXuAebcFTwxmKCrEYyzUQP"
+_WGET_SHORT = "Vhbe:o:a:qvdn:Nw:i:FB:t:O:cST:Q:P:U:l:A:R:D:I:X:HrpkKmLxE46"
+_WGET_VALUES = frozenset(c for i, c in enumerate(_WGET_SHORT) if _WGET_SHORT[i + 1 : i + 2] == ":")
 
 
 def _paths(
@@ -63,6 +65,13 @@ def _paths(
     return out
 
 
+def _recursive_cluster(value: str) -> bool:
+    """A cluster of wget's flags alone with ``-r`` or ``-m`` in it (``wget -qr``); one with a
+    letter taking a value is split before it is read (``spelling``)."""
+    letters = value[1:] if value[:1] == "-" and value[1:2] != "-" else ""
+    return not any(c in _WGET_VALUES for c in letters) and any(c in "rm" for c in letters)
+
+
 def _runs(w: SyntaxWalker, command: Command) -> None:
     program = command.program or ""
     values = [a.value or "" for a in command.args]
@@ -90,6 +99,7 @@ def _runs(w: SyntaxWalker, command: Command) -> None:
                 "--content-disposition",
                 "--trust-server-names",
             )
+            or _recursive_cluster(v)
         ]
     if risky:
         w.finding("opaque-write", f"{program} {risky[0]}: names or options come from elsewhere")
@@ -107,6 +117,6 @@ WGET = Card(
         --content-disposition --trust-server-names --config --output-file --append-output
         """),
     abbreviates=True,
-    short_options="Vhbe:o:a:qvdn:Nw:i:FB:t:O:cST:Q:P:U:l:A:R:D:I:X:HrpkKmLxE46",
+    short_options=_WGET_SHORT,
 )
 """wget's card."""

@@ -19,6 +19,8 @@ from guard._policy.bash.programs.code import inline, option_values, positionals,
 __all__ = ["GSED", "SED"]
 
 _LONG = words("--in-place --expression --file --line-length --separate --sandbox")
+# No short options: a cluster stays as typed. Read so, ``sed -nf FILE`` takes FILE for its
+# script, which asks; split, it would be the allowed ``sed -n -f FILE``: only stricter.
 
 
 def _runs(w: SyntaxWalker, command: Command) -> None:
@@ -50,5 +52,11 @@ SED = Card(
 )
 """sed's card."""
 
-GSED = Card(names=words("gsed"), runs=_runs, runs_files=True, long_options=_LONG, abbreviates=True)
+GSED = Card(
+    names=words("gsed"),
+    runs=_runs,
+    runs_files=True,
+    long_options=_LONG,
+    abbreviates=True,
+)
 """GNU sed by its other name: its script is read, its paths are not known."""

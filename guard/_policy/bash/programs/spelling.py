@@ -14,10 +14,12 @@ program's card (``long_options``, ``short_options``, ``subcommand_options``,
   to (for git, with its subcommand's) but a prefix of one or more of them is read as each
   of them. Were it ambiguous the program would refuse it: reading it as every candidate is
   only stricter. Options the guard does not react to are left as they are.
-* **Clusters.** For a program whose card gives its short options, ``-abVx`` becomes ``-a
-  -b -Vx``: the first letter that takes a value keeps the rest of the cluster (or the next
-  word) as its value. A cluster with a letter the program does not take is refused by it,
-  and read as it always was.
+* **Clusters.** For a program whose card gives its short options, a cluster holding a
+  letter that takes a value is split: ``-abVx`` becomes ``-a -b -Vx``, the first such
+  letter keeping the rest of the cluster (or the next word) as its value (``tar -czf F`` is
+  ``tar -c -z -f F``). A cluster of flags alone (``rm -rf``) stays one word: every reader
+  takes its letters one by one. A cluster with a letter the program does not take is
+  refused by it, and read as it always was.
 * **Values** of the options a card knows are skipped (a value may start with ``--``), and
   after ``--`` nothing is an option.
 """
@@ -31,7 +33,7 @@ from guard._policy.bash.model import Word
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.programs.card import Card
 
-__all__ = ["full_spelling"]
+__all__ = ["abbreviates", "full_spelling"]
 
 
 def _card_long(card: Card) -> frozenset[str]:
@@ -53,12 +55,22 @@ def _value_options(shape: Shape | None) -> tuple[str, frozenset[str]]:
     return short, long
 
 
+def abbreviates(word: str, option: str) -> bool:
+    """Whether ``word`` is the long ``option`` abbreviated (``--forc`` of ``--force``,
+    ``--net=host`` of ``--network=host``; ``--forc=x`` of ``--force``), not spelled in full."""
+    name, eq, value = word.partition("=")
+    full, option_eq, option_value = option.partition("=")
+    if len(name) < 3 or name[:2] != "--" or name == full or not full.startswith(name):
+        return False
+    return not option_eq or (eq, value) == (option_eq, option_value)
+
+
 def _long_names(word: str, known: frozenset[str]) -> list[str] | None:
     """The long options ``word`` (``--name`` or ``--name=value``) spells; ``None``: as is."""
     name, eq, value = word.partition("=")
-    if name in known or len(name) < 3:
+    if name in known:
         return None
-    full = sorted(k for k in known if k.startswith(name))
+    full = sorted(k for k in known if abbreviates(name, k))
     return [k + eq + value for k in full] or None
 
 
@@ -68,7 +80,10 @@ def _rewrite(
     short_values: str = "",
     long_values: frozenset[str] = frozenset(),
     flags: str = "",
+    optional: str = "",
 ) -> list[Word]:
+    """``args`` respelled: ``known`` long options in full, a cluster of ``flags`` split
+    (``short_values`` take the rest or the next word, ``optional`` only the rest)."""
     out: list[Word] = []
     i = 0
     while i < len(args):
@@ -89,31 +104,35 @@ def _rewrite(
                 i += 1
             continue
         letters = value[1:]
-        cut = next((j for j, c in enumerate(letters) if c in short_values), None)
+        takes = short_values + optional
+        cut = next((j for j, c in enumerate(letters) if c in takes), None)
         if cut is None or len(letters) < 2 or any(c not in flags for c in letters[: cut + 1]):
             out.append(word)
-            if cut == len(letters) - 1 and i < len(args):  # its value, even one like ``--x``
-                out.append(args[i])
+            if cut == len(letters) - 1 and letters[-1] in short_values and i < len(args):
+                out.append(args[i])  # its value, even one like ``--x``
                 i += 1
             continue
         for j, ch in enumerate(letters):
-            if ch not in short_values:
+            if ch not in takes:
                 out.append(Word("-" + ch, "-" + ch))
                 continue
             rest = letters[j + 1 :]
             out.append(Word("-" + ch + rest, "-" + ch + rest) if rest else Word("-" + ch, "-" + ch))
-            if not rest and i < len(args):
+            if not rest and ch in short_values and i < len(args):
                 out.append(args[i])
                 i += 1
             break
     return out
 
 
-def _getopt(optstring: str) -> tuple[str, str]:
-    """(every letter, the letters taking a value) of a getopt string (``ab:c::``)."""
+def _getopt(optstring: str) -> tuple[str, str, str]:
+    """(every letter, the letters taking a value, those taking only an attached one) of a
+    getopt string (``ab:c::``)."""
     letters = "".join(c for c in optstring if c != ":")
-    values = "".join(c for i, c in enumerate(optstring) if optstring[i + 1 : i + 2] == ":")
-    return letters, values
+    marks = [(c, optstring[i + 1 : i + 3]) for i, c in enumerate(optstring) if c != ":"]
+    values = "".join(c for c, after in marks if after[:1] == ":" and after != "::")
+    optional = "".join(c for c, after in marks if after == "::")
+    return letters, values, optional
 
 
 def _after_subcommand(args: Sequence[Word], card: Card) -> list[Word]:
@@ -160,7 +179,8 @@ def full_spelling(argv: Sequence[Word], cards: Mapping[str, Card]) -> list[Word]
         return list(argv)
     if card.subcommand_options:
         return [argv[0], *_after_subcommand(argv[1:], card)]
-    flags, values = _getopt(card.short_options)
+    flags, values, optional = _getopt(card.short_options)
     short_values, long_values = _value_options(card.paths)
+    short_values += values
     known = _card_long(card)
-    return [argv[0], *_rewrite(argv[1:], known, short_values + values, long_values, flags)]
+    return [argv[0], *_rewrite(argv[1:], known, short_values, long_values, flags, optional)]

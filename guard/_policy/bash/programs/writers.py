@@ -17,13 +17,20 @@ __all__ = ["MKDIR", "MODES", "TEE", "TOUCH"]
 
 _CREATED = Use(read=False, write=True)
 
-TEE = Card(names=words("tee"), paths=Shape(operands=Use(read=False, write=True, target=True)))
+TEE = Card(
+    names=words("tee"),
+    paths=Shape(operands=Use(read=False, write=True, target=True)),
+    abbreviates=True,
+    short_options="aip",
+)
 """tee's card: every operand overwritten."""
 
 TOUCH = Card(
     names=words("touch"),
     paths=Shape(short_values="dtr", long_values=words("--date --reference"), operands=_CREATED),
     writes_content=False,
+    abbreviates=True,
+    short_options="acd:fhmr:t:",
 )
 """touch's card."""
 
@@ -31,6 +38,8 @@ MKDIR = Card(
     names=words("mkdir"),
     paths=Shape(short_values="m", long_values=words("--mode"), operands=_CREATED),
     writes_content=False,
+    abbreviates=True,
+    short_options="m:pvZ",
 )
 """mkdir's card."""
 
@@ -45,5 +54,6 @@ MODES = Card(
     writes_content=False,
     long_options=words("--no-preserve-root --dereference --reference --from"),
     abbreviates=True,
+    short_options="cfvhRHLP",
 )
 """chmod, chown, chgrp: their operands changed."""
