@@ -70,7 +70,13 @@ def cold(argv: tuple[str, ...]) -> NoReturn:
 
 def start_server(home: Path, idle: float) -> None:
     """Start ``home``'s fork server in the background (a session of its own, stdio on
-    ``/dev/null``, ``/`` as its directory); one that finds another running ends at once."""
+    ``/dev/null``, ``/`` as its directory); one that finds another running ends at once.
+
+    Its environment is only what a Python process reads at its start
+    (:func:`~guard._warm.facts.startup_env`): not the rest of this session's (a provider's
+    API key, a ledger's URL with its password), which the server would keep past the
+    session's end and every sidecar it forks would show in ``/proc/<pid>/environ``. Each
+    sidecar takes its own launcher's environment after the fork."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -82,7 +88,8 @@ def start_server(home: Path, idle: float) -> None:
                 os.closerange(3, 1 << 16)
                 os.chdir("/")
                 args = ["-I", "-m", "guard._warm", "--fork-server", str(home), repr(idle)]
-                os.execv(sys.executable, [sys.executable, *args])  # noqa: S606
+                start = facts.startup_env(os.environ)
+                os.execve(sys.executable, [sys.executable, *args], start)  # noqa: S606
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
