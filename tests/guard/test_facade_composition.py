@@ -77,6 +77,13 @@ def test_no_class_of_the_facade_inherits_another() -> None:
         assert cls.__mro__ == (cls, object), cls
 
 
+def test_each_module_of_the_facade_reads_in_one_sitting() -> None:
+    """`Guard` keeps thin verbs; what is more than delegation lives in its collaborator."""
+    folder = Path(__file__).resolve().parents[2] / "guard" / "_facade"
+    long = {p.name: n for p in folder.glob("*.py") if (n := len(p.read_text().splitlines())) > 320}
+    assert long == {}
+
+
 def test_the_collaborators_are_built_once_and_share_the_guards_core(g: Guard) -> None:
     for name, cls in COLLABORATORS.items():
         part = getattr(g, name)
@@ -195,3 +202,15 @@ def late_executed() -> dict[str, Any]:
         "toolCallId": "late-1",
         "isError": False,
     }
+
+
+def test_the_guards_consume_is_its_consumptions_one_path(g: Guard, workspace: Path) -> None:
+    said = g.record("bash", RM, workspace, confirmed=True, origin="runtime-ui-confirm")
+    assert said.envelope is not None
+    envelope = said.envelope.model_dump(mode="json")
+    first = g.consumption.consume(envelope, "bash", RM, workspace, call_checked_elsewhere=True)
+    again = g.consume(envelope, "bash", RM, workspace, call_checked_elsewhere=True)
+    assert (first.decision, again.decision) == ("consumed", "rejected")  # once, either way
+    assert [r.event for r in events(g)][-2:] == ["evidence.consumed", "evidence.rejected"]
+    assert g.status() == g.core.status() and g.status()["consumedIds"] == 1
+    assert g.verify_audit().decision == "intact"

@@ -134,3 +134,10 @@ def test_the_parts_that_act_hold_no_state_but_the_parts_they_were_given(server: 
 
 
 ACTING = ("intake", "answers", "consumer", "status")
+
+
+def test_each_part_reads_in_one_sitting() -> None:
+    """The session is split along its own seams, not grown back into one long file."""
+    folder = Path(__file__).resolve().parents[3] / "guard" / "_sidecar" / "session"
+    long = {p.name: n for p in folder.glob("*.py") if (n := len(p.read_text().splitlines())) > 320}
+    assert long == {}
