@@ -81,7 +81,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
         _set("""
         true false : test [ [[ export set unset exit return sleep date seq expr read
         wait kill jobs type which hash alias unalias shift local declare typeset readonly let
-        pwd whoami id uname hostname env printenv history clear yes break continue getopts
+        pwd whoami id uname hostname printenv history clear yes break continue getopts
         ulimit umask shopt bg fg disown eval trap nproc uptime ps pgrep pkill killall
         """),
         _NOTHING,
@@ -98,8 +98,7 @@ _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
     ),
     (
         _set("""
-        echo printf cd pushd popd source . node python python3 bash sh zsh npx ssh
-        xargs watch time timeout nice nohup sudo
+        echo printf cd pushd popd source . node python python3 bash sh zsh
         """),
         _READER,
     ),

@@ -9,12 +9,12 @@ One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``,
 (mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …),
 ``packages`` (npm, pip …), ``containers`` (docker, kubectl …), ``clouds`` (aws …),
 ``editors`` (vim, emacs), ``languages`` (Rscript, julia …), ``launchers`` (gdb, less …),
-``readers`` (cat, ls, jq …).
+``readers`` (cat, ls, jq …), ``wrappers`` (sudo, env, xargs, uv …).
 Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
 a program's code is handed to); ``running/`` and the path matching ask them.
 """
 
-from guard._policy.bash.programs.card import Card, Runs
+from guard._policy.bash.programs.card import Card, Runs, Wraps
 from guard._policy.bash.programs.registry import (
     CARDS,
     card_for,
@@ -28,6 +28,7 @@ __all__ = [
     "CARDS",
     "Card",
     "Runs",
+    "Wraps",
     "abbreviates",
     "card_for",
     "global_options_of",

@@ -7,7 +7,8 @@ recursively), which options may come before its subcommand (``global_options``, 
 rule's ``subcommand`` finds ``git -C dir reset``), what the built-in checks need to know
 of it (``catastrophic``, ``creates_links``, ``runs_files``, ``writes_content``), and how
 its options are spelled (``long_options``, ``abbreviates``, ``short_options``,
-``subcommand_options``, ``subcommands``: ``spelling`` reads them). A program without a
+``subcommand_options``, ``subcommands``: ``spelling`` reads them), and for a wrapper how
+it finds the command it runs (``wraps``). A program without a
 card is read as it always was: fail closed, every operand read and written.
 """
 
@@ -16,12 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Literal
 
 from guard._policy.bash.model import Command
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.parsing.syntax import SyntaxWalker
 
-__all__ = ["Card", "Runs", "per_subcommand", "words"]
+__all__ = ["Card", "Runs", "Wraps", "per_subcommand", "words"]
 
 
 def words(text: str) -> frozenset[str]:
@@ -36,6 +38,34 @@ def per_subcommand(table: Mapping[str, str]) -> Mapping[str, frozenset[str]]:
 
 Runs = Callable[[SyntaxWalker, Command], None]
 """Looks at one command of the program: findings for what it runs, nested code walked."""
+
+
+@dataclass(frozen=True, slots=True)
+class Wraps:
+    """How a wrapper finds the command it runs (``running/wrappers`` follows it).
+
+    ``how``: ``unwraps`` (every option known, the command after them judged as if alone; an
+    option not listed asks), ``asks`` (it asks; what it runs is looked at too), ``subcommand``
+    (only after one of ``subcommands``: ``uv run``), ``env``, ``xargs``, ``applet``
+    (``busybox``: the first word is the program).
+    """
+
+    how: Literal["unwraps", "asks", "subcommand", "env", "xargs", "applet"]
+    short_values: str = ""
+    """Short options that take a value."""
+    long_values: frozenset[str] = frozenset()
+    """Long options that take a value as the next word (``--opt=value`` always does)."""
+    short_flags: str = ""
+    """Short options that take none (``unwraps``, ``env``: any other asks)."""
+    long_flags: frozenset[str] = frozenset()
+    """Long options that take none."""
+    leading: tuple[int, ...] = (0,)
+    """How many words may come before the command (a user, a root, a host); each reading
+    is looked at (``asks``)."""
+    command_optional: bool = False
+    """Without a command it is no wrapper (``ssh-agent -s``, ``tmux ls``)."""
+    subcommands: tuple[str, ...] = ()
+    """The subcommands that run a command (``subcommand``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +115,6 @@ class Card:
     any, only the words after the subcommand are respelled."""
     subcommands: frozenset[str] = frozenset()
     """Its subcommands that also run as a program of their own (``git-reset``)."""
+    wraps: Wraps | None = None
+    """It runs another command, found so (``sudo``, ``env``, ``uv run``); ``None``: it is no
+    wrapper."""

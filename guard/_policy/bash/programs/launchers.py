@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import Shape
-from guard._policy.bash.programs.card import Card, words
+from guard._policy.bash.programs.card import Card, Wraps, words
 
 __all__ = ["GDB", "LESS", "MAN", "SORT", "SPLIT"]
 
 _READ = Use(read=True, write=False)
 _READER = Shape(operands=_READ, values=_READ, assignments=True)
 
-GDB = Card(names=words("gdb"), code_options=words("-ex --eval-command -x --command -iex -ix"))
-"""gdb's card; gdb also runs a program, so it asks first as an opaque wrapper
-(``running/wrappers``)."""
+GDB = Card(
+    names=words("gdb"),
+    code_options=words("-ex --eval-command -x --command -iex -ix"),
+    wraps=Wraps(how="asks"),
+)
+"""gdb's card; gdb also runs a program, so it asks first as a wrapper that asks."""
 
 SORT = Card(names=words("sort"), code_options=words("--compress-program"))
 """sort's card."""

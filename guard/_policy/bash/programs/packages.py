@@ -21,6 +21,7 @@ from guard._policy.bash.operands.arguments import option_value
 from guard._policy.bash.operands.irregular import Touches, Use
 from guard._policy.bash.operands.touches import Shape
 from guard._policy.bash.programs.card import Card, words
+from guard._policy.bash.programs.wrappers import runner
 
 __all__ = ["APT", "CONDA", "NPM", "PIP", "PNPM", "YARN"]
 
@@ -41,13 +42,28 @@ def _paths(
 
 _INSTALLS = replace(_READER, reader=_paths)
 
-NPM = Card(names=words("npm"), paths=_INSTALLS, global_options=words("--prefix -w --workspace -C"))
+NPM = Card(
+    names=words("npm"),
+    paths=_INSTALLS,
+    global_options=words("--prefix -w --workspace -C"),
+    wraps=runner("exec x", "w", "--workspace --package --prefix"),
+)
 """npm's card."""
 
-PNPM = Card(names=words("pnpm"), paths=_INSTALLS, global_options=words("-C --dir --filter -F"))
+PNPM = Card(
+    names=words("pnpm"),
+    paths=_INSTALLS,
+    global_options=words("-C --dir --filter -F"),
+    wraps=runner("exec dlx", "C", "--dir --filter"),
+)
 """pnpm's card."""
 
-YARN = Card(names=words("yarn"), paths=_INSTALLS, global_options=words("--cwd"))
+YARN = Card(
+    names=words("yarn"),
+    paths=_INSTALLS,
+    global_options=words("--cwd"),
+    wraps=runner("exec dlx"),
+)
 """yarn's card."""
 
 PIP = Card(names=words("pip pip3"), global_options=words("--python --log --cache-dir"))
@@ -59,5 +75,9 @@ APT = Card(
 )
 """apt's card: only the options before its subcommand are known."""
 
-CONDA = Card(names=words("conda"), global_options=words("-n --name -p --prefix"))
+CONDA = Card(
+    names=words("conda"),
+    global_options=words("-n --name -p --prefix"),
+    wraps=runner("run", "np", "--name --prefix --cwd"),
+)
 """conda's card: only the options before its subcommand are known."""

@@ -34,6 +34,7 @@ from guard._policy.bash.programs.search import AG, EGREP, GREP, RG
 from guard._policy.bash.programs.sed import GSED, SED
 from guard._policy.bash.programs.spelling import full_spelling
 from guard._policy.bash.programs.sql import CLIENTS, READING_CLIENTS
+from guard._policy.bash.programs.wrappers import APPLETS, ASKING, ENV, RUNNERS, UNWRAPPED, XARGS
 from guard._policy.bash.programs.writers import MKDIR, MODES, TEE, TOUCH
 
 __all__ = ["CARDS", "card_for", "global_options_of", "paths_of", "spelled", "touched"]
@@ -49,6 +50,7 @@ CARDS: tuple[Card, ...] = (
     *(DOCKER, PODMAN, NERDCTL, KUBECTL, OC, HELM, AWS, GCLOUD, PI_GUARD),
     *(VIM, NVIM, EMACS, *SCRIPTS, POWERSHELL, *OTHERS),
     *(GDB, SORT, SPLIT, MAN, LESS, READERS),
+    *(*UNWRAPPED, *ASKING, *RUNNERS, ENV, XARGS, APPLETS),
 )
 """Every card; no two name the same program."""
 

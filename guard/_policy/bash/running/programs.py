@@ -1,12 +1,11 @@
 """Programs that run code or write files the analysis cannot see, looked at one by one.
 
-A program with a card (``bash/programs``) is looked at by its card. For the others: sed
-and awk programs, SQL given to a database client, ``make
---eval``, archive extraction and ``patch`` (the names written come from content, not from
-the command), ``curl -J``/``wget -r``, option-carried code (``gdb -ex``, ``vim -c`` …) and
-shell builtins that change how later words are read (``alias``, ``shopt``, ``enable``,
-``hash -p``, assignments to sensitive variables). Each either asks (a finding) or hands
-inline code to the walker's allowlist.
+A program with a card (``bash/programs``) is looked at by its card: what it runs, the
+options that carry code. For the others, the shell builtins: those that change how later
+words are read (``alias``, ``shopt``, ``enable``, ``hash -p``, assignments to sensitive
+variables), ``mapfile -C`` (a callback it runs), ``kill`` of targets only known at runtime,
+and the names and numbers bash evaluates (array subscripts). Each either asks (a finding)
+or hands inline code to the walker.
 """
 
 from __future__ import annotations
@@ -24,10 +23,6 @@ def _set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# program: options whose value (or presence) is code or a program to run.
-_CODE_OPTIONS: dict[str, frozenset[str]] = {
-    "bun": _set("-e --eval -p --print"),
-}
 _SHOPT_QUERY = _set("-p -q")
 _ASSIGNING = _set("declare typeset export local readonly")
 _READING = _set("read mapfile readarray getopts")
@@ -141,7 +136,8 @@ def check_program(w: SyntaxWalker, command: Command) -> None:
 
 
 def _uncarded(w: SyntaxWalker, command: Command, program: str) -> frozenset[str] | None:
-    """What ``program``, which has no card, is known to run; its options that carry code."""
+    """What ``program``, which has no card, is known to run; no option of it carries code (a
+    program whose options do has a card)."""
     if program in ("alias", "shopt", "enable", "hash", "set", "printf", *_ASSIGNING, *_READING):
         _builtins(w, command, program)
     elif program in ("kill", "pkill", "killall") and any(a.value is None for a in command.args):
@@ -149,4 +145,4 @@ def _uncarded(w: SyntaxWalker, command: Command, program: str) -> frozenset[str]
     if program in _EVALUATING:
         for a in command.args:
             w.subscripts(a.value if a.value is not None else a.raw)
-    return _CODE_OPTIONS.get(program)
+    return None

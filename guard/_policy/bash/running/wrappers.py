@@ -1,9 +1,11 @@
 """Wrappers: commands that run another command (``sudo``, ``env``, ``xargs``, ``uv run`` …).
 
-A handler gets the walker and a command's argv and returns the inner argv with the wrapper
-chain (``via``), ``None`` when it has dealt with the command itself (a string it parsed as
-a nested script, a finding), or :data:`PLAIN` when the program is not acting as a wrapper
-this time.
+What each wrapper is (unwrapped precisely, asking, a runner of a subcommand, ``env``,
+``xargs``, ``busybox``) and its options are its card's ``wraps`` (``programs/wrappers``);
+here is how each kind is followed. A handler gets the walker and a command's argv and
+returns the inner argv with the wrapper chain (``via``), ``None`` when it has dealt with the
+command itself (a string it parsed as a nested script, a finding), or :data:`PLAIN` when
+the program is not acting as a wrapper this time.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable, Sequence
 from guard._policy.bash.model import Command, Word, join_raw, preview, program_name
 from guard._policy.bash.parsing.quoting import shell_quote
 from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.programs import Wraps, card_for
 from guard._policy.bash.running.streams import static_output
 
 __all__ = ["PLAIN", "Handler", "Plain", "Step", "wrapper_handler"]
@@ -27,162 +30,17 @@ Step = tuple[list[Word], tuple[str, ...]] | Plain | None
 Handler = Callable[[SyntaxWalker, list[Word], tuple[str, ...], list[Command], list[str]], Step]
 
 
-def _set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
-
-
-# Wrappers the analysis unwraps precisely: (short options taking a value, long ones,
-# short flags, long flags). An option not listed here makes the call ask.
-_HARMLESS: dict[str, tuple[str, frozenset[str], str, frozenset[str]]] = {
-    "time": ("fo", _set("--format --output"), "pvaq", _set("--portability --verbose --append")),
-    "nohup": ("", frozenset(), "", frozenset()),
-    "timeout": (
-        "sk",
-        _set("--signal --kill-after"),
-        "v",
-        _set("--preserve-status --foreground --verbose"),
-    ),
-    "nice": ("n", _set("--adjustment"), "0123456789", frozenset()),
-    "ionice": ("cnpPu", _set("--class --classdata --pid --pgid --uid"), "t", _set("--ignore")),
-    "stdbuf": ("ioe", _set("--input --output --error"), "", frozenset()),
-    "command": ("", frozenset(), "pvV", frozenset()),
-    "builtin": ("", frozenset(), "", frozenset()),
-    "exec": ("a", frozenset(), "cl", frozenset()),
-    "chronic": ("", frozenset(), "evb", frozenset()),
-    "unbuffer": ("", frozenset(), "p", frozenset()),
-    "coproc": ("", frozenset(), "", frozenset()),
-    "taskset": ("", frozenset(), "acp", _set("--all-tasks --cpu-list --pid")),
-    "busybox": ("", frozenset(), "", frozenset()),
-    "toybox": ("", frozenset(), "", frozenset()),
-    "npx": ("pc", _set("--package --call"), "yq", _set("--yes --no --quiet --no-install")),
-    "bunx": ("p", _set("--package"), "", _set("--bun --silent")),
-    "uvx": (
-        "p",
-        _set("--from --with --python --with-requirements --index"),
-        "q",
-        _set("--quiet --isolated --no-cache --offline"),
-    ),
-}
-# Wrappers that change user, namespaces, tracing or lifetime, or that the analysis does
-# not unwrap precisely: they ask. (short options taking a value, long ones) guide the
-# best-effort look at what they run, so a block rule inside still blocks.
-_OPAQUE: dict[str, tuple[str, frozenset[str]]] = {
-    "sudo": (
-        "ugpCDhrtTU",
-        _set("""
-        --user --group --prompt --chdir --close-from --role --type --command-timeout
-        --other-user --host
-    """),
-    ),
-    "doas": ("uC", frozenset()),
-    "su": ("cgGs", _set("--command --group --supp-group --shell")),
-    "runuser": ("cgGsu", _set("--command --group --supp-group --shell --user")),
-    "pkexec": ("", _set("--user")),
-    "setsid": ("", frozenset()),
-    "flock": ("wEnc", _set("--timeout --conflict-exit-code --command")),
-    "watch": ("nqd", _set("--interval --chgexit")),
-    "ssh": ("bcDEeFIiJLlmOoPpQRSWw", frozenset()),
-    "strace": ("abeEIoOpPsSuUX", frozenset()),
-    "ltrace": ("aAeEfFlnopsSuTx", frozenset()),
-    "script": ("cEIOBT", _set("--command --echo --log-in --log-out --log-io --log-timing")),
-    "unshare": ("", frozenset()),
-    "chroot": ("", _set("--userspec --groups")),
-    "nsenter": ("tSGmuinpUCTr", frozenset()),
-    "setpriv": ("", frozenset()),
-    "setarch": ("", frozenset()),
-    "linux32": ("", frozenset()),
-    "linux64": ("", frozenset()),
-    "prlimit": ("p", _set("--pid")),
-    "numactl": ("", frozenset()),
-    "cgexec": ("g", frozenset()),
-    "chrt": ("T", _set("--sched-runtime --sched-period --sched-deadline")),
-    "valgrind": ("", frozenset()),
-    "gdb": ("", frozenset()),
-    "perf": ("eo", _set("--event --output")),
-    "faketime": ("f", frozenset()),
-    "fakeroot": ("is", frozenset()),
-    "fakechroot": ("", frozenset()),
-    "firejail": ("", frozenset()),
-    "bwrap": ("", frozenset()),
-    "proot": ("rbwq", frozenset()),
-    "systemd-run": ("upEM", frozenset()),
-    "torsocks": ("aPu", frozenset()),
-    "proxychains": ("f", frozenset()),
-    "proxychains4": ("f", frozenset()),
-    "xvfb-run": ("nsfe", frozenset()),
-    "dbus-run-session": ("", frozenset()),
-    "dbus-launch": ("", frozenset()),
-    "catchsegv": ("", frozenset()),
-    "chpst": ("ugUenlmdopftc", frozenset()),
-    "sg": ("c", frozenset()),
-    "gosu": ("", frozenset()),
-    "su-exec": ("", frozenset()),
-    "setuidgid": ("", frozenset()),
-    "parallel": ("jSa", frozenset()),
-    "entr": ("", frozenset()),
-    "watchexec": ("ewi", frozenset()),
-    "nodemon": ("xew", _set("--exec --watch --ext")),
-    "tmux": ("cfLSt", frozenset()),
-    "screen": ("cSX", frozenset()),
-    "at": ("fqt", frozenset()),
-    "batch": ("f", frozenset()),
-    "nq": ("", frozenset()),
-    "tsp": ("", frozenset()),
-    "daemonize": ("aceEoplu", frozenset()),
-    "start-stop-daemon": ("", frozenset()),
-    "expect": ("c", frozenset()),
-    "hyperfine": ("prwmMcs", frozenset()),
-    "caffeinate": ("tw", frozenset()),
-    "nix-shell": ("pI", _set("--run --command --packages")),
-    "direnv": ("", frozenset()),
-    "pyenv": ("", frozenset()),
-    "rbenv": ("", frozenset()),
-    "nodenv": ("", frozenset()),
-    "ssh-agent": ("atE", frozenset()),
-    "flatpak-spawn": ("", frozenset()),
-}
-# How many arguments may come before the command (a user, a root, a host, a lock file);
-# each reading is looked at.
-_LEADING_ARGS: dict[str, tuple[int, ...]] = {
-    **dict.fromkeys(
-        _words("chroot setarch faketime sg ssh gosu su-exec setuidgid flock perf tmux screen"),
-        (0, 1),
-    ),
-    **dict.fromkeys(_words("direnv pyenv rbenv nodenv"), (1, 2)),
-    **dict.fromkeys(_words("su runuser"), (0, 1)),
-}
-_COMMAND_OPTIONAL = _set("ssh-agent tmux screen")
 _OPAQUE_WHY = "runs another command in a way the analysis does not follow precisely"
-_XARGS_SHORT = "adEILnPs"
-# --eof, --replace and --max-lines take a value only as --eof=VALUE (an optional argument)
-_XARGS_LONG = _set("--arg-file --delimiter --max-args --max-procs --max-chars --process-slot-var")
-# program: (subcommands that run a command, short value options, long value options)
-_RUNNERS: dict[str, tuple[tuple[str, ...], str, frozenset[str]]] = {
-    "uv": (
-        ("run",),
-        "p",
-        _set("""
-        --with --python --project --directory --env-file --extra --group --package --index
-        --from --with-requirements --with-editable --only-group
-    """),
-    ),
-    "poetry": (("run",), "C", _set("--directory --project")),
-    "pipenv": (("run",), "", frozenset()),
-    "pdm": (("run",), "p", _set("--project")),
-    "hatch": (("run",), "e", _set("--env")),
-    "rye": (("run",), "", frozenset()),
-    "conda": (("run",), "np", _set("--name --prefix --cwd")),
-    "mamba": (("run",), "np", _set("--name --prefix --cwd")),
-    "pnpm": (("exec", "dlx"), "C", _set("--dir --filter")),
-    "yarn": (("exec", "dlx"), "", frozenset()),
-    "bun": (("x",), "", frozenset()),
-    "pipx": (("run",), "", _set("--spec --python")),
-    "npm": (("exec", "x"), "w", _set("--workspace --package --prefix")),
-}
+
+
+_UNKNOWN = Wraps(how="asks")
+
+
+def _wraps(program: str) -> Wraps:
+    """How ``program`` finds its command: its card's ``wraps``, by which its handler was
+    chosen (``wrapper_handler``); were it missing, nothing is known: every option asks."""
+    card = card_for(program)
+    return _UNKNOWN if card is None or card.wraps is None else card.wraps
 
 
 def _skip_options(args: Sequence[Word], short_value: str, long_value: frozenset[str]) -> int:
@@ -208,11 +66,10 @@ def _skip_options(args: Sequence[Word], short_value: str, long_value: frozenset[
     return i
 
 
-def _unknown_option(
-    args: Sequence[Word], end: int, spec: tuple[str, frozenset[str], str, frozenset[str]]
-) -> str | None:
+def _unknown_option(args: Sequence[Word], end: int, spec: Wraps) -> str | None:
     """The first option before ``end`` that ``spec`` does not know (``None``: all known)."""
-    short_value, long_value, short_flags, long_flags = spec
+    short_value, long_value = spec.short_values, spec.long_values
+    short_flags, long_flags = spec.short_flags, spec.long_flags
     i = 0
     while i < end:
         value = args[i].value
@@ -240,10 +97,9 @@ def _unknown_option(
 
 def _generic(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
     program = program_name(argv[0]) or ""
-    spec = _HARMLESS[program]
-    short, long = spec[0], spec[1]
+    spec = _wraps(program)
     args = argv[1:]
-    start = _skip_options(args, short, long)
+    start = _skip_options(args, spec.short_values, spec.long_values)
     # ``command -v NAME`` only looks NAME up; a ``-v`` after the name is the command's own.
     if program == "command" and any(a.value in ("-v", "-V") for a in args[: min(start, 2)]):
         return None
@@ -282,10 +138,10 @@ def _opaque(
 ) -> Step:
     """Ask, then look at what it may run, so that a block rule inside still blocks."""
     program = program_name(argv[0]) or ""
-    short, long = _OPAQUE[program]
+    spec = _wraps(program)
     args = argv[1:]
-    start = _skip_options(args, short, long)
-    if start >= len(args) and program in _COMMAND_OPTIONAL:
+    start = _skip_options(args, spec.short_values, spec.long_values)
+    if start >= len(args) and spec.command_optional:
         return PLAIN  # ssh-agent -s, tmux ls: not running a command
     w.finding("opaque-wrapper", f"{program} {_OPAQUE_WHY}: {preview(join_raw(argv))}")
     if len(via) >= 6:
@@ -297,7 +153,7 @@ def _opaque(
             w.nested(word.value, f"{program} runs a string")
         elif word.value is None and word.inner:
             continue
-    for n, skip in enumerate(_LEADING_ARGS.get(program, (0,))):
+    for n, skip in enumerate(spec.leading):
         if start + skip < len(args):
             # The first reading inherits stdin (curl … | sudo bash).
             w.run(
@@ -307,9 +163,6 @@ def _opaque(
                 texts=texts if n == 0 else [],
             )
     return None
-
-
-_ENV_FLAGS = frozenset({"-", "-i", "--ignore-environment", "-0", "--null", "-v", "--debug"})
 
 
 def _env(
@@ -332,6 +185,8 @@ def _env(
 
 
 def _env_command(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...]) -> Step:
+    spec = _wraps("env")
+    flags = {"-", *(f"-{c}" for c in spec.short_flags), *spec.long_flags}
     args = argv[1:]
     i = 0
     while i < len(args):
@@ -364,7 +219,7 @@ def _env_command(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...]) -> Ste
             i += 1
             continue
         if value.startswith("-"):  # a lone "-" is -i
-            if value not in _ENV_FLAGS:
+            if value not in flags:
                 w.finding(
                     "opaque-wrapper", "env with an option the analysis does not know: " + value
                 )
@@ -391,7 +246,8 @@ def _xargs(
 ) -> Step:
     """xargs asks (its arguments come from stdin) unless it only echoes; static input is used."""
     args = argv[1:]
-    start = _skip_options(args, _XARGS_SHORT, _XARGS_LONG)
+    spec = _wraps("xargs")
+    start = _skip_options(args, spec.short_values, spec.long_values)
     marker: str | None = None
     for i, arg in enumerate(args[:start]):
         value = arg.value or ""
@@ -432,7 +288,8 @@ def _xargs(
 
 def _runner(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object) -> Step:
     program = program_name(argv[0]) or ""
-    subcommands, short, long = _RUNNERS[program]
+    spec = _wraps(program)
+    subcommands, short, long = spec.subcommands, spec.short_values, spec.long_values
     args = argv[1:]
     start = _skip_options(args, short, long)
     if start >= len(args) or args[start].value not in subcommands:
@@ -446,14 +303,17 @@ def _busybox(w: SyntaxWalker, argv: list[Word], via: tuple[str, ...], *_: object
     return argv[1:], (*via, "busybox")
 
 
-_HANDLERS: dict[str, Handler] = dict.fromkeys(_HARMLESS, _generic)
-_HANDLERS.update(dict.fromkeys(_OPAQUE, _opaque))
-_HANDLERS.update({"env": _env, "xargs": _xargs, "busybox": _busybox, "toybox": _busybox})
+_HANDLERS: dict[str, Handler] = {
+    "unwraps": _generic,
+    "asks": _opaque,
+    "subcommand": _runner,
+    "env": _env,
+    "xargs": _xargs,
+    "applet": _busybox,
+}
 
 
 def wrapper_handler(program: str) -> Handler | None:
     """The handler of a wrapper program, ``None`` when ``program`` is no wrapper."""
-    handler = _HANDLERS.get(program)
-    if handler is None and program in _RUNNERS:
-        return _runner
-    return handler
+    card = card_for(program)
+    return None if card is None or card.wraps is None else _HANDLERS[card.wraps.how]
