@@ -23,10 +23,11 @@ if TYPE_CHECKING:
 REPO = Path(__file__).resolve().parent.parent
 T = TypeVar("T")
 
-# Every pi session of the suite starts in a home of its own test, and each home gets a warm
-# start's fork server: a short idle time ends each within seconds of its last session (the
-# default, minutes, is tested by tests/guard/warm and the bench).
-os.environ.setdefault("PI_OPERATOR_GUARD_WARM_IDLE", "4")
+# The warm start is off in the suite but where a test turns it on (tests/guard/warm and
+# tests/e2e/test_warm_e2e.py, which check that a forked sidecar judges as a cold one does):
+# every pi session starts in a home of its own test, most homes see one session, and each
+# would start a fork server that nobody uses (about half a CPU-second each).
+os.environ.setdefault("PI_OPERATOR_GUARD_WARM_IDLE", "0")
 
 # In CI the property tests explore a fixed set of examples, so a run is reproducible;
 # on a developer's machine they keep exploring new ones.
@@ -61,7 +62,7 @@ def _scaled(own: settings) -> settings | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    dropped = _variants_on_the_newest_pi_only(items)
+    dropped = _older_pis_run_the_contract_only(items)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if item not in dropped]
@@ -96,20 +97,29 @@ def dealt(ordered: Sequence[T], hands: int) -> list[T]:
     return [item for hand in range(hands) for item in ordered[hand::hands]]
 
 
-def _variants_on_the_newest_pi_only(items: list[pytest.Item]) -> list[pytest.Item]:
-    """A test marked ``variants_on_newest_pi`` runs each of its own parameters on the newest
-    pinned pi and only the first on the older ones: what varies is decided in Python (the
-    damage done to a log, a spelling of a command), and a session of the real pi costs
-    seconds of CPU. The older pi still runs the test once, so its events are still covered.
+def _older_pis_run_the_contract_only(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Every test that takes ``pinned_pi`` runs on the newest pinned pi; on the older ones,
+    only the tests marked ``every_pi``, and of those marked ``variants_on_newest_pi`` too,
+    only the first of their own parameters.
+
+    The shim is one code path for every pi, and every decision is made in Python: what
+    differs between the pis is pi's side of the contract (its events, dialogs and keys, its
+    tools' inputs, its install, start and exit), and the ``every_pi`` tests cover each of
+    those on every pinned pi. A scenario that varies only what the guard decides (a
+    spelling, an effect, a grant) gains nothing from running on each pi, and a session of
+    the real pi costs seconds of CPU.
     """
     seen: set[tuple[str, object]] = set()
     dropped: list[pytest.Item] = []
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if item.get_closest_marker("variants_on_newest_pi") is None or callspec is None:
-            continue
-        flavor = callspec.params.get("pinned_pi", NEWEST)
+        flavor = callspec.params.get("pinned_pi", NEWEST) if callspec is not None else NEWEST
         if flavor == NEWEST:
+            continue
+        if item.get_closest_marker("every_pi") is None:
+            dropped.append(item)
+            continue
+        if item.get_closest_marker("variants_on_newest_pi") is None:
             continue
         key = (item.nodeid.partition("[")[0], flavor)
         if key in seen:

@@ -1,9 +1,10 @@
 """Fixtures for the end-to-end tests: the pinned pi, the scripted model, a fresh world.
 
 ``world`` depends on ``pinned_pi`` (tests/conftest.py), which is parametrized over the pinned
-pi versions, so every end-to-end test runs once on each (ids ``legacy-0.73.1``,
-``current-1.6.0``); a test marked ``variants_on_newest_pi`` runs all its own parameters on
-the newest and only the first on the older one.
+pi versions (ids ``legacy-0.73.1``, ``current-1.6.0``). Every end-to-end test runs on the
+newest; a test marked ``every_pi`` (pi's side of the contract: its events, dialogs and keys,
+tool inputs, install, start and exit) runs on each, and one also marked
+``variants_on_newest_pi`` runs only the first of its own parameters on the older one.
 """
 
 from __future__ import annotations

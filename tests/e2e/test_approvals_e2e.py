@@ -50,6 +50,7 @@ def test_approved_from_a_second_terminal(world: World) -> None:
     assert world.consume(envelope, "rm -rf build").returncode == 0
 
 
+@pytest.mark.every_pi
 def test_a_second_terminals_answer_closes_the_pi_dialog_at_once(world: World) -> None:
     """Nothing polls: the sidecar pushes the answer the moment the broker takes it, and the
     pi dialog closes (the guard's "answered yes from cli" notice follows it) well under the
@@ -179,6 +180,7 @@ def test_the_agent_cannot_answer_its_own_question(
 
 @pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("screen", ["terminal", "page"])
+@pytest.mark.every_pi
 def test_print_mode_waits_for_the_answer_from_another_screen(world: World, screen: str) -> None:
     """``pi -p`` has no UI; with ``[approvals] headless = "wait"`` its call waits, says on
     stderr where to answer, and runs once the operator approves from the CLI or the page."""
@@ -312,6 +314,7 @@ def test_held_effects_are_answered_from_a_second_terminal(
     assert (resolved["decision"], resolved["approver"]) == ("applied", "cli")
 
 
+@pytest.mark.every_pi
 def test_answered_on_the_page_the_pi_dialog_closes(world: World) -> None:
     page = ApprovalPage(world.home)
     page.start()

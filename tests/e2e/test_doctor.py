@@ -21,7 +21,7 @@ from guard._pi.trust import TRUST_INTRODUCED
 
 from .pi_world import World, confirms, tool_ends
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
 
 
 def has_project_trust(world: World) -> bool:

@@ -241,6 +241,7 @@ export default function swapper(pi: any) {
 
 
 @pytest.mark.parametrize("tool", ["write", "read"])
+@pytest.mark.every_pi
 def test_a_link_swapped_in_after_the_decision_is_refused_not_followed(
     world: World, model_server: ScriptedModelServer, tool: str
 ) -> None:
@@ -278,6 +279,7 @@ def test_a_link_swapped_in_after_the_decision_is_refused_not_followed(
     assert "E2E-SSH-KEY-MATERIAL" not in text
 
 
+@pytest.mark.every_pi
 def test_file_tools_still_work_on_the_judged_file(
     world: World, model_server: ScriptedModelServer
 ) -> None:

@@ -80,6 +80,7 @@ def test_each_spelling_deletes_nothing_without_the_operator(
     assert resolved["decision"] == "discarded"
 
 
+@pytest.mark.every_pi
 def test_with_apply_the_change_lands_exactly_and_evidence_is_minted(
     world: World, model_server: ScriptedModelServer
 ) -> None:
@@ -100,6 +101,7 @@ def test_with_apply_the_change_lands_exactly_and_evidence_is_minted(
     assert "applied what this command held back" in result_text(end)
 
 
+@pytest.mark.every_pi
 def test_what_loses_nothing_applies_without_asking(
     world: World, model_server: ScriptedModelServer
 ) -> None:

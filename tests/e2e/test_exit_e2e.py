@@ -104,6 +104,7 @@ def _new_pids(path: Path, seen: set[int], timeout: float = 10.0) -> list[int]:
         time.sleep(0.02)
 
 
+@pytest.mark.every_pi
 def test_pi_does_not_wait_for_a_sidecar_still_starting_and_the_session_is_whole(
     world: World, model_server: ScriptedModelServer
 ) -> None:

@@ -47,6 +47,7 @@ def asked_about(events: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+@pytest.mark.every_pi
 def test_one_grant_covers_the_similar_calls_after_it(
     world: World, model_server: ScriptedModelServer
 ) -> None:
@@ -202,6 +203,7 @@ def test_no_grant_is_offered_or_kept_without_a_ui(
     assert declined == ["no-ui", "no-ui"]
 
 
+@pytest.mark.every_pi
 def test_stop_the_agent_declines_the_rest_of_the_turn(
     world: World, model_server: ScriptedModelServer
 ) -> None:

@@ -45,6 +45,8 @@ ASKS = {
 
 
 @pytest.mark.parametrize("name", sorted(ASKS))
+@pytest.mark.every_pi
+@pytest.mark.variants_on_newest_pi
 def test_overwriting_the_operator_s_work_asks(
     world: World, model_server: ScriptedModelServer, name: str
 ) -> None:

@@ -22,7 +22,7 @@ from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
 from .conftest import make_world
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends, wait_gone
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
 
 REPO = Path(__file__).resolve().parents[2]
 

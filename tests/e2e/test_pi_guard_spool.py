@@ -13,7 +13,11 @@ import signal
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from .pi_world import World, result_text, sidecar_pids, tool_ends, wait_gone
+
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
 
 
 def test_a_yes_given_as_the_sidecar_dies_reaches_the_log_after_a_pi_restart(world: World) -> None:

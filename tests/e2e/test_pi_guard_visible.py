@@ -25,7 +25,7 @@ from .pi_world import (
     wait_gone,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
 
 
 def guard_lines(stderr: str) -> list[str]:

@@ -97,6 +97,7 @@ def stderr_of(world: World) -> str:
 
 
 @needs_bwrap
+@pytest.mark.every_pi
 def test_the_agents_bash_runs_sandboxed_and_says_so_everywhere(world: World) -> None:
     with world.rpc() as pi:
         events = pi.prompt("scenario:sandbox-pid-namespace", yes)
@@ -250,6 +251,7 @@ def test_a_pth_takeover_fails_end_to_end(world: World, model_server: ScriptedMod
 # -- no sandbox --------------------------------------------------------------------------------
 
 
+@pytest.mark.every_pi
 def test_without_bwrap_the_agents_bash_is_blocked_and_the_start_says_why(world: World) -> None:
     write_user_policy(world, '[sandbox]\nbwrap = "/nonexistent/bwrap"\n')
     with world.rpc() as pi:
@@ -303,6 +305,7 @@ def test_without_bwrap_print_mode_says_so_on_stderr(world: World) -> None:
     assert not (world.project / "out.txt").exists()
 
 
+@pytest.mark.every_pi
 def test_an_opted_out_session_runs_bash_unsandboxed_and_says_so_everywhere(world: World) -> None:
     write_user_policy(world, '[sandbox]\nmode = "off"\n')
     with world.rpc() as pi:

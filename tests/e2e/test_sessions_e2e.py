@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
 COMMANDS = {"one": "echo session-one", "two": "echo session-two", "three": "rm -rf a"}
 
 
+@pytest.mark.every_pi
 def test_three_concurrent_sessions_are_each_attributed(
     world: World, model_server: ScriptedModelServer
 ) -> None:

@@ -19,7 +19,7 @@ from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import World, bash, turns
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
 
 SLOW_START_S = 1.5
 

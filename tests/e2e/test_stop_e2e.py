@@ -60,6 +60,8 @@ def model_reads(world: World) -> dict[str, str]:
     ],
     ids=["asked-first", "allowed-before", "other-tools"],
 )
+@pytest.mark.every_pi
+@pytest.mark.variants_on_newest_pi
 def test_no_and_stop_records_every_call_of_the_turn_as_stopped(
     world: World,
     model_server: ScriptedModelServer,

@@ -15,7 +15,7 @@ from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
 from .pi_world import World, bash, turns
 from .terminal import Terminal
 
-pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
+pytestmark = [pytest.mark.every_pi, pytest.mark.e2e, pytest.mark.usefixtures("bwrap_required")]
 
 YES = "Yes, this call once"
 DISCARD = "Discard these changes"

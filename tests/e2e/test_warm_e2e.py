@@ -37,8 +37,8 @@ def wait_for_server(home: Path, timeout: float = 60.0) -> int:
 
 @pytest.fixture
 def warm_world(world: World, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    """A world whose fork server stays up between the test's sessions (the suite's short
-    idle time could end it while pi starts under load), stopped at the end."""
+    """A world with the warm start on (the suite runs with it off), whose fork server stays
+    up between the test's sessions however slowly pi starts under load; stopped at the end."""
     monkeypatch.setenv("PI_OPERATOR_GUARD_WARM_IDLE", "120")
     yield world
     pid = warm_server(world.home).pid
@@ -52,6 +52,7 @@ def assert_log_verifies(world: World) -> None:
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
+@pytest.mark.every_pi
 def test_the_next_session_s_sidecar_is_forked_warm_and_judges_as_ever(warm_world: World) -> None:
     world = warm_world
     first = world.print_mode("scenario:sandbox-workspace-write")

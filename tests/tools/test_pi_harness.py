@@ -14,6 +14,7 @@ from tools.pi.harness import PinnedPi, PiSetupError, minimum_node, node_version
 
 
 @pytest.mark.e2e
+@pytest.mark.every_pi
 def test_each_pinned_pi_runs_with_a_node_it_accepts(pinned_pi: PinnedPi) -> None:
     meta = json.loads((pinned_pi.package_dir / "package.json").read_text())
     assert (meta["name"], meta["version"]) == (pinned_pi.package, pinned_pi.version)

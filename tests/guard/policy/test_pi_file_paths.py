@@ -100,6 +100,7 @@ def test_other_tools_keep_the_path_as_written_and_check_pi_forms(world: World) -
     assert spaced.path == normalize_path("@team\u00a0secrets", world.project)
 
 
+@pytest.mark.every_pi
 def test_matches_pis_own_resolve_to_cwd(world: World, pinned_pi: PinnedPi) -> None:
     # pinned_pi installs each pinned pi into .cache on first use (make test needs node anyway).
     path_utils = pinned_pi.package_dir / PI_PATH_UTILS
