@@ -1,4 +1,4 @@
-"""The suite's own selection: which end-to-end variants run on which pinned pi."""
+"""The suite's own selection: which end-to-end tests and variants run on which pinned pi."""
 
 from __future__ import annotations
 
@@ -27,8 +27,12 @@ def collected(*paths: str) -> list[str]:
     return [line for line in done.stdout.splitlines() if "::" in line]
 
 
-def test_the_newest_pi_runs_every_variant_and_the_older_ones_the_first() -> None:
-    ids = collected("tests/e2e/test_damaged_log_e2e.py", "tests/e2e/test_effects_e2e.py")
+def test_the_newest_pi_runs_every_test_and_the_older_ones_the_contract() -> None:
+    ids = collected(
+        "tests/e2e/test_damaged_log_e2e.py",
+        "tests/e2e/test_effects_e2e.py",
+        "tests/e2e/test_stop_e2e.py",
+    )
     by_flavor: Counter[tuple[str, str]] = Counter()
     for nodeid in ids:
         match = re.search(r"::(\w+)\[(legacy|current)-[^-\]]+(?:-|\])", nodeid)
@@ -36,15 +40,21 @@ def test_the_newest_pi_runs_every_variant_and_the_older_ones_the_first() -> None
         by_flavor[(match.group(1), match.group(2))] += 1
     damaged = "test_a_log_damaged_in_the_middle_blocks_until_recovered"
     spellings = "test_each_spelling_deletes_nothing_without_the_operator"
+    contract = "test_with_apply_the_change_lands_exactly_and_evidence_is_minted"
+    contract_variants = "test_no_and_stop_records_every_call_of_the_turn_as_stopped"
     older = [f for f in FLAVORS if f != NEWEST]
+    assert older
     assert by_flavor[(damaged, NEWEST)] == 4
     assert by_flavor[(spellings, NEWEST)] == 8
+    assert by_flavor[(contract, NEWEST)] == 1
+    assert by_flavor[(contract_variants, NEWEST)] == 3
     for flavor in older:
-        assert by_flavor[(damaged, flavor)] == 1
-        assert by_flavor[(spellings, flavor)] == 1
-    # An unmarked test keeps every variant on every pi.
-    unmarked = "test_with_apply_the_change_lands_exactly_and_evidence_is_minted"
-    assert {f: by_flavor[(unmarked, f)] for f in FLAVORS} == dict.fromkeys(FLAVORS, 1)
+        # Not marked every_pi: the older pi runs none of it, whatever its variants.
+        assert by_flavor[(damaged, flavor)] == 0
+        assert by_flavor[(spellings, flavor)] == 0
+        # every_pi: the older pi runs it, and only the first of variants_on_newest_pi's.
+        assert by_flavor[(contract, flavor)] == 1
+        assert by_flavor[(contract_variants, flavor)] == 1
 
 
 def test_the_longest_tests_are_dealt_so_every_worker_starts_on_its_share() -> None:
