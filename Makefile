@@ -54,10 +54,13 @@ lint: lint-python
 test: lint $(INTEROP)
 	$(PYTEST) -n $(JOBS) --dist worksteal
 
-# The fast inner loop: ruff, mypy and every test that needs no npm install, no real pi and
-# no minutes (markers e2e, npm, slow).
+# The fast inner loop: ruff, mypy and the unit, property and in-process tests: no npm
+# install, no real pi, browser, PostgreSQL or sandbox, no minutes (markers e2e, npm, slow,
+# integration). Its tests are CPU-bound, so one worker per core (collection costs each
+# worker seconds of CPU).
+CHECK_JOBS ?= $(shell nproc)
 check: lint-python $(INTEROP)
-	$(PYTEST) -n $(JOBS) --dist worksteal -m "not e2e and not slow and not npm"
+	$(PYTEST) -n $(CHECK_JOBS) --dist worksteal -m "not e2e and not slow and not npm and not integration"
 
 demo: $(STAMP)
 	$(BIN)/python -m tools.pi.demo

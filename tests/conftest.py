@@ -70,8 +70,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # mutants profiles rescale each property test's own settings here.
     for item in items:
         # Each pinned pi comes from npm on first use: `make check` leaves such tests out.
-        if "pinned_pi" in getattr(item, "fixturenames", ()):
+        fixtures = getattr(item, "fixturenames", ())
+        if "pinned_pi" in fixtures:
             item.add_marker(pytest.mark.npm)
+        # A real PostgreSQL or browser is never part of `make check`.
+        callspec = getattr(item, "callspec", None)
+        backend = callspec.params.get("backend") if callspec is not None else None
+        if "postgres" in fixtures or "browser" in fixtures or backend == "postgresql":
+            item.add_marker(pytest.mark.integration)
         test = getattr(item, "obj", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)
         if isinstance(own, settings):

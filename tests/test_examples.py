@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from guard import Guard
+
+pytestmark = pytest.mark.integration
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "monitor_consume.py"
 CALL = {"command": "rm -rf build"}

@@ -17,6 +17,8 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("audit", "guard", "planning")
 PACKAGE_DATA = (

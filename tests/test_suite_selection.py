@@ -9,8 +9,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import dealt
 from tools.pi.harness import FLAVORS, NEWEST
+
+pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,6 +11,8 @@ from audit.log import AuditLog
 from audit.tlog import Frontier, TreeState, leaf_hash
 from tests.audit.audit_testkit import FixedSigner, executed
 
+pytestmark = pytest.mark.integration
+
 SIGNER = FixedSigner(b"\x21" * 32)
 RECORDS = 300
 

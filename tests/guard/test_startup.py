@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 RARE = ("webauthn", "OpenSSL", "pyasn1_modules", "cryptography.x509", "psycopg", "opentelemetry")
 """Libraries of rare paths: none is imported by the sidecar or an everyday command."""
 

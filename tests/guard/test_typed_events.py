@@ -17,6 +17,8 @@ from audit.verify import read_records
 from audit.wire import KNOWN_EVENTS, canonical_json
 from guard import Guard
 
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parents[2]
 
 STILL_MAPPINGS: dict[str, set[str]] = {}

@@ -21,6 +21,8 @@ from planning import (
     plan_channel,
 )
 
+pytestmark = pytest.mark.integration
+
 
 def test_planners_are_keyed_by_their_cli_names() -> None:
     assert list(PLANNERS) == ["channel", "signal-source", "runtime-consumption"]

@@ -28,6 +28,8 @@ from audit.verify import read_records, verify_log
 from guard import Guard, GuardError
 from guard.evidence import SqliteLedger
 
+pytestmark = pytest.mark.integration
+
 COMMAND = {"command": "rm -rf build"}
 
 

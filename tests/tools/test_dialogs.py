@@ -21,6 +21,8 @@ import pytest
 from tests.cli_runner import invoke
 from tools.dialogs import render
 
+pytestmark = pytest.mark.integration
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "operator.md"
 
 

@@ -32,6 +32,8 @@ from guard._approvals.web import MAX_FAILED_LOGINS, ApprovalPage
 from guard._hermetic import system_program
 from tests.guard.sandbox.conftest import Layout, make_layout, needs_bwrap, run_proved
 
+pytestmark = pytest.mark.integration
+
 ATTEMPTS = 4 * MAX_FAILED_LOGINS
 
 

@@ -31,6 +31,8 @@ from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 from tests.softauthn import SoftAuthenticator
 
+pytestmark = pytest.mark.integration
+
 # -- the world: a home, a sidecar asking, the operator's CLI and page ------------------------
 
 

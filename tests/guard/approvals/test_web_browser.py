@@ -16,6 +16,8 @@ from guard._approvals.web import ApprovalPage
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 
+pytestmark = pytest.mark.integration
+
 
 class World:
     def __init__(self, tmp_path: Path) -> None:

@@ -36,6 +36,8 @@ from guard._approvals.model import AnswerRequest, Pending
 from guard._hermetic import system_program
 from tests.cli_runner import Result, invoke
 
+pytestmark = pytest.mark.integration
+
 TITLE = "operator-guard: allow destructive bash?"
 
 

@@ -24,6 +24,8 @@ from audit._records.chain import head_path_for
 from guard import Guard
 from tests.cli_runner import Result, invoke
 
+pytestmark = pytest.mark.integration
+
 CALL = {"command": "rm -rf 'bü ild/日本語 ✓'"}
 
 

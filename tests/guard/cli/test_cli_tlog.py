@@ -12,6 +12,8 @@ import pytest
 
 from tests.guard.cli.test_cli import RM, one_line_error, record, run
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:

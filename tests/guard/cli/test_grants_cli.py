@@ -28,7 +28,7 @@ from guard._sidecar.handlers.methods import Sidecar
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import result
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 
 def run(home: Path, *args: str) -> Result:

@@ -31,6 +31,8 @@ from guard._operator import OperatorCredential, enrolled_credential
 from tests.cli_runner import Result, invoke
 from tests.softauthn import SoftAuthenticator
 
+pytestmark = pytest.mark.integration
+
 
 def command(home: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "guard", "--home", str(home), *args]

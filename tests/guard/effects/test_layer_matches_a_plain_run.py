@@ -8,11 +8,14 @@ import shlex
 import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from guard._effects import apply_effects, read_effects
 from tests.guard.effects.conftest import Overlay, copy_tree, snapshot
+
+pytestmark = pytest.mark.integration
 
 NAMES = st.sampled_from(["a", "b", "c", "d.txt", "e"])
 PATHS = st.lists(NAMES, min_size=1, max_size=3).map("/".join)

@@ -22,7 +22,7 @@ from guard._sandbox import SpawnContext, plan, spawn
 from guard._sandbox.model import LAYER_ENV
 from tests.guard.effects.conftest import snapshot
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 
 def commit_all(ws: Path) -> None:

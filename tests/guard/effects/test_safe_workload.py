@@ -25,7 +25,7 @@ from guard._policy import Policy
 from guard._sandbox import SpawnContext, plan, spawn
 from guard._sandbox.model import LAYER_ENV
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 GIT_ID = ["-c", "user.name=Agent", "-c", "user.email=agent@example.org"]
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench.session.bench_dialogs import GOAL_REDUCTION, WORKLOAD, measure
+
+pytestmark = pytest.mark.integration
 
 
 def test_grants_cut_a_tasks_dialogs_and_cover_no_near_miss(tmp_path: Path) -> None:

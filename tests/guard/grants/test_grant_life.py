@@ -19,6 +19,8 @@ from guard import Guard
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore
 
+pytestmark = pytest.mark.integration
+
 RM = {"command": "rm -f a.txt"}
 
 

@@ -16,6 +16,8 @@ from guard._cli import main
 from guard._pi.install import install
 from guard._pi.probe import node_satisfies
 
+pytestmark = pytest.mark.integration
+
 NEW = ("@earendil-works/pi-coding-agent", "0.87.1", ">=22.19.0")
 LEGACY = ("@mariozechner/pi-coding-agent", "0.73.1", ">=20.6.0")
 

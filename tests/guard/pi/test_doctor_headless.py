@@ -8,8 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from guard._pi.install import install
 from tests.guard.pi.test_doctor import new_pi, node_bin, ready_home
+
+pytestmark = pytest.mark.integration
 
 __all__ = ["new_pi", "node_bin"]  # fixtures
 

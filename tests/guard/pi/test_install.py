@@ -26,6 +26,8 @@ from guard._pi.install import (
 from guard._pi.layout import SHIM_MODULES
 from guard._policy import PLANNER_TOOL_NAME
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

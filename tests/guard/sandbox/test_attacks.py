@@ -31,7 +31,7 @@ from tests.guard.sandbox.conftest import (
     run_proved,
 )
 
-pytestmark = needs_bwrap
+pytestmark = [pytest.mark.integration, needs_bwrap]
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[3]

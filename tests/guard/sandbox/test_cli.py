@@ -12,9 +12,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from guard._cli import ExitCode
 from tests.cli_runner import Result, invoke
 from tests.guard.sandbox.conftest import SECRET, Layout, needs_bwrap
+
+pytestmark = pytest.mark.integration
 
 
 def cli(layout: Layout, *args: str) -> Result:

@@ -21,7 +21,7 @@ import pytest
 
 from tests.guard.sandbox.conftest import needs_bwrap
 
-pytestmark = needs_bwrap
+pytestmark = [pytest.mark.integration, needs_bwrap]
 
 REPO = Path(__file__).resolve().parents[3]
 EXFIL = (

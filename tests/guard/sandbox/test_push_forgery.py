@@ -20,7 +20,7 @@ import pytest
 
 from tests.guard.sandbox.conftest import Layout, needs_bwrap, run_proved
 
-pytestmark = needs_bwrap
+pytestmark = [pytest.mark.integration, needs_bwrap]
 
 FORGED = json.dumps(
     {

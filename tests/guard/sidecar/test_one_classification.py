@@ -15,7 +15,7 @@ from guard._policy import PolicyCache
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import result
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 
 class Counted:

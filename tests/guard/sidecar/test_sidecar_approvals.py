@@ -13,6 +13,8 @@ from guard._approvals import ask_local
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import error, records, result
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -12,7 +12,7 @@ import pytest
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import error, records, result
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 
 @pytest.fixture

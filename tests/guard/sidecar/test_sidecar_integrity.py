@@ -24,6 +24,8 @@ from audit.wire import canonical_json, sha256_prefixed
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar import SERVE, call, rpc, run
 
+pytestmark = pytest.mark.integration
+
 ANCHOR_ENV = "PI_OPERATOR_GUARD_ANCHOR_DIR"
 
 

@@ -12,6 +12,8 @@ import pytest
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, records, result
 
+pytestmark = pytest.mark.integration
+
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 
 

@@ -13,6 +13,8 @@ import pytest
 from guard._sidecar.handlers.methods import serve
 from tools.postgres import PostgresServer
 
+pytestmark = pytest.mark.integration
+
 
 def rpc(method: str, params: Any, request_id: int) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})\

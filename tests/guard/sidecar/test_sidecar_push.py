@@ -24,6 +24,8 @@ import pytest
 
 from guard._approvals import ask_local, sidecar_dirs
 
+pytestmark = pytest.mark.integration
+
 SERVE = """
 import pathlib, sys
 from guard._sidecar.handlers.methods import serve

@@ -16,7 +16,7 @@ from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.effects.test_review import git
 from tests.guard.sidecar.test_sidecar_methods import records, result
 
-pytestmark = pytest.mark.usefixtures("bwrap_required")
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("bwrap_required")]
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from guard._sidecar.framing import RpcCode
 from guard._sidecar.handlers.methods import Sidecar
 from tests.guard.sidecar.test_sidecar_methods import call, error, monitor_home, result
 
+pytestmark = pytest.mark.integration
+
 GRANT = CoveredBy(
     grant_id="grant_AAECAwQFBgcICQoLDA0ODw", use=7, grant_evidence_id="oce_" + "D" * 22
 )

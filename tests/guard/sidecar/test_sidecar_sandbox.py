@@ -14,6 +14,8 @@ import pytest
 from guard._sidecar.framing import RpcCode
 from tests.guard.sidecar.test_sidecar import audit_events, rpc, run
 
+pytestmark = pytest.mark.integration
+
 # Fails (never skips) where bubblewrap cannot start: it is a requirement.
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 

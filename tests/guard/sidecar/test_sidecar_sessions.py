@@ -15,6 +15,8 @@ from guard._sidecar.handlers.methods import Sidecar
 from tests.cli_runner import Result, invoke
 from tests.guard.sidecar.test_sidecar_methods import call, result
 
+pytestmark = pytest.mark.integration
+
 needs_bwrap = pytest.mark.usefixtures("bwrap_required")
 
 

@@ -9,9 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from guard._sidecar.handlers.methods import Sidecar
 from guard._telemetry.export import STATUS_FILE
 from tests.otlp_receiver import otlp_receiver
+
+pytestmark = pytest.mark.integration
 
 
 def result(server: Sidecar, method: str, params: Any) -> Any:

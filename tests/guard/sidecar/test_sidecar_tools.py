@@ -16,6 +16,8 @@ from guard._sidecar.handlers.methods import Sidecar
 from tests.cli_runner import invoke
 from tests.guard.sidecar.test_sidecar_methods import error, monitor_home, records, result
 
+pytestmark = pytest.mark.integration
+
 DELETE = {
     "name": "mcp__files__delete_file",
     "source": "builtin",

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.guard.sidecar.test_sidecar import call, rpc, run
+
+pytestmark = pytest.mark.integration
 
 
 def test_the_tamper_notice_says_every_tool_call_is_blocked_and_it_is(tmp_path: Path) -> None:

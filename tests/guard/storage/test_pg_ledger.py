@@ -21,6 +21,8 @@ from guard._storage import LogPosition
 from guard._storage.pg_ledger import PgLedger
 from guard._storage.postgres import connect
 
+pytestmark = pytest.mark.integration
+
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CALL = {"command": "rm -rf build"}
 

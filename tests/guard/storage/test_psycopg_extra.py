@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 # Run the CLI with psycopg made unimportable, as on a machine without the extra.
 WITHOUT = "import sys; sys.modules['psycopg'] = None; from guard._cli import run; run()"
 

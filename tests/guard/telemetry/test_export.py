@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from guard import Guard
 from guard._policy.settings.models import TelemetrySettings
 from guard._telemetry import ExportConfig, Telemetry, child
@@ -21,6 +23,8 @@ from guard._telemetry.model import CallSpan
 from tests.otlp_receiver import otlp_receiver
 
 from .conftest import Observed
+
+pytestmark = pytest.mark.integration
 
 REQUIRED = (
     "gen_ai.operation.name",

@@ -9,11 +9,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from guard._home import WARM_SOCKET_FILE
 from guard._pi import warm_server
 from guard._warm import facts
 
 from .conftest import Launch, alive, parent_of, wait_for
+
+pytestmark = pytest.mark.integration
 
 REPO_PYTHON = [sys.executable, "-I", "-m", "guard._warm"]
 """The launcher as installed: the fork server it starts runs this very code."""

@@ -29,6 +29,8 @@ from .conftest import (
     wait_for,
 )
 
+pytestmark = pytest.mark.integration
+
 PROBE = """
 import sys
 from pathlib import Path

@@ -17,6 +17,8 @@ from guard._pi import check_warm, warm_server
 
 from .conftest import Launch, Server, alive, audit_events, parent_of, wait_for
 
+pytestmark = pytest.mark.integration
+
 REPO_PYTHON = [sys.executable, "-I", "-m", "guard._warm"]
 """The launcher as installed: the fork server it starts runs this very code."""
 
