@@ -17,6 +17,15 @@ from typing import Any
 
 import pytest
 
+from tests.guard.sidecar.test_agent_quiet import (
+    ASKS,
+    HISTORY,
+    IGNORED_SINCE,
+    QUIET,
+    RM_DRAFTS,
+    SCRIPTS,
+    operator_repository,
+)
 from tools.pi.harness import is_effects_dialog
 from tools.pi.scripted_model import ScriptedModelServer
 
@@ -34,25 +43,15 @@ def discard(request: Mapping[str, Any]) -> bool:
 def _repository(project: Path) -> None:
     """The operator's repository: dist/ ignored, a committed file, an untracked draft."""
     shutil.rmtree(project / "build")
-    (project / ".gitignore").write_text("dist/\n")
-    (project / "src").mkdir(exist_ok=True)
-    (project / "src" / "app.py").write_text("print('app')\n")
-    git(project, "init", "-q")
-    git(project, "add", "-A")
-    git(project, "commit", "-qm", "start")
-    (project / "notes.md").write_text("the operator's untracked work\n")
+    operator_repository(project)
 
 
-QUIET = {
-    "ignored-dist": ("rm -rf dist", {"dist": "ignored"}),
-    "caches": ("rm -rf .pytest_cache __pycache__", {".pytest_cache": "regenerable",
-                                                    "__pycache__": "regenerable"}),
-    "nonexistent": ("rm -rf build", {"build": "missing"}),
-    "sed-clean": ("sed -i 's/app/main/' src/app.py", {"src/app.py": "clean"}),
-}  # fmt: skip
+# Every variant of each family runs in process, through a sidecar with the real sandbox:
+# tests/guard/sidecar/test_agent_quiet.py (the tables are its). Through the real pi, one
+# representative of each: one runs unasked, one asks, scripts in python and in node are held.
 
 
-@pytest.mark.parametrize("name", sorted(QUIET))
+@pytest.mark.parametrize("name", ["ignored-dist"])
 def test_restorable_targets_run_unasked_with_the_reason_recorded(
     world: World, model_server: ScriptedModelServer, name: str
 ) -> None:
@@ -79,14 +78,7 @@ def test_restorable_targets_run_unasked_with_the_reason_recorded(
     assert report.returncode == 0, report.stdout
 
 
-ASKS = {
-    "untracked": "rm -rf notes.md",
-    "ignored-and-untracked": "rm -rf dist notes.md",
-    "ignore-file-then-rm": "printf 'notes.md\\n' >> .gitignore && rm -f notes.md",
-}
-
-
-@pytest.mark.parametrize("name", sorted(ASKS))
+@pytest.mark.parametrize("name", ["untracked"])
 def test_work_at_stake_asks(world: World, model_server: ScriptedModelServer, name: str) -> None:
     _repository(world.project)
     model_server.add_scenario(f"asks-{name}", turns(bash(ASKS[name])))
@@ -112,25 +104,9 @@ def test_an_ignore_file_written_over_the_work_in_an_earlier_call_still_asks(
     assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
 
 
-SCRIPTS = {
-    "node": "node --eval=\"require('child_process').execSync({!r})\"",
-    "python": 'python3 -c "import subprocess; subprocess.run({!r}, shell=True)"',
-    "script-file": "printf '%s\\n' {!r} > /tmp/s.sh && sh /tmp/s.sh",
-}
-HISTORY = {
-    # commit the work (it now looks committed), delete it, rewrite the history
-    "commit-delete-rewrite": "git add notes.md && git commit -qm x && rm notes.md && "
-    "git reset -q --soft HEAD~1 && git reflog expire --expire=now --all && git gc -q --prune=now",
-    # each asks when typed; in one script the analysis cannot see them
-    "one-script": "git stash clear; git branch -D feature; git reflog expire --expire=now --all;"
-    " git gc -q --prune=now",
-    # the repository deleted and made again
-    "rm-git-and-init": "rm -rf .git && git init -q .",
-}
-
-
-@pytest.mark.parametrize("spelling", sorted(SCRIPTS))
-@pytest.mark.parametrize("name", sorted(HISTORY))
+@pytest.mark.parametrize(
+    ("name", "spelling"), [("one-script", "python"), ("rm-git-and-init", "node")]
+)
 def test_history_and_work_lost_by_a_script_are_held(
     world: World, model_server: ScriptedModelServer, name: str, spelling: str
 ) -> None:
@@ -153,16 +129,7 @@ def test_history_and_work_lost_by_a_script_are_held(
     assert sorted(p.name for p in (world.project / ".git" / "refs" / "heads").iterdir()) == heads
 
 
-_RM_DRAFTS = "node --eval=\"require('fs').rmSync('drafts', {recursive: true})\""
-IGNORED_SINCE = {
-    "nested-gitignore": "printf '*\\n' > drafts/.gitignore",
-    "root-gitignore": "echo 'drafts/' >> .gitignore",
-    "info-exclude": "echo drafts >> .git/info/exclude",
-    "negation-removed": "printf 'dist/\\n*.md\\n' > .gitignore",
-}
-
-
-@pytest.mark.parametrize("name", sorted(IGNORED_SINCE))
+@pytest.mark.parametrize("name", ["nested-gitignore"])
 def test_work_ignored_by_a_rule_written_since_is_held_when_a_script_deletes_it(
     world: World, model_server: ScriptedModelServer, name: str
 ) -> None:
@@ -170,13 +137,14 @@ def test_work_ignored_by_a_rule_written_since_is_held_when_a_script_deletes_it(
     (world.project / "drafts").mkdir()
     (world.project / "drafts" / "idea.md").write_text("an idea\n")
     scenario = f"ignored-since-{name}"
-    model_server.add_scenario(scenario, turns(bash(IGNORED_SINCE[name]), bash(_RM_DRAFTS)))
+    model_server.add_scenario(scenario, turns(bash(IGNORED_SINCE[name]), bash(RM_DRAFTS)))
     with world.rpc() as pi:
         events = pi.prompt(f"scenario:{scenario}", discard, timeout=90)
     assert effects_dialogs(events), [result_text(e) for e in tool_ends(events)]
     assert (world.project / "drafts" / "idea.md").read_text() == "an idea\n"
 
 
+# All end to end (tests/guard/sidecar/test_agent_quiet.py says why).
 COMMIT_THEN_DELETE = {
     "git-then-node": (
         "git add notes.md && git commit -qm 'keep'",

@@ -1,0 +1,108 @@
+"""An agent's bash calls through a sidecar in process, as the shim makes them: ``evaluate``,
+the operator's answer (``record`` or ``audit.declined``), the command itself run by the
+session's real sandbox prefix on a layer of its own, ``effects.review`` and, where effects
+are held, ``effects.resolve``; then ``audit.toolExecuted``. What an end-to-end test shows
+through the real pi, without pi: the tests that vary only what the guard's Python decides
+run their variants here."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from guard._sidecar.handlers.methods import Sidecar
+from tests.guard.sidecar.test_sidecar_methods import result
+
+LAYER_ENV = "PI_OPERATOR_GUARD_LAYER"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """``action``: the sidecar's answer before the call; ``asked``: a dialog was shown;
+    ``ran``: the command ran; ``review``: what the effects review decided (``None``: it did
+    not run); ``held``: the review held effects for the operator."""
+
+    action: str
+    asked: bool
+    ran: bool
+    review: str | None
+    exit_code: int | None = None
+    summary: str = ""
+
+    @property
+    def held(self) -> bool:
+        return self.review == "held"
+
+
+@dataclass
+class Agent:
+    """The agent's calls in ``project``; ``yes``: the operator says Yes to a call's dialog;
+    ``apply``: Apply (else Discard) to held effects."""
+
+    sidecar: Sidecar
+    project: Path
+    prefix: str
+    calls: int = 0
+
+    def bash(self, command: str, *, yes: bool = True, apply: bool = False) -> Outcome:
+        self.calls += 1
+        call = {"toolName": "bash", "input": {"command": command}, "cwd": str(self.project),
+                "toolCallId": f"call-{self.calls}"}  # fmt: skip
+        reply = result(self.sidecar, "evaluate", {**call, "hasUi": True})
+        action = reply["action"]
+        if action not in ("allow", "confirm"):
+            return Outcome(action, asked=False, ran=False, review=None)
+        asked = action == "confirm"
+        if asked and not yes:
+            result(self.sidecar, "audit.declined", {**call, "reason": "declined"})
+            return Outcome(action, asked=True, ran=False, review=None)
+        if asked:
+            record = result(self.sidecar, "record", {**call, "confirmed": True})
+            assert record["decision"] == "recorded", record
+        layer = uuid.uuid4().hex
+        done = subprocess.run(
+            ["/bin/bash", "-c", f"{self.prefix} {shlex.quote(command)}"],
+            cwd=self.project, env={**os.environ, LAYER_ENV: layer},
+            capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        about = {"layer": layer, "toolCallId": call["toolCallId"], "cwd": str(self.project),
+                 "command": command}  # fmt: skip
+        review = result(self.sidecar, "effects.review", {**about, "outputTail": done.stdout[-500:]})
+        if review["decision"] == "held":
+            reason = {} if apply else {"reason": "declined"}
+            result(self.sidecar, "effects.resolve", {**about, "apply": apply, **reason})
+        result(self.sidecar, "audit.toolExecuted", {**call, "isError": done.returncode != 0})
+        return Outcome(action, asked, True, review["decision"], done.returncode, review["summary"])
+
+
+@contextmanager
+def agent(home: Path, project: Path) -> Iterator[Agent]:
+    """A session planned in ``project`` (sandboxed, effects reviewed) of a sidecar in
+    ``home``."""
+    home.mkdir(mode=0o700, exist_ok=True)
+    sidecar = Sidecar(home)
+    try:
+        plan: dict[str, Any] = result(
+            sidecar, "sandbox.plan", {"cwd": str(project), "sessionId": "s1", "mode": "rpc"}
+        )
+        assert plan["state"] == "sandboxed" and plan["effects"] == "review", plan
+        yield Agent(sidecar, project, plan["prefix"])
+    finally:
+        sidecar.close()
+
+
+def world_project(project: Path) -> Path:
+    """The project an end-to-end world starts with (tests/e2e/conftest.py)."""
+    for name in ("build", "dist", "a", "b", "c"):
+        (project / name).mkdir(parents=True)
+        (project / name / "keep.txt").write_text(name)
+    (project / "README.md").write_text("# e2e project\n")
+    (project / ".env").write_text("TOKEN=original\n")
+    return project
