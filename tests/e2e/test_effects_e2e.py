@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from guard._hermetic import git_env, system_program
+from tests.guard.sidecar.test_agent_effects import SPELLINGS
 from tools.pi.harness import is_effects_dialog
 from tools.pi.scripted_model import ScriptedModelServer
 
@@ -48,20 +49,11 @@ def snapshot(root: Path) -> dict[str, bytes | str]:
     return out
 
 
-SPELLINGS = {
-    "node-eval-equals": "node --eval=\"require('fs').rmSync('a', {recursive: true})\"",
-    "ed-bang": "printf '!rm -rf b\\nq\\n' | ed -s",
-    "ed-truncates-env": "printf 'w .env\\nq\\n' | ed -s",
-    "tclsh": "echo 'file delete -force c' | tclsh",
-    "cmake-rm": "cmake -E rm -rf build",
-    "tar-remove-files": "tar --remove-files -cf /tmp/t.tar dist",
-    "zip-move": "zip -qm /tmp/r.zip README.md",
-    "mv-to-private-tmp": "mv README.md /tmp/x.md",
-}
-
-
+# Every spelling runs in process, through a sidecar with the real sandbox:
+# tests/guard/sidecar/test_agent_effects.py (the table is its). Through the real pi, one
+# asked before it runs (inline code) and one not asked at all, both held and discarded.
 @pytest.mark.variants_on_newest_pi
-@pytest.mark.parametrize("name", sorted(SPELLINGS))
+@pytest.mark.parametrize("name", ["node-eval-equals", "mv-to-private-tmp"])
 def test_each_spelling_deletes_nothing_without_the_operator(
     world: World, model_server: ScriptedModelServer, name: str
 ) -> None:
