@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.guard.sidecar.test_sidecar_grants import E2E_NEAR_MISSES as NEAR_MISSES
 from tools.pi.harness import Pick, grant_choices, is_guard_dialog
 from tools.pi.scripted_model import ScriptedModelServer, ToolCall, Turn
 
@@ -93,19 +94,11 @@ def test_one_grant_covers_the_similar_calls_after_it(
     )
 
 
-NEAR_MISSES = {
-    "a target outside the glob": "rm -f b.txt e.log",
-    "a second command that the policy blocks": "rm -f b.txt; rm -rf ~",
-    "a pipe": "rm -f b.txt | cat",
-    "a substitution": "rm -f $(echo b.txt)",
-    "a second command": "rm -f b.txt; rm -f c.txt",
-    "another flag": "rm -rf b.txt",
-    "a link inside the glob to a file outside it": "rm -f link.txt",
-}
-
-
+# Every near miss runs in process, through a sidecar:
+# tests/guard/sidecar/test_sidecar_grants.py::test_an_end_to_end_near_miss_still_asks (the
+# table is its). Through the real pi, one the policy blocks outright and one that asks.
 @pytest.mark.variants_on_newest_pi
-@pytest.mark.parametrize("what", sorted(NEAR_MISSES))
+@pytest.mark.parametrize("what", ["another flag", "a second command that the policy blocks"])
 def test_a_near_miss_still_asks(world: World, model_server: ScriptedModelServer, what: str) -> None:
     prepare(world)
     outside = world.tmp / "outside.txt"

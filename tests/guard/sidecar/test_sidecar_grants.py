@@ -137,6 +137,37 @@ def test_a_near_miss_is_never_covered(
     assert records(server.home, "grant.used") == []
 
 
+# tests/e2e/test_grants_e2e.py keeps two of these through the real pi; every one runs here.
+E2E_NEAR_MISSES = {
+    "a target outside the glob": "rm -f b.txt e.log",
+    "a second command that the policy blocks": "rm -f b.txt; rm -rf ~",
+    "a pipe": "rm -f b.txt | cat",
+    "a substitution": "rm -f $(echo b.txt)",
+    "a second command": "rm -f b.txt; rm -f c.txt",
+    "another flag": "rm -rf b.txt",
+    "a link inside the glob to a file outside it": "rm -f link.txt",
+}
+
+
+@pytest.mark.parametrize("what", sorted(E2E_NEAR_MISSES))
+def test_an_end_to_end_near_miss_still_asks(
+    server: Sidecar, project: Path, tmp_path: Path, what: str
+) -> None:
+    """As the real pi's: the grant on ``./*.txt`` kept at the first dialog; the near miss asks
+    (or the policy blocks it outright), and is never covered."""
+    (project / "e.log").write_text("e.log")
+    (tmp_path / "outside.txt").write_text("not the workspace's")
+    (project / "link.txt").symlink_to(tmp_path / "outside.txt")
+    first = bash(project, "rm -f a.txt", "c1")
+    ask(server, first)
+    assert result(server, "record", {**first, "confirmed": True, "grant": 1})["grant"]
+    command = E2E_NEAR_MISSES[what]
+    reply = ask(server, bash(project, command, "c2"))
+    assert reply["action"] == ("block" if "rm -rf ~" in command else "confirm"), reply
+    assert reply.get("covered") is None and reply.get("record") is None
+    assert records(server.home, "grant.used") == []
+
+
 def test_a_file_tool_grant_covers_only_its_own_tool_and_directory(
     server: Sidecar, project: Path
 ) -> None:
