@@ -5,9 +5,10 @@ take a value, how its operands are used (read, written, the target of a change,
 recursively), whether the first operand is a pattern or a mode rather than a path, where
 its destination is, which flags make it recursive. ``read_paths`` reads a command through
 the shape its program's card gives (``bash/programs``); ``SHAPES`` holds the rows of the
-programs that have no card yet. A program with neither is read fail-closed (``UNKNOWN``):
-every operand and option value counts as read *and* written. The few programs whose
-arguments are not regular name a reader of their own in their card's shape.
+programs that have no card yet (the shells and interpreters). A program with neither is
+read fail-closed (``UNKNOWN``): every operand and option value counts as read *and*
+written. The few programs whose arguments are not regular name a reader of their own in
+their card's shape.
 """
 
 from __future__ import annotations
@@ -70,38 +71,13 @@ _READ = Use(read=True, write=False)
 UNKNOWN = Shape(operands=_WRITTEN, values=_WRITTEN, assignments=True)
 """A program nothing is known of: every operand, option value and ``KEY=PATH`` read and written."""
 _READER = Shape(operands=_READ, values=_READ, assignments=True)
-_NOTHING = Shape()
 
 # Options that take a value, per program: (short letters, long options).
 _VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {}
 
 # Families in the order they are decided: a program named by two takes the first.
 _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
-    (
-        _set("""
-        true false : test [ [[ export set unset exit return sleep date seq expr read
-        wait kill jobs type which hash alias unalias shift local declare typeset readonly let
-        pwd whoami id uname hostname printenv history clear yes break continue getopts
-        ulimit umask shopt bg fg disown eval trap nproc uptime ps pgrep pkill killall
-        """),
-        _NOTHING,
-    ),
-    (_set("echo printf"), Shape(operands=_READ, static_args=True)),
-    (
-        _set("perl"),
-        Shape(
-            operands=Use(read=True, write=True, target=True),
-            first_unless=("-e", "--expression", "-f", "--file", "-E"),
-            only_with=("-i", "--in-place"),
-            otherwise=UNKNOWN,
-        ),
-    ),
-    (
-        _set("""
-        echo printf cd pushd popd source . node python python3 bash sh zsh
-        """),
-        _READER,
-    ),
+    (_set("node python python3 bash sh zsh"), _READER),
 )
 
 

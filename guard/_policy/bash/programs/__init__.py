@@ -9,7 +9,8 @@ One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``,
 (mv, cp …), ``writers`` (tee, chmod …), ``search`` (grep, rg …), ``archives`` (tar …),
 ``packages`` (npm, pip …), ``containers`` (docker, kubectl …), ``clouds`` (aws …),
 ``editors`` (vim, emacs), ``languages`` (Rscript, julia …), ``launchers`` (gdb, less …),
-``readers`` (cat, ls, jq …), ``wrappers`` (sudo, env, xargs, uv …).
+``readers`` (cat, ls, jq …), ``wrappers`` (sudo, env, xargs, uv …), ``builtins`` (the
+shell's, echo/printf, perl).
 Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
 a program's code is handed to); ``running/`` and the path matching ask them.
 """

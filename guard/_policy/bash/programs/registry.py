@@ -15,6 +15,15 @@ from guard._policy.bash.operands.irregular import Use
 from guard._policy.bash.operands.touches import SHAPES, UNKNOWN, Shape, read_paths
 from guard._policy.bash.programs.archives import EXTRACTORS, GTAR, TAR, ZIP
 from guard._policy.bash.programs.awk import AWK, BUSYBOX_AWK, MAWK
+from guard._policy.bash.programs.builtins import (
+    ECHO,
+    INERT,
+    PERL,
+    PRINTF,
+    READS_NAMED,
+    SHELL_STATE,
+    SOURCE,
+)
 from guard._policy.bash.programs.card import Card
 from guard._policy.bash.programs.clouds import AWS, GCLOUD, PI_GUARD
 from guard._policy.bash.programs.containers import DOCKER, HELM, KUBECTL, NERDCTL, OC, PODMAN
@@ -51,6 +60,7 @@ CARDS: tuple[Card, ...] = (
     *(VIM, NVIM, EMACS, *SCRIPTS, POWERSHELL, *OTHERS),
     *(GDB, SORT, SPLIT, MAN, LESS, READERS),
     *(*UNWRAPPED, *ASKING, *RUNNERS, ENV, XARGS, APPLETS),
+    *(INERT, SHELL_STATE, ECHO, PRINTF, READS_NAMED, SOURCE, PERL),
 )
 """Every card; no two name the same program."""
 
