@@ -35,6 +35,8 @@ class Outcome:
     review: str | None
     exit_code: int | None = None
     summary: str = ""
+    title: str = ""  # the dialog as pi shows it: its title, then its message
+    held_dialog: str = ""  # the effects review's dialog, likewise
 
     @property
     def held(self) -> bool:
@@ -50,8 +52,28 @@ class Agent:
     project: Path
     prefix: str
     calls: int = 0
+    output: str = ""  # the last command's standard output
+
+    def tool(self, name: str, tool_input: dict[str, Any], *, yes: bool = False) -> dict[str, Any]:
+        """Another tool's call (pi runs it, not the sandbox): the sidecar's ``evaluate`` reply,
+        after the operator's answer to its dialog is given."""
+        self.calls += 1
+        call = {"toolName": name, "input": tool_input, "cwd": str(self.project),
+                "toolCallId": f"call-{self.calls}"}  # fmt: skip
+        reply: dict[str, Any] = result(self.sidecar, "evaluate", {**call, "hasUi": True})
+        if reply["action"] == "confirm":
+            answer = {"confirmed": True} if yes else {"confirmed": False}
+            result(self.sidecar, "record", {**call, **answer})
+        return reply
 
     def bash(self, command: str, *, yes: bool = True, apply: bool = False) -> Outcome:
+        """The call from its ``evaluate`` to its ``audit.toolExecuted``."""
+        started = self.start(command, yes=yes)
+        return started if isinstance(started, Outcome) else self.finish(started, apply=apply)
+
+    def start(self, command: str, *, yes: bool = True) -> Outcome | Running:
+        """The call up to its command running (a parallel call runs while it does), or its
+        outcome when it does not run."""
         self.calls += 1
         call = {"toolName": "bash", "input": {"command": command}, "cwd": str(self.project),
                 "toolCallId": f"call-{self.calls}"}  # fmt: skip
@@ -60,26 +82,50 @@ class Agent:
         if action not in ("allow", "confirm"):
             return Outcome(action, asked=False, ran=False, review=None)
         asked = action == "confirm"
+        dialog = reply.get("dialog") or {}
+        title = f"{dialog.get('title')}\n{dialog.get('message')}" if asked else ""
         if asked and not yes:
             result(self.sidecar, "audit.declined", {**call, "reason": "declined"})
-            return Outcome(action, asked=True, ran=False, review=None)
+            return Outcome(action, asked=True, ran=False, review=None, title=title)
         if asked:
             record = result(self.sidecar, "record", {**call, "confirmed": True})
             assert record["decision"] == "recorded", record
         layer = uuid.uuid4().hex
-        done = subprocess.run(
+        process = subprocess.Popen(
             ["/bin/bash", "-c", f"{self.prefix} {shlex.quote(command)}"],
             cwd=self.project, env={**os.environ, LAYER_ENV: layer},
-            capture_output=True, text=True, timeout=90, check=False,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        about = {"layer": layer, "toolCallId": call["toolCallId"], "cwd": str(self.project),
-                 "command": command}  # fmt: skip
-        review = result(self.sidecar, "effects.review", {**about, "outputTail": done.stdout[-500:]})
+        return Running(call, layer, process, action, title)
+
+    def finish(self, running: Running, *, apply: bool = False) -> Outcome:
+        """The command ended: its effects reviewed, held ones applied or discarded."""
+        stdout, _ = running.process.communicate(timeout=90)
+        call, code = running.call, running.process.returncode
+        about = {"layer": running.layer, "toolCallId": call["toolCallId"],
+                 "cwd": str(self.project), "command": call["input"]["command"]}  # fmt: skip
+        review = result(self.sidecar, "effects.review", {**about, "outputTail": stdout[-500:]})
+        held = review.get("dialog") or {}
         if review["decision"] == "held":
             reason = {} if apply else {"reason": "declined"}
             result(self.sidecar, "effects.resolve", {**about, "apply": apply, **reason})
-        result(self.sidecar, "audit.toolExecuted", {**call, "isError": done.returncode != 0})
-        return Outcome(action, asked, True, review["decision"], done.returncode, review["summary"])
+        result(self.sidecar, "audit.toolExecuted", {**call, "isError": code != 0})
+        self.output = stdout
+        return Outcome(
+            running.action, running.action == "confirm", True, review["decision"], code,
+            review["summary"], running.title, f"{held.get('title', '')}\n{held.get('message', '')}",
+        )  # fmt: skip
+
+
+@dataclass
+class Running:
+    """A call whose command is running."""
+
+    call: dict[str, Any]
+    layer: str
+    process: subprocess.Popen[str]
+    action: str
+    title: str
 
 
 @contextmanager
