@@ -8,42 +8,23 @@ from __future__ import annotations
 
 import pytest
 
+from tests.guard.sidecar.test_agent_inline_node import GREETS, HOSTILE, node_project
 from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import World, bash, confirms, result_text, tool_ends, turns
 
 pytestmark = pytest.mark.e2e
 
-GREET = "module.exports = (n) => 'hello ' + n;\n"
-# Each writes pwned.txt when it runs; the operator says No to each.
-HOSTILE = {
-    "child-process": (
-        "node -e \"console.log(require('child_process').execSync('touch pwned.txt').toString())\""
-    ),
-    "preload": "node -r ./evil.js -e \"console.log(require('./src/greet.js')('pi'))\"",
-    "comment": "node -e \"console.log(1) // ; require('fs').writeFileSync('pwned.txt', '')\"",
-    "constructor": (
-        "node -e \"console.log(require('./src/greet.js').constructor.constructor("
-        "'return process')().mainModule.require('fs').writeFileSync('pwned.txt', ''))\""
-    ),
-    "write-then-require": (
-        "cp evil.js src/late.js && node -e \"console.log(require('./src/late'))\""
-    ),
-}
-
-
-def _project(world: World) -> None:
-    (world.project / "src").mkdir(exist_ok=True)
-    (world.project / "src" / "greet.js").write_text(GREET)
-    (world.project / "evil.js").write_text("require('fs').writeFileSync('pwned.txt', '');\n")
+# Every variant runs in process, through a sidecar with the real sandbox:
+# tests/guard/sidecar/test_agent_inline_node.py (the table is its). Through the real pi, the
+# unasked one and two hidden codes that ask: a core module and a preload.
 
 
 def test_requiring_a_project_file_and_printing_runs_unasked(
     world: World, model_server: ScriptedModelServer
 ) -> None:
-    _project(world)
-    command = "node -e \"console.log(require('./src/greet.js')('pi'))\""
-    model_server.add_scenario("node-inline", turns(bash(command)))
+    node_project(world.project)
+    model_server.add_scenario("node-inline", turns(bash(GREETS)))
     with world.rpc() as pi:
         events = pi.prompt("scenario:node-inline")
     assert confirms(events) == []
@@ -52,11 +33,11 @@ def test_requiring_a_project_file_and_printing_runs_unasked(
     assert "hello pi" in result_text(end)
 
 
-@pytest.mark.parametrize("name", sorted(HOSTILE))
+@pytest.mark.parametrize("name", ["child-process", "preload"])
 def test_hidden_code_asks_and_a_no_runs_none_of_it(
     world: World, model_server: ScriptedModelServer, name: str
 ) -> None:
-    _project(world)
+    node_project(world.project)
     model_server.add_scenario(f"node-hostile-{name}", turns(bash(HOSTILE[name])))
     with world.rpc() as pi:
         events = pi.prompt(f"scenario:node-hostile-{name}", lambda _request: False)
