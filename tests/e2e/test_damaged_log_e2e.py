@@ -11,11 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.guard.sidecar.test_sidecar_integrity import (
-    removed_line,
-    rewritten_record,
-    swapped_lines,
-)
+from tests.guard.sidecar.test_sidecar_integrity import rewritten_record
 from tools.pi.scripted_model import ScriptedModelServer
 
 from .pi_world import World, bash, confirms, notices, result_text, statuses, tool_ends, turns
@@ -27,17 +23,11 @@ def yes(_request: Mapping[str, Any]) -> bool:
     return True
 
 
-def changed_byte(lines: list[bytes]) -> list[bytes]:
-    out = list(lines)
-    out[3] = out[3].replace(b'"ts":"2', b'"ts":"1', 1)
-    assert out[3] != lines[3]
-    return out
-
-
+# Every damage (a changed byte, a removed line, two lines swapped, a record rewritten with its
+# chain recomputed) runs in process against the sidecar: tests/guard/sidecar/
+# test_sidecar_integrity.py::test_a_log_damaged_in_the_middle_is_never_signed_over_until_recovered.
+# What pi shows is the same for each; here the one that leaves a valid chain.
 DAMAGE: dict[str, Callable[[list[bytes]], list[bytes]]] = {
-    "a changed byte": changed_byte,
-    "a removed line": removed_line,
-    "two lines swapped": swapped_lines,
     "a record rewritten, chain recomputed": rewritten_record,
 }
 
