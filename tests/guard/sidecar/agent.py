@@ -71,9 +71,21 @@ class Agent:
         started = self.start(command, yes=yes)
         return started if isinstance(started, Outcome) else self.finish(started, apply=apply)
 
+    def turn(self, *commands: str, apply: bool = False) -> list[Outcome]:
+        """Calls the model makes in one turn, as pi makes them: each is asked before any runs
+        (the operator says Yes), then their commands run side by side."""
+        asked = [self.ask(command) for command in commands]
+        running = [self.run(a) if isinstance(a, Asked) else a for a in asked]
+        return [self.finish(r, apply=apply) if isinstance(r, Running) else r for r in running]
+
     def start(self, command: str, *, yes: bool = True) -> Outcome | Running:
         """The call up to its command running (a parallel call runs while it does), or its
         outcome when it does not run."""
+        asked = self.ask(command, yes=yes)
+        return self.run(asked) if isinstance(asked, Asked) else asked
+
+    def ask(self, command: str, *, yes: bool = True) -> Outcome | Asked:
+        """The call up to the operator's answer, or its outcome when it does not run."""
         self.calls += 1
         call = {"toolName": "bash", "input": {"command": command}, "cwd": str(self.project),
                 "toolCallId": f"call-{self.calls}"}  # fmt: skip
@@ -90,13 +102,18 @@ class Agent:
         if asked:
             record = result(self.sidecar, "record", {**call, "confirmed": True})
             assert record["decision"] == "recorded", record
+        return Asked(call, action, title)
+
+    def run(self, asked: Asked) -> Running:
+        """The command under the session's sandbox prefix, on a layer of its own."""
         layer = uuid.uuid4().hex
+        command = asked.call["input"]["command"]
         process = subprocess.Popen(
             ["/bin/bash", "-c", f"{self.prefix} {shlex.quote(command)}"],
             cwd=self.project, env={**os.environ, LAYER_ENV: layer},
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        return Running(call, layer, process, action, title)
+        return Running(asked.call, layer, process, asked.action, asked.title)
 
     def finish(self, running: Running, *, apply: bool = False) -> Outcome:
         """The command ended: its effects reviewed, held ones applied or discarded."""
@@ -115,6 +132,15 @@ class Agent:
             running.action, running.action == "confirm", True, review["decision"], code,
             review["summary"], running.title, f"{held.get('title', '')}\n{held.get('message', '')}",
         )  # fmt: skip
+
+
+@dataclass
+class Asked:
+    """A call the sidecar lets run (unasked, or after the operator's Yes)."""
+
+    call: dict[str, Any]
+    action: str
+    title: str
 
 
 @dataclass

@@ -1,11 +1,12 @@
 """Every variant of tests/e2e/test_quiet_e2e.py, through a sidecar in process with the real
 sandbox (tests/guard/sidecar/agent.py): restorable targets run unasked and say why; work at
 stake asks; history and work lost by a script, or by a script after an ignore rule the
-agent wrote, are held. The end-to-end file keeps a representative of each and takes its
-tables from here, so the two cannot drift. (Work an agent committed, then deleted by a
-script the operator said Yes to, stays end to end with all its variants: here the Yes
-retakes the baseline at the agent's commit and the deletion is applied; through the real
-pi it is held.)"""
+agent wrote or a commit it made in the same turn, are held. The end-to-end file keeps a
+representative of each and takes its tables from here, so the two cannot drift. The rule
+and the deletion run one after the other here (the harder case: the rule is on disk when
+the deletion is asked); the commit and the deletion as pi makes one turn's calls, both
+asked before either runs (a Yes given after the agent's commit retakes the baseline at it,
+and a deletion the operator said Yes to then is applied)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,20 @@ IGNORED_SINCE = {
     "root-gitignore": "echo 'drafts/' >> .gitignore",
     "info-exclude": "echo drafts >> .git/info/exclude",
     "negation-removed": "printf 'dist/\\n*.md\\n' > .gitignore",
+}
+COMMIT_THEN_DELETE = {
+    "git-then-node": (
+        "git add notes.md && git commit -qm 'keep'",
+        "node --eval=\"require('fs').rmSync('notes.md')\"",
+    ),
+    "git-then-python": (
+        "git add -A && git commit -qm 'all'",
+        "python3 -c \"import os; os.remove('notes.md')\"",
+    ),
+    "amend-then-node": (
+        "git add notes.md && git commit -q --amend --no-edit",
+        "node --eval=\"require('fs').unlinkSync('notes.md')\"",
+    ),
 }
 
 
@@ -142,3 +157,15 @@ def test_work_ignored_by_a_rule_written_since_is_held_when_a_script_deletes_it(
         outcome = session.bash(RM_DRAFTS)
     assert outcome.held, outcome
     assert (project / "drafts" / "idea.md").read_text() == "an idea\n"
+
+
+@pytest.mark.parametrize("name", sorted(COMMIT_THEN_DELETE))
+def test_work_an_agent_committed_is_still_the_operators_untracked_work(
+    tmp_path: Path, project: Path, name: str
+) -> None:
+    """Committed by an agent command, the draft looks restorable from the current HEAD; it is
+    judged against the operator's HEAD, so the script deleting it is held."""
+    with agent(tmp_path / "home", project) as session:
+        committed, deleted = session.turn(*COMMIT_THEN_DELETE[name])
+    assert (committed.held, deleted.held) == (False, True), (committed, deleted)
+    assert (project / "notes.md").read_text() == WORK
