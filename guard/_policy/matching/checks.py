@@ -251,8 +251,7 @@ def _creates_link(command: Command) -> bool:
 
 # Programs without a card whose files may be code they run (a card says ``runs_files``).
 _SCRIPT_RUNNERS = _set("""
-    sh bash zsh dash ksh mksh ash yash fish rbash node nodejs ruby php lua deno
-    python python2 python3 pypy pypy3
+    sh bash zsh dash ksh mksh ash yash fish rbash python python2 python3 pypy pypy3
 """)
 
 

@@ -5,7 +5,7 @@ take a value, how its operands are used (read, written, the target of a change,
 recursively), whether the first operand is a pattern or a mode rather than a path, where
 its destination is, which flags make it recursive. ``read_paths`` reads a command through
 the shape its program's card gives (``bash/programs``); ``SHAPES`` holds the rows of the
-programs that have no card yet (the shells and interpreters). A program with neither is
+programs that have no card yet (the shells and python). A program with neither is
 read fail-closed (``UNKNOWN``): every operand and option value counts as read *and*
 written. The few programs whose arguments are not regular name a reader of their own in
 their card's shape.
@@ -77,7 +77,7 @@ _VALUE_OPTIONS: Mapping[str, tuple[str, frozenset[str]]] = {}
 
 # Families in the order they are decided: a program named by two takes the first.
 _FAMILIES: tuple[tuple[frozenset[str], Shape], ...] = (
-    (_set("node python python3 bash sh zsh"), _READER),
+    (_set("python python3 bash sh zsh"), _READER),
 )
 
 

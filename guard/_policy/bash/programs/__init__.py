@@ -10,7 +10,7 @@ One module per program or family: ``git``, ``find``, ``sed``, ``awk``, ``make``,
 ``packages`` (npm, pip …), ``containers`` (docker, kubectl …), ``clouds`` (aws …),
 ``editors`` (vim, emacs), ``languages`` (Rscript, julia …), ``launchers`` (gdb, less …),
 ``readers`` (cat, ls, jq …), ``wrappers`` (sudo, env, xargs, uv …), ``builtins`` (the
-shell's, echo/printf, perl).
+shell's, echo/printf, perl), ``interpreters`` (node, ruby, php …).
 Cards stand on ``model``, ``operands/`` (how arguments are read) and ``parsing/`` (the walk
 a program's code is handed to); ``running/`` and the path matching ask them.
 """

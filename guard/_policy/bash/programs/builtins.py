@@ -166,6 +166,7 @@ PERL = Card(
         otherwise=UNKNOWN,
     ),
     runs_files=True,
+    inline_code=words("-e -E"),
 )
 """``perl``: with ``-i`` its operands (after the program) are changed; a file it reads may
 be code it runs; its inline code is the interpreters' (``running/interpreters``)."""

@@ -118,3 +118,6 @@ class Card:
     wraps: Wraps | None = None
     """It runs another command, found so (``sudo``, ``env``, ``uv run``); ``None``: it is no
     wrapper."""
+    inline_code: frozenset[str] = frozenset()
+    """An interpreter's options whose value is code it runs (``node -e``, ``perl -e``): the
+    walk reads that code (``running/interpreters``)."""

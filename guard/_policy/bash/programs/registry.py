@@ -34,6 +34,7 @@ from guard._policy.bash.programs.downloaders import CURL, WGET
 from guard._policy.bash.programs.editors import EMACS, NVIM, VIM
 from guard._policy.bash.programs.find import CARD as FIND
 from guard._policy.bash.programs.git import CARD as GIT
+from guard._policy.bash.programs.interpreters import DENO, LUA, NODE, NODEJS, PHP, RUBY
 from guard._policy.bash.programs.languages import OTHERS, POWERSHELL, SCRIPTS
 from guard._policy.bash.programs.launchers import GDB, LESS, MAN, SORT, SPLIT
 from guard._policy.bash.programs.make import GMAKE, MAKE
@@ -61,6 +62,7 @@ CARDS: tuple[Card, ...] = (
     *(GDB, SORT, SPLIT, MAN, LESS, READERS),
     *(*UNWRAPPED, *ASKING, *RUNNERS, ENV, XARGS, APPLETS),
     *(INERT, SHELL_STATE, ECHO, PRINTF, READS_NAMED, SOURCE, PERL),
+    *(NODE, NODEJS, DENO, RUBY, PHP, LUA),
 )
 """Every card; no two name the same program."""
 

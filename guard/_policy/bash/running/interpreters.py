@@ -1,8 +1,9 @@
 """Shells and interpreters: the code they run (``bash -c``, ``python -c``, a script on stdin).
 
-Handlers for ``sh``/``bash``/…, ``python`` and the interpreters with an inline-code flag
-(``node -e``, ``perl -e`` …), and the checks on what a shell or interpreter reads on stdin:
-code from a downloader, the static output of ``echo``/``printf``/``cat <<EOF``.
+Handlers for ``sh``/``bash``/…, ``python`` and the interpreters whose card names an
+inline-code option (``node -e``, ``perl -e`` …: ``inline_code``), and the checks on what a
+shell or interpreter reads on stdin: code from a downloader, the static output of
+``echo``/``printf``/``cat <<EOF``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 
 from guard._policy.bash.model import Command, Word, preview, program_name
 from guard._policy.bash.parsing.syntax import SyntaxWalker
+from guard._policy.bash.programs import card_for
 from guard._policy.bash.running.javascript import node_allowed, node_code
 from guard._policy.bash.running.streams import from_downloader, static_output
 from guard._policy.bash.running.wrappers import Handler, Step
@@ -35,15 +37,6 @@ def _set(text: str) -> frozenset[str]:
 
 SHELLS = _set("sh bash zsh dash ksh mksh ash yash fish rbash")
 PYTHON = re.compile(r"^(?:python(?:[23](?:\.\d+)?)?|pypy3?)$")
-_INLINE_FLAGS: dict[str, frozenset[str]] = {
-    "node": frozenset({"-e", "--eval", "-p", "--print"}),
-    "nodejs": frozenset({"-e", "--eval", "-p", "--print"}),
-    "deno": frozenset({"eval"}),
-    "perl": frozenset({"-e", "-E"}),
-    "ruby": frozenset({"-e"}),
-    "php": frozenset({"-r", "-B", "-R", "-E"}),
-    "lua": frozenset({"-e"}),
-}
 _PRINT_FLAGS = frozenset({"-p", "--print", "-pe", "-ep"})
 CODE_STRING = re.compile(r"'([^'\\\n]{1,512})'|\"([^\"\\\n]{1,512})\"")
 _SHELL_SHORT_VALUE = "oO"
@@ -297,7 +290,7 @@ def _inline(
     texts: list[str],
 ) -> Step:
     program = program_name(argv[0]) or ""
-    flags = _INLINE_FLAGS[program]
+    flags = _inline_code(program)
     command = Command(tuple(argv), w.cwd, via, producers, texts)
     w.add(command)
     args = argv[1:]
@@ -387,6 +380,12 @@ def interpreter_handler(program: str) -> Handler | None:
         return _python
     if program in SHELLS:
         return _shell
-    if program in _INLINE_FLAGS:
+    if _inline_code(program):
         return _inline
     return None
+
+
+def _inline_code(program: str) -> frozenset[str]:
+    """The options whose value is code ``program`` runs: its card's ``inline_code``."""
+    card = card_for(program)
+    return frozenset() if card is None else card.inline_code

@@ -4,6 +4,7 @@ asks however it is reached. A hostile model hides a command in what a builtin ev
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 
 import pytest
@@ -13,7 +14,7 @@ from guard._policy.bash.operands.touches import SHAPES
 from guard._policy.bash.programs import card_for, touched
 from guard._policy.bash.walker import analyze
 
-_WRAPPED = ("{}", "env {}", "timeout 5 {}", "command {}", "bash -c {!r}", "nice -n 1 {}")
+_WRAPPED = ("{0}", "env {0}", "timeout 5 {0}", "command {0}", "bash -c {1}", "nice -n 1 {0}")
 
 
 _BUILTINS = (
@@ -49,7 +50,7 @@ def test_a_builtin_has_a_card_and_no_row_left(program: str) -> None:
 def test_what_a_builtin_evaluates_asks_however_it_is_reached(
     bash: Callable[[str], Verdict], command: str, wrapper: str
 ) -> None:
-    spelled = wrapper.format(command)
+    spelled = wrapper.format(command, shlex.quote(command))
     assert bash(spelled).verdict != "allow", spelled
 
 
@@ -76,3 +77,35 @@ def test_a_file_sourced_or_run_by_perl_after_it_is_written_asks(
     for runner in ("source", ".", "perl"):
         command = f"echo 'rm -rf ~' > x.sh && {runner} x.sh"
         assert bash(command).verdict != "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "node -e 'require(\"fs\").rmSync(process.env.HOME, {recursive: true})'",
+        "nodejs --eval 'process.exit(1)' x",
+        "deno eval 'Deno.removeSync(\"/\")'",
+        "ruby -e 'system(\"rm -rf ~\")'",
+        "php -r 'system(\"rm -rf ~\");'",
+        "lua -e 'os.execute(\"rm -rf ~\")'",
+        "perl -e 'system(\"rm -rf ~\")'",
+        "perl -E 'say 1; system(\"id\")'",
+    ],
+)
+@pytest.mark.parametrize("wrapper", _WRAPPED)
+def test_the_code_an_interpreters_card_names_is_read_however_it_is_reached(
+    bash: Callable[[str], Verdict], command: str, wrapper: str
+) -> None:
+    spelled = wrapper.format(command, shlex.quote(command))
+    verdict = bash(spelled)
+    assert verdict.verdict != "allow", spelled
+    assert "builtin.inline-code" in verdict.rule_ids, (spelled, verdict.rule_ids)
+
+
+@pytest.mark.parametrize("program", ["node", "nodejs", "deno", "ruby", "php", "lua", "perl"])
+def test_an_interpreter_with_inline_code_has_it_on_its_card(program: str) -> None:
+    card = card_for(program)
+    assert card is not None
+    assert card.inline_code
+    assert card.runs_files
+    assert program not in SHAPES
