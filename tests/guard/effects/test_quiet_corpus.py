@@ -41,6 +41,8 @@ def _plant(project: Path, target: str) -> bool:
     return True
 
 
+# A sweep of every destructive spelling and evasion (about 8 CPU-seconds): make test runs it.
+@pytest.mark.slow
 def test_no_destructive_spelling_loses_untracked_work_unasked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
