@@ -3,10 +3,10 @@
 ``time`` counts only the children a command waited for: a process that left its parent (the
 guard's fork server, a sidecar of a pi that was killed, a PostgreSQL the tests started) is
 missing from it. This runs the command in a control group of its own, which every descendant
-stays in, and prints the group's CPU time (user + sys) once the command and, for a few
-seconds, what it left behind have ended:
+stays in, and prints the group's CPU time (user + sys) once the command and what it left
+behind have ended (it waits a minute at most for those, and says how many still run):
 
-    cpu: 1234.5 s (cgroup v1 cpuacct); wall: 800.1 s; exit: 0
+    cpu: 1234.5 s (cgroup v1); wall: 800.1 s; exit: 0
 
 Linux only, as root or with a delegated group (``--parent``); where no group can be made it
 says so and counts what ``wait4`` reports, as ``time`` does (``(children only)``). The
@@ -16,7 +16,6 @@ command's exit code is this program's. Standard library only: repo tooling, not 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import subprocess
 import sys
@@ -27,7 +26,7 @@ __all__ = ["CpuGroup", "main"]
 
 _V1 = Path("/sys/fs/cgroup/cpuacct")
 _V2 = Path("/sys/fs/cgroup")
-_SETTLE_SECONDS = 3.0
+_SETTLE_SECONDS = 60.0
 
 
 class CpuGroup:
@@ -69,10 +68,25 @@ class CpuGroup:
                 return int(value) / 1e6
         raise OSError("cpu.stat has no usage_usec")
 
+    def settle(self, limit: float) -> int:
+        """Wait up to ``limit`` seconds for what the command left behind to end; how many
+        processes still run in the group then."""
+        deadline = time.monotonic() + limit
+        while True:
+            left = len((self.path / "cgroup.procs").read_text().split())
+            if left == 0 or time.monotonic() >= deadline:
+                return left
+            time.sleep(0.1)
+
     def remove(self) -> None:
-        # A process left behind still runs in it: the group stays until it ends.
-        with contextlib.suppress(OSError):
-            self.path.rmdir()
+        # A process that just ended can hold the group a moment longer (EBUSY); one left
+        # behind that still runs keeps it until it ends.
+        for _ in range(20):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.05)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,13 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - started
     code = os.waitstatus_to_exitcode(status)
+    left = 0
     if group is None:
         cpu, how = usage.ru_utime + usage.ru_stime, "children only: no control group here"
     else:
-        time.sleep(_SETTLE_SECONDS)  # what the command left behind ends on its own idle time
+        left = group.settle(_SETTLE_SECONDS)  # what it left behind ends on its own idle time
         cpu, how = group.seconds(), f"cgroup {group.kind}"
         group.remove()
-    sys.stderr.write(f"cpu: {cpu:.1f} s ({how}); wall: {wall:.1f} s; exit: {code}\n")
+    still = f"; still running: {left}" if left else ""
+    sys.stderr.write(f"cpu: {cpu:.1f} s ({how}); wall: {wall:.1f} s; exit: {code}{still}\n")
     return code if code >= 0 else 128 - code
 
 
