@@ -127,11 +127,9 @@ class Classifier:
         self._resolve = bool(settings.resolve_symlinks)
         self._shell_tools = frozenset(settings.shell_tools or ())
         self._path_rules = tuple(r for r in self._rules if r.rule.family == "paths")
-        # The pre-filter tries each path rule's own regex: one union of them all would be as
-        # slow to match in ``re`` (no DFA) and cost as much again to compile at every load.
-        self._path_regexes = tuple(
-            r.paths.regex for r in self._path_rules if r.paths and r.paths.regex
-        )
+        # The pre-filter tries each path rule's own matcher: one union of them all would be
+        # as slow to match in ``re`` (no DFA) and cost as much again to compile at every load.
+        self._path_matchers = tuple(r.paths for r in self._path_rules if r.paths)
         self._blocked_roots = any(
             r.rule.verdict == "block" and r.paths is not None and r.paths.roots
             for r in self._path_rules
@@ -173,7 +171,7 @@ class Classifier:
         return real != path and self._any_path_regex(real)
 
     def _any_path_regex(self, path: str) -> bool:
-        return any(regex.match(path) is not None for regex in self._path_regexes)
+        return any(matcher.match(path) for matcher in self._path_matchers)
 
     def classify(
         self,

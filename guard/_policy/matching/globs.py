@@ -15,6 +15,7 @@ beneath what it names: protecting a directory protects its contents.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,6 +29,7 @@ __all__ = ["PathMatcher", "compile_globs", "expand_lists", "expand_placeholders"
 _PLACEHOLDER = re.compile(r"\$\{([A-Z_0-9]+)\}")
 _FLAGS = re.DOTALL
 _GLOB_CHARS = frozenset("*?[")
+_SPECIAL = re.compile(r"[*?\[]")
 
 
 def expand_placeholders(pattern: str, values: Mapping[str, str]) -> list[tuple[bool, str]]:
@@ -78,6 +80,12 @@ def _glob_to_regex(text: str) -> str:
     i = 0
     n = len(text)
     while i < n:
+        special = _SPECIAL.search(text, i)
+        end = n if special is None else special.start()
+        if end > i:
+            out.append(re.escape(text[i:end]))  # a run of plain characters at once
+            i = end
+            continue
         ch = text[i]
         if ch == "*":
             if text.startswith("**", i):
@@ -91,7 +99,7 @@ def _glob_to_regex(text: str) -> str:
             out.append("[^/]*")
         elif ch == "?":
             out.append("[^/]")
-        elif ch == "[":
+        else:  # "["
             end = text.find("]", i + 2 if text.startswith(("[!", "[^"), i) else i + 1)
             if end < 0:
                 raise GlobError(text, "unclosed '['")
@@ -100,8 +108,6 @@ def _glob_to_regex(text: str) -> str:
                 body = "^" + body[1:]
             out.append("[" + body.replace("\\", "\\\\") + "]")
             i = end
-        else:
-            out.append(re.escape(ch))
         i += 1
     return "".join(out)
 
@@ -118,15 +124,27 @@ def _collapse_literal(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PathMatcher:
-    """A compiled set of globs: ``match(path)`` and the literal roots it protects."""
+    """A compiled set of globs: ``match(path)`` and the literal roots it protects.
+
+    The globs under the home or the project are kept apart from the rest as ``under``:
+    (that directory, what may follow it). What follows holds no home or project, so it is
+    compiled once per process however many homes and projects are loaded (tests, reloads).
+    """
 
     regex: re.Pattern[str] | None
     roots: tuple[str, ...]
     case_sensitive: bool
     shapes: tuple[Shape, ...] = ()
+    under: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = ()
 
     def match(self, path: str) -> bool:
-        return self.regex is not None and self.regex.match(path) is not None
+        if self.regex is not None and self.regex.match(path) is not None:
+            return True
+        for directory, rest in self.under:
+            head = directory.match(path)
+            if head is not None and rest.match(path, head.end()) is not None:
+                return True
+        return False
 
     def could_match(self, pattern: str, *, recursive: bool, aimed: bool = False) -> bool:
         """Whether a path the glob ``pattern`` (normalized) names could be covered.
@@ -187,6 +205,26 @@ def compile_globs(
     case_sensitive: bool,
 ) -> PathMatcher:
     """Compile ``patterns`` into one matcher (see the module docstring for the forms)."""
+    alternatives, roots, shapes = _alternatives(patterns, values, home, anchor)
+    if not alternatives:
+        return PathMatcher(None, (), case_sensitive, ())
+    # DOTALL and \Z: a name may hold a newline, and ``.`` without DOTALL stops at one while
+    # ``$`` also matches before a final one, so ``~/.ssh/a<LF>b`` escaped ``~/.ssh``.
+    flags = _FLAGS | (0 if case_sensitive else re.IGNORECASE)
+    rest, groups = _by_directory(alternatives, (home, anchor))
+    regex = _compiled("^(?:" + "|".join(rest) + ")(?:/.*)?\\Z", flags) if rest else None
+    under = tuple(
+        (_compiled(directory, flags), _compiled("(?:" + "|".join(inside) + ")(?:/.*)?\\Z", flags))
+        for directory, inside in groups.items()
+    )
+    return PathMatcher(regex, tuple(roots), case_sensitive, tuple(shapes), under)
+
+
+def _alternatives(
+    patterns: Iterable[str], values: Mapping[str, str], home: str, anchor: str | None
+) -> tuple[list[str], list[str], list[Shape]]:
+    """Each glob's regex (an alternative of ``^(?:…)(?:/.*)?\\Z``), the literal roots and
+    the shapes of ``patterns``."""
     alternatives: list[str] = []
     roots: list[str] = []
     shapes: list[Shape] = []
@@ -230,31 +268,42 @@ def compile_globs(
         else:
             alternatives.append("(?:.*/)?" + body.rstrip("/"))
             shapes.append(_shape(shape_text, anchored=False))
-    if not alternatives:
-        return PathMatcher(None, (), case_sensitive, ())
-    # DOTALL and \Z: a name may hold a newline, and ``.`` without DOTALL stops at one while
-    # ``$`` also matches before a final one, so ``~/.ssh/a<LF>b`` escaped ``~/.ssh``.
-    flags = _FLAGS | (0 if case_sensitive else re.IGNORECASE)
-    combined = "^(?:" + "|".join(_factored(alternatives, home)) + ")(?:/.*)?\\Z"
-    try:
-        compiled = re.compile(combined, flags)
-    except re.error as exc:
-        raise GlobError(combined, f"cannot compile glob: {exc}") from None
-    return PathMatcher(compiled, tuple(roots), case_sensitive, tuple(shapes))
+    return alternatives, roots, shapes
 
 
-def _factored(alternatives: Sequence[str], home: str) -> list[str]:
-    """``alternatives`` with the home directory written once: ``H/(?:a|b)`` for ``H/a|H/b``.
+def _by_directory(
+    alternatives: Sequence[str], directories: Iterable[str | None]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """``alternatives`` that start with one of ``directories`` (escaped, then ``/``) apart,
+    by directory, with that start taken off; the rest as they are.
 
-    The same regex language, much shorter: most of a policy's globs lie in the home, and
-    ``re`` compiles (in Python) in time about proportional to the pattern's length.
+    ``^D/(?:a|b)(?:/.*)?\\Z`` matches as ``D/`` at the start and then ``(?:a|b)(?:/.*)?\\Z``
+    from its end: a literal matches a fixed number of characters, even ignoring case.
     """
-    prefix = re.escape(home.rstrip("/")) + "/"
-    inside = [a[len(prefix) :] for a in alternatives if a.startswith(prefix)]
-    if len(inside) < 2:
-        return list(alternatives)
-    rest = [a for a in alternatives if not a.startswith(prefix)]
-    return [prefix + "(?:" + "|".join(inside) + ")", *rest]
+    prefixes = sorted(
+        {re.escape(d.rstrip("/")) + "/" for d in directories if d and d.rstrip("/")},
+        key=len,
+        reverse=True,
+    )
+    rest: list[str] = []
+    groups: dict[str, list[str]] = {}
+    for alternative in alternatives:
+        prefix = next((p for p in prefixes if alternative.startswith(p)), None)
+        if prefix is None:
+            rest.append(alternative)
+        else:
+            groups.setdefault(prefix, []).append(alternative[len(prefix) :])
+    return rest, groups
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str, flags: int) -> re.Pattern[str]:
+    """``re.compile``, kept apart from ``re``'s own small cache that every other regex of
+    the process shares; a pattern's text is all that decides what it compiles to."""
+    try:
+        return re.compile(pattern, flags)
+    except re.error as exc:
+        raise GlobError(pattern, f"cannot compile glob: {exc}") from None
 
 
 def _variants(
@@ -265,15 +314,20 @@ def _variants(
     A placeholder directory reached through a symlink (``~/.pi`` linked elsewhere) is then
     covered under both names.
     """
-    real: dict[str, str] | None = None
+    resolved: dict[str, str] = {}
+
+    def real(name: str) -> str:
+        if name not in resolved:
+            resolved[name] = _real(values[name])
+        return resolved[name]
+
     for pattern in patterns:
         yield pattern, values
         if "${" not in pattern:
             continue
-        if real is None:
-            real = {k: _real(v) for k, v in values.items()}
-        if any(real[k] != values[k] for k in values if "${" + k + "}" in pattern):
-            yield pattern, real
+        named = [k for k in values if "${" + k + "}" in pattern]
+        if any(real(k) != values[k] for k in named):
+            yield pattern, {**values, **{k: real(k) for k in named}}
 
 
 def _real(path: str) -> str:
