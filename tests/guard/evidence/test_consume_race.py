@@ -9,7 +9,6 @@ state error (exit 6, "the ledger's log position keeps moving") instead of a repl
 from __future__ import annotations
 
 import json
-import multiprocessing
 import traceback
 from collections import Counter
 from pathlib import Path
@@ -21,6 +20,7 @@ from audit.verify import read_records
 from guard import Guard
 from guard._cli.exits import exit_for
 from guard._facade.guard import AUDIT_LOG_FILE
+from tests.processes import racers
 
 CALL = {"command": "rm -rf build"}
 WORKERS = 16
@@ -51,7 +51,7 @@ def _consumer(home: str, project: str, rounds: int, barrier: Any, results: Any, 
         raise
 
 
-@pytest.mark.slow  # 16 processes x 100 rounds per ledger: about a minute each on 2 cores
+@pytest.mark.slow  # 16 processes x 100 rounds per ledger: about 10 s and 20 CPU-s each on 2 cores
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_sixteen_consumers_race_one_consumes_the_rest_are_replays(
     tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
@@ -66,7 +66,7 @@ def test_sixteen_consumers_race_one_consumes_the_rest_are_replays(
         monkeypatch.setenv("PI_OPERATOR_GUARD_LEDGER", request.getfixturevalue("pg_url"))
     home, project = tmp_path / "guard", tmp_path / "project"
     project.mkdir()
-    ctx = multiprocessing.get_context("spawn")
+    ctx = racers()
     barrier = ctx.Barrier(WORKERS + 1)
     results = ctx.Queue()
     with Guard.open(home) as g:
@@ -85,7 +85,8 @@ def test_sixteen_consumers_race_one_consumes_the_rest_are_replays(
             p.start()
         try:
             # A round's envelope lives 30 s: on a loaded machine sixteen interpreter start-ups
-            # took longer, and round 0 expired before anyone consumed it.
+            # (spawned, before tests.processes) took longer, and round 0 expired before
+            # anyone consumed it.
             barrier.wait(timeout=300)
             ids: list[str] = []
             bad: list[str] = []

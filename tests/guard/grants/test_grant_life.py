@@ -4,7 +4,6 @@ ended once and audited; a grants file edited or forged in any way makes the guar
 from __future__ import annotations
 
 import json
-import multiprocessing
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +17,7 @@ from audit.wire import parse_iso, utc_now
 from guard import Guard
 from guard._evidence.keys import KeyStore
 from guard._grants.store import GrantStore
+from tests.processes import racers
 
 pytestmark = pytest.mark.integration
 
@@ -264,7 +264,7 @@ def test_many_processes_share_the_uses_and_none_is_counted_twice(
     with Guard.open(home) as guard:
         guard.attribute("session-1")
         grant(guard, workspace)
-    context = multiprocessing.get_context("spawn")
+    context = racers()
     out = context.Queue()
     names = [f"f{i}.txt" for i in range(12)]
     runs = [context.Process(target=_use, args=(str(home), str(workspace), n, out)) for n in names]

@@ -3,7 +3,6 @@ as SQLite, single use across processes and hosts, fail closed when the server is
 
 from __future__ import annotations
 
-import multiprocessing
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +19,7 @@ from guard._facade.monitor import Monitor
 from guard._storage import LogPosition
 from guard._storage.pg_ledger import PgLedger
 from guard._storage.postgres import connect
+from tests.processes import racers
 
 pytestmark = pytest.mark.integration
 
@@ -93,9 +93,9 @@ def _race(url: str, barrier: Any, results: Any) -> None:
     ledger.close()
 
 
-@pytest.mark.slow  # 16 processes against a real server: about 30 s on 2 cores
+@pytest.mark.slow  # 16 processes against a real server
 def test_sixteen_processes_racing_on_one_id(pg_url: str) -> None:
-    ctx = multiprocessing.get_context("spawn")
+    ctx = racers()
     barrier = ctx.Barrier(16)
     results = ctx.Queue()
     procs = [ctx.Process(target=_race, args=(pg_url, barrier, results)) for _ in range(16)]

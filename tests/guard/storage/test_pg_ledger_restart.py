@@ -9,7 +9,6 @@ consumed twice (no id was acknowledged to two workers, and no id can be consumed
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import random
 import time
@@ -22,6 +21,7 @@ import pytest
 
 from guard import LedgerError
 from guard._storage.pg_ledger import PgLedger
+from tests.processes import racers
 from tools.postgres import PostgresServer
 
 NOW = datetime.now(UTC)
@@ -53,7 +53,7 @@ def test_restart_mid_race_loses_nothing_and_consumes_nothing_twice(tmp_path: Pat
     server = PostgresServer().start()
     try:
         PgLedger.open(server.url(), source="setup").close()
-        ctx = multiprocessing.get_context("spawn")
+        ctx = racers()
         go = ctx.Event()
         ready = ctx.Queue()
         outs = [tmp_path / f"w{n}.txt" for n in range(WORKERS)]
