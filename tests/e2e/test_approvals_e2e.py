@@ -314,7 +314,6 @@ def test_held_effects_are_answered_from_a_second_terminal(
     assert (resolved["decision"], resolved["approver"]) == ("applied", "cli")
 
 
-@pytest.mark.every_pi
 def test_answered_on_the_page_the_pi_dialog_closes(world: World) -> None:
     page = ApprovalPage(world.home)
     page.start()

@@ -93,7 +93,6 @@ def test_with_apply_the_change_lands_exactly_and_evidence_is_minted(
     assert "applied what this command held back" in result_text(end)
 
 
-@pytest.mark.every_pi
 def test_what_loses_nothing_applies_without_asking(
     world: World, model_server: ScriptedModelServer
 ) -> None:

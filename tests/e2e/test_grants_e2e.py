@@ -196,7 +196,6 @@ def test_no_grant_is_offered_or_kept_without_a_ui(
     assert declined == ["no-ui", "no-ui"]
 
 
-@pytest.mark.every_pi
 def test_stop_the_agent_declines_the_rest_of_the_turn(
     world: World, model_server: ScriptedModelServer
 ) -> None:

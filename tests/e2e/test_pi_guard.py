@@ -22,7 +22,7 @@ from tools.pi.scripted_model import MODEL_ID, PROVIDER, ScriptedModelServer
 from .conftest import make_world
 from .pi_world import World, confirms, result_text, sidecar_pids, tool_ends, wait_gone
 
-pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,6 +38,7 @@ def report(world: World) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.every_pi
 def test_confirmed_rm_runs_and_its_envelope_consumes_exactly_once(world: World) -> None:
     with world.rpc() as pi:
         events = pi.prompt("scenario:rm-build", lambda _request: True)
@@ -72,6 +73,7 @@ def test_confirmed_rm_runs_and_its_envelope_consumes_exactly_once(world: World) 
     assert row["evidenceId"] == details["evidenceId"]
 
 
+@pytest.mark.every_pi
 def test_declined_rm_leaves_the_directory_and_says_why(world: World) -> None:
     with world.rpc() as pi:
         events = pi.prompt("scenario:rm-build", lambda _request: False)
@@ -87,6 +89,7 @@ def test_declined_rm_leaves_the_directory_and_says_why(world: World) -> None:
     assert_audit_intact(world)
 
 
+@pytest.mark.every_pi
 def test_unanswered_dialog_times_out_as_a_decline(world: World) -> None:
     world.install(confirm_timeout_ms=1000)
     with world.rpc() as pi:
@@ -102,6 +105,7 @@ def test_unanswered_dialog_times_out_as_a_decline(world: World) -> None:
     assert_audit_intact(world)
 
 
+@pytest.mark.every_pi
 def test_env_write_is_protected_and_a_safe_read_asks_nobody(world: World) -> None:
     with world.rpc() as pi:
         events = pi.prompt("scenario:read-then-env", lambda _request: False)
@@ -116,6 +120,7 @@ def test_env_write_is_protected_and_a_safe_read_asks_nobody(world: World) -> Non
     assert (world.project / ".env").read_text() == "TOKEN=original\n"
 
 
+@pytest.mark.every_pi
 def test_print_mode_has_no_ui_so_the_destructive_call_is_blocked(world: World) -> None:
     done = subprocess.run(
         world.pi.command(
@@ -135,6 +140,7 @@ def test_print_mode_has_no_ui_so_the_destructive_call_is_blocked(world: World) -
     assert_audit_intact(world)
 
 
+@pytest.mark.every_pi
 def test_a_project_install_guards_a_trusted_folder(world: World) -> None:
     world.install("global", uninstall=True)
     world.install("project")
@@ -147,6 +153,7 @@ def test_a_project_install_guards_a_trusted_folder(world: World) -> None:
     assert declined["data"]["reason"] == "declined"
 
 
+@pytest.mark.every_pi
 def test_a_killed_sidecar_costs_no_call(world: World) -> None:
     """The shim starts a new sidecar as soon as it sees the old one exit: the next call is
     judged as usual (asked, confirmed, run), by the new one; nothing was blocked for it."""
@@ -180,6 +187,7 @@ export default function (pi: any) {
 """
 
 
+@pytest.mark.every_pi
 def test_input_changed_after_the_guard_is_an_audit_gap(world: World) -> None:
     # Next to the guard and sorted after it, so pi runs its tool_call handler after the guard's.
     mutator = world.extensions_dir() / "zz-mutator.ts"
@@ -199,6 +207,7 @@ def test_input_changed_after_the_guard_is_an_audit_gap(world: World) -> None:
     assert_audit_intact(world)
 
 
+@pytest.mark.every_pi
 def test_two_destructive_calls_in_one_message_get_two_bound_envelopes(world: World) -> None:
     with world.rpc() as pi:
         events = pi.prompt("scenario:two-rms", lambda _request: True)

@@ -17,9 +17,10 @@ import pytest
 
 from .pi_world import World, result_text, sidecar_pids, tool_ends, wait_gone
 
-pytestmark = [pytest.mark.every_pi, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 
+@pytest.mark.every_pi
 def test_a_yes_given_as_the_sidecar_dies_reaches_the_log_after_a_pi_restart(world: World) -> None:
     extension = world.extensions_dir() / "operator-guard"
     away = world.home.with_name(f"{world.home.name}.away")

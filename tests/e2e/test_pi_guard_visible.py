@@ -163,6 +163,7 @@ def test_a_double_install_guards_once_and_says_so_once(world: World) -> None:
     assert world.audit("confirmation.declined") == []  # one guard: no second answer logged
 
 
+@pytest.mark.variants_on_newest_pi
 @pytest.mark.parametrize("scenario", ["plan-empty", "plan-guard-owned"])
 def test_the_planner_tool_knows_the_guard_owns_the_dialog(world: World, scenario: str) -> None:
     with world.rpc() as pi:

@@ -305,7 +305,6 @@ def test_without_bwrap_print_mode_says_so_on_stderr(world: World) -> None:
     assert not (world.project / "out.txt").exists()
 
 
-@pytest.mark.every_pi
 def test_an_opted_out_session_runs_bash_unsandboxed_and_says_so_everywhere(world: World) -> None:
     write_user_policy(world, '[sandbox]\nmode = "off"\n')
     with world.rpc() as pi:
