@@ -24,3 +24,18 @@ def test_the_tui_recipe_asks_and_enter_declines() -> None:
         mark = term.mark()
         term.type("\r")  # "No" is preselected
         term.wait_for("the operator declined it", after=mark)
+    # One session in a home removed at its end: the recipe starts no fork server for a next.
+    assert _fork_servers("pi-guard-tui-") == []
+
+
+def _fork_servers(home_part: str) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in argv]
+        if "--fork-server" in words and any(home_part in w for w in words):
+            found.append(" ".join(words))
+    return found

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from guard._home import ENV_PREFIX, WARM_IDLE_ENV
 from tools.pi.demo import DEMO_SCENARIO, DEMO_TURNS, sandbox_ready
 from tools.pi.harness import (
     NEWEST,
@@ -64,10 +65,10 @@ def main() -> int:
         agent_dir = write_agent_dir(base / "agent", server.base_url)
         install_guard("global", project, agent_dir, home=agent_dir / "operator-guard")
         args = pi.command("--provider", PROVIDER, "--model", MODEL_ID, "--no-session")
+        # One session in a home removed at its end: no fork server waiting for a next one.
+        env = pi.env(offline_env(agent_dir, {ENV_PREFIX + WARM_IDLE_ENV: "0"}))
         try:
-            return subprocess.call(
-                [*args, FIRST_PROMPT], cwd=project, env=pi.env(offline_env(agent_dir))
-            )
+            return subprocess.call([*args, FIRST_PROMPT], cwd=project, env=env)
         except KeyboardInterrupt:
             return 130
 
