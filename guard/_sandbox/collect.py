@@ -31,6 +31,7 @@ user's ``unset_env``, minus ``keep_env``).
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import os
@@ -463,6 +464,23 @@ def _ancestors_within(paths: Iterable[str], roots: Iterable[str]) -> list[MountP
     return list(found.values())
 
 
+def _code_caches(environ: Mapping[str, str], settings: SandboxSettings) -> list[str]:
+    """jiti's and Node's caches of compiled code, which pi runs at its next start in place of
+    the source (the guard's shim too), wherever a command could reach them: under the host's
+    ``/tmp`` when the sandbox shows it (``tmp = "host"``), or a ``$TMPDIR`` or
+    ``$NODE_COMPILE_CACHE`` elsewhere. Read-only there; one not made yet is made first (mode
+    0700, as pi would make it for itself), since a read-only mount needs something to bind
+    and one the agent made would be taken by pi as its own."""
+    caches: list[str] = []
+    for cache in placeholder_lists(environ)["CODE_CACHES"]:
+        if settings.tmp != "host" and is_within(cache, TMP):
+            continue  # the sandbox's own /tmp hides the host's
+        with contextlib.suppress(OSError):  # not ours to make: bound if it exists
+            os.makedirs(cache, mode=0o700, exist_ok=True)
+        caches.append(cache)
+    return caches
+
+
 def _resolved(paths: Iterable[str | os.PathLike[str]]) -> list[MountPath]:
     out: dict[str, MountPath] = {}
     for path in paths:
@@ -532,6 +550,7 @@ def collect_input(
         *hook_files,
         *code,
         *text,
+        *_code_caches(environ, settings),
         *extra_read_only,
     ]
     can_write = os.access(ws.path, os.W_OK) and ws_writable

@@ -20,7 +20,13 @@ repeated for each value; an empty list drops it). Where each comes from:
   git-config(1) FILES and ``includeIf``;
 * ``CONFIG_HOME``, ``DATA_HOME``: ``~/.config`` and ``~/.local/share``, and
   ``$XDG_CONFIG_HOME``/``$XDG_DATA_HOME`` where set elsewhere (XDG Base Directory spec);
-* ``ZDOTDIR``: ``~`` and ``$ZDOTDIR`` (zsh(1) STARTUP/SHUTDOWN FILES).
+* ``ZDOTDIR``: ``~`` and ``$ZDOTDIR`` (zsh(1) STARTUP/SHUTDOWN FILES);
+* ``CODE_CACHES``: the caches of compiled code pi loads at its next start in place of the
+  source: jiti's (``<tmpdir>/jiti``: the TypeScript of every extension, the guard's shim too,
+  as JavaScript, found by the file's path and taken when it ends with the source's hash)
+  and Node's compile cache (``$NODE_COMPILE_CACHE``, else ``<tmpdir>/node-compile-cache``:
+  pi calls ``module.enableCompileCache()``), where ``<tmpdir>`` is Node's ``os.tmpdir()``
+  (``$TMPDIR``, ``$TMP``, ``$TEMP``, else ``/tmp``).
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from guard._policy.settings.lineage import pi_pid
 
 __all__ = [
     "CREDENTIAL_RULES",
+    "code_caches",
     "credential_files",
     "git_config_names_programs",
     "git_config_values",
@@ -67,6 +74,10 @@ _ENV_KEYS = (
     "ZDOTDIR",
     "GIT_CONFIG_GLOBAL",
     "PI_PACKAGE_DIR",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "NODE_COMPILE_CACHE",
 )
 _MAX_INCLUDES = 16
 _MAX_CONFIG_BYTES = 1 << 20
@@ -316,8 +327,19 @@ def _cached(key: tuple[str, ...], parent: int) -> tuple[tuple[str, tuple[str, ..
         "CONFIG_HOME": _unique([os.path.join(home, ".config"), *config_home]),
         "DATA_HOME": _unique([os.path.join(home, ".local", "share"), *data_home]),
         "ZDOTDIR": _unique([home, *zdotdir]),
+        "CODE_CACHES": code_caches(env),
     }
     return tuple(sorted(lists.items()))
+
+
+def code_caches(env: Mapping[str, str]) -> tuple[str, ...]:
+    """Where pi's Node keeps compiled code it runs at the next start instead of the source
+    (see the module docstring)."""
+    # Node's os.tmpdir() on POSIX: TMPDIR, TMP, TEMP, else /tmp, a trailing "/" removed.
+    tmp = next((env[k] for k in ("TMPDIR", "TMP", "TEMP") if env.get(k)), "/tmp")  # noqa: S108
+    tmp = tmp.rstrip("/") or "/"
+    caches = [os.path.join(tmp, "jiti"), os.path.join(tmp, "node-compile-cache")]
+    return _unique(_absolute([*caches, env.get("NODE_COMPILE_CACHE", "")]))
 
 
 CREDENTIAL_RULES = (

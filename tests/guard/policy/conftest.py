@@ -91,4 +91,3 @@ def bash(
         return policy.classify("bash", {"command": command}, world.project)
 
     return run
-

@@ -446,3 +446,44 @@ def _quoted(path: str) -> str:
     """``path`` as bash's ``$'…'`` quoting spells it (newline and CR escaped)."""
     body = path.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n").replace("\r", "\\r")
     return f"$'{body}'"
+
+
+@pytest.mark.parametrize("tmpdir", [None, "elsewhere"])
+def test_the_compiled_code_pi_runs_at_its_next_start_is_never_writable(
+    world: World, monkeypatch: pytest.MonkeyPatch, tmpdir: str | None
+) -> None:
+    """pi loads every extension's TypeScript (the guard's shim too) through jiti, which takes
+    ``<tmpdir>/jiti/<dir>-<name>.<hash of the path>.mjs`` in place of the source when it ends
+    with the source's hash, and Node's compile cache holds the code pi itself runs. Writing
+    either with pi's file tools would replace the guard at pi's next start, outside the
+    sandbox: blocked, in every spelling, for Node's tmpdir wherever ``$TMPDIR`` puts it."""
+    tmp = "/tmp"
+    for name in ("TMPDIR", "TMP", "TEMP"):
+        monkeypatch.delenv(name, raising=False)
+    if tmpdir is not None:
+        tmp = str(world.home / tmpdir / "t")
+        monkeypatch.setenv("TMPDIR", tmp + "/")
+    monkeypatch.setenv("NODE_COMPILE_CACHE", str(world.home / "ncc"))
+    policy = world.policy()
+    places = [
+        f"{tmp}/jiti/operator-guard-index.1f2e3d4c.mjs",
+        f"{tmp}/jiti",
+        f"{tmp}/JITI/operator-guard-sidecar.0a0b0c0d.mjs",
+        f"{tmp}/node-compile-cache/v22.23.3-x64-9ac5647c-0/0014384c",
+        f"{tmp}//jiti/./x.mjs",
+        str(world.home / "ncc" / "v22" / "cafe"),
+    ]
+    for place in places:
+        for tool in ("write", "edit"):
+            verdict, rules = write(policy, world, place, tool)
+            assert (verdict, BLOCK_RULE in rules) == ("block", True), (place, tool, rules)
+        for command in (f"cp payload {place}", f"echo x > {place}", f"tee {place} < /dev/null"):
+            verdict_ = policy.classify("bash", {"command": command}, world.project)
+            assert verdict_.verdict == "block", (command, verdict_.rule_ids)
+    (world.project / "cache").symlink_to(f"{tmp}/jiti", target_is_directory=True)
+    verdict, rules = write(policy, world, "cache/operator-guard-index.1f2e3d4c.mjs")
+    assert (verdict, BLOCK_RULE in rules) == ("block", True), rules
+    # Only the caches: the rest of the tmpdir is outside the workspace, asked as ever.
+    for place in (f"{tmp}/jitify.txt", f"{tmp}/notes/jiti.txt"):
+        verdict, rules = write(policy, world, place)
+        assert (verdict, BLOCK_RULE in rules) == ("confirm", False), (place, rules)

@@ -286,3 +286,35 @@ def test_the_guides_sandbox_table_is_a_valid_user_setting() -> None:
     assert layer.sandbox.home == "hidden"
     assert layer.sandbox.keep_env == ("GITHUB_TOKEN",)
     assert layer.sandbox.readable == ("~/.config/pip",)
+
+
+@needs_bwrap
+def test_pis_code_caches_stay_read_only_where_the_sandbox_shows_them(
+    layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the host's /tmp shown (``tmp = "host"``), a command could plant compiled code in
+    jiti's cache (pi takes it for an extension's source, the guard's shim too, at its next
+    start) or in Node's compile cache: both stay read-only, one not made yet too; the rest
+    of the tmpdir stays the command's."""
+    tmpdir = layout.root / "tmpdir"
+    (tmpdir / "jiti").mkdir(parents=True)
+    shim = tmpdir / "jiti" / "operator-guard-index.1f2e3d4c.mjs"
+    shim.write_text("original")
+    node_cache = layout.root / "ncc"
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setenv("NODE_COMPILE_CACHE", str(node_cache))
+    layout.settings = SandboxSettings(tmp="host")
+    attacks = [
+        f"echo evil > {shim}",
+        f"echo evil > {tmpdir}/jiti/operator-guard-sidecar.0a0b0c0d.mjs",
+        f"rm -rf {tmpdir}/jiti",
+        f"mv {tmpdir}/jiti {tmpdir}/old",
+        f"mkdir -p {node_cache}/v22 && echo evil > {node_cache}/v22/cafe",
+        f"echo evil > {tmpdir}/node-compile-cache/cafe",
+    ]
+    result = layout.run("; ".join(attacks) + f"; echo fine > {tmpdir}/notes.txt")
+    assert shim.read_text() == "original", result.stderr
+    assert sorted(p.name for p in (tmpdir / "jiti").iterdir()) == [shim.name]
+    assert node_cache.is_dir() and list(node_cache.iterdir()) == []
+    assert list((tmpdir / "node-compile-cache").iterdir()) == []
+    assert (tmpdir / "notes.txt").read_text() == "fine\n"
