@@ -33,6 +33,7 @@ from audit.wire import sha256_prefixed
 from guard._errors import GuardError
 from guard._home import ENV_PREFIX, WARM_IDLE_ENV
 from guard._pi.install import InstallResult, install
+from tools.pi.jiti_cache import seed_jiti_cache
 from tools.pi.scripted_model import MODEL_ID, PROVIDER
 from tools.pi.scripted_model import models_json as _models_json
 
@@ -369,9 +370,13 @@ def install_guard(
     options.setdefault("force", False)
     options.setdefault("uninstall", False)
     if where == "project":
-        return install("project", project, **options)
-    with _environ("PI_CODING_AGENT_DIR", str(agent_dir)):
-        return install("global", None, **options)
+        result = install("project", project, **options)
+    else:
+        with _environ("PI_CODING_AGENT_DIR", str(agent_dir)):
+            result = install("global", None, **options)
+    if not options["uninstall"]:
+        seed_jiti_cache(Path(result.directory))
+    return result
 
 
 @contextlib.contextmanager
