@@ -21,17 +21,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from guard._policy.settings.surroundings import node_tmpdir
+
 __all__ = ["seed_jiti_cache"]
 
 _VERSION = "9"  # jiti's cache version (``Ti`` in jiti 2.7's dist/jiti.cjs)
 _NEWEST = 64  # entries of one module looked at, newest first
 _seen: dict[tuple[Path, str, bytes], bytes] = {}
-
-
-def node_tmpdir(env: Mapping[str, str]) -> Path:
-    """Node's ``os.tmpdir()`` on POSIX for ``env``."""
-    found = next((env[k] for k in ("TMPDIR", "TMP", "TEMP") if env.get(k)), "/tmp")  # noqa: S108
-    return Path(found.rstrip("/") or "/")
 
 
 def _md5(data: bytes) -> str:
@@ -41,7 +37,7 @@ def _md5(data: bytes) -> str:
 def seed_jiti_cache(extension_dir: Path, env: Mapping[str, str] | None = None) -> int:
     """Copy jiti's compiled form of each ``*.ts`` in ``extension_dir`` to the name jiti will
     look for; returns how many were copied (0 when none of the same source exists yet)."""
-    cache = node_tmpdir(os.environ if env is None else env) / "jiti"
+    cache = Path(node_tmpdir(os.environ if env is None else env)) / "jiti"
     if not cache.is_dir():
         return 0
     copied = 0

@@ -51,6 +51,7 @@ __all__ = [
     "git_config_values",
     "git_program_key",
     "git_user_files",
+    "node_tmpdir",
     "note_pi_runtime",
     "path_dirs",
     "pi_installation",
@@ -332,12 +333,17 @@ def _cached(key: tuple[str, ...], parent: int) -> tuple[tuple[str, tuple[str, ..
     return tuple(sorted(lists.items()))
 
 
+def node_tmpdir(env: Mapping[str, str]) -> str:
+    """Node's ``os.tmpdir()`` on POSIX for ``env``: ``$TMPDIR``, ``$TMP``, ``$TEMP``, else
+    ``/tmp``, a trailing ``/`` removed."""
+    tmp = next((env[k] for k in ("TMPDIR", "TMP", "TEMP") if env.get(k)), "/tmp")  # noqa: S108
+    return tmp.rstrip("/") or "/"
+
+
 def code_caches(env: Mapping[str, str]) -> tuple[str, ...]:
     """Where pi's Node keeps compiled code it runs at the next start instead of the source
     (see the module docstring)."""
-    # Node's os.tmpdir() on POSIX: TMPDIR, TMP, TEMP, else /tmp, a trailing "/" removed.
-    tmp = next((env[k] for k in ("TMPDIR", "TMP", "TEMP") if env.get(k)), "/tmp")  # noqa: S108
-    tmp = tmp.rstrip("/") or "/"
+    tmp = node_tmpdir(env)
     caches = [os.path.join(tmp, "jiti"), os.path.join(tmp, "node-compile-cache")]
     return _unique(_absolute([*caches, env.get("NODE_COMPILE_CACHE", "")]))
 
