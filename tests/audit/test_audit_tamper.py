@@ -170,6 +170,7 @@ def _flip_bits(
     return checked
 
 
+@pytest.mark.slow  # every bit of three lines, a verify each: make test runs it
 @pytest.mark.parametrize("line_no", [1, 2, 3])
 def test_every_bit_flip_of_the_first_lines_is_caught(
     tmp_path: Path, pristine: Pristine, keys: dict[str, Ed25519PublicKey], line_no: int

@@ -135,6 +135,7 @@ def test_taking_the_baseline_never_writes_the_index(ws: Path) -> None:
 _STATES = ("clean", "modified", "staged", "untracked", "ignored", "missing", "agent-made")
 
 
+@pytest.mark.slow  # a property test with a git repository per example: make test runs it
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     state=st.sampled_from(_STATES),

@@ -159,6 +159,7 @@ def test_a_baseline_not_taken_whole_asks_for_every_call(ws: Path) -> None:
 _STATES = ("clean", "modified", "untracked", "ignored", "missing", "regenerable")
 
 
+@pytest.mark.slow  # a property test with a git repository per example: make test runs it
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     states=st.lists(st.sampled_from(_STATES), min_size=1, max_size=5),

@@ -404,6 +404,7 @@ def _places(world: World) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # every protected place with a newline, through every tool
 def test_a_newline_in_a_name_takes_no_path_out_of_its_rule(world: World) -> None:
     """A name may hold a newline (or a CR): ``~/.ssh/a<LF>b`` once matched no rule of
     ``~/.ssh``, and the project's ``.pi/extensions/x<LF>y/index.ts`` was written with no
