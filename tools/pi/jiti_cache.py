@@ -16,6 +16,7 @@ new cache version, another hash) nothing matches and pi compiles as it always di
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from collections.abc import Mapping
@@ -53,8 +54,13 @@ def seed_jiti_cache(extension_dir: Path, env: Mapping[str, str] | None = None) -
             continue
         _seen[(cache, prefix, marker)] = text
         partial = target.with_name(f".{target.name}.{os.getpid()}")
-        partial.write_bytes(text)
-        os.replace(partial, target)  # a pi starting meanwhile never reads half of it
+        try:
+            partial.write_bytes(text)
+            os.replace(partial, target)  # a pi starting meanwhile never reads half of it
+        except OSError:  # not ours to write: pi compiles the shim, as it always did
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            continue
         copied += 1
     return copied
 
