@@ -1,9 +1,11 @@
 """Secret shapes from a maintained rule set: the detectors of Yelp's ``detect-secrets``.
 
-Only the detectors' compiled regular expressions are used, in process, on one
-short preview at a time: no baseline, no files, no settings, no network
-verification. They are loaded once, on first use (importing ``detect_secrets``
-costs about 0.2 s, which a process that never redacts should not pay), and kept.
+Only the detectors' regular expressions are used, in process, on one short preview
+at a time: no baseline, no files, no settings, no network verification. They are
+kept as text in :mod:`audit._redaction._detect_secrets`, generated from the
+installed library by ``python -m tools.redaction_rules`` (a test fails when the two
+differ): importing ``detect_secrets`` cost every process that redacts about 0.1
+CPU-seconds, most of it ``requests``. They are compiled once, on first use.
 
 Left out on purpose: ``IPPublicDetector`` (an address is not a credential) and the
 high-entropy string plugins (commit hashes and checksums are everyday command
@@ -21,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+
+from audit._redaction._detect_secrets import MARKERS, RULES
 
 __all__ = ["secret_spans"]
 
@@ -51,8 +55,6 @@ _SUPPLEMENT = (
     r"AKCp[0-9][A-Za-z0-9]{60,}",
 )
 
-_EXCLUDED = frozenset({"IPPublicDetector", "PrivateKeyDetector"})
-
 # Token characters a match is widened over, so a detector that matches a fixed-length
 # prefix (Stripe's 24 characters of a 99-character key) never leaves the rest behind.
 _LEFT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -62,81 +64,11 @@ _TRIM = " \t\"'=:,()"
 
 @cache
 def _rules() -> tuple[tuple[_Rule, ...], tuple[re.Pattern[str], ...]]:
-    """The detectors' patterns (compiled once) and the private-key markers."""
-    from detect_secrets.plugins import (  # lazy on purpose (module docstring)
-        artifactory,
-        aws,
-        azure_storage_key,
-        basic_auth,
-        cloudant,
-        discord,
-        github_token,
-        gitlab_token,
-        ibm_cloud_iam,
-        ibm_cos_hmac,
-        jwt,
-        keyword,
-        mailchimp,
-        npm,
-        openai,
-        private_key,
-        pypi_token,
-        sendgrid,
-        slack,
-        softlayer,
-        square_oauth,
-        stripe,
-        telegram_token,
-        twilio,
-    )
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    modules = (
-        artifactory,
-        aws,
-        azure_storage_key,
-        basic_auth,
-        cloudant,
-        discord,
-        github_token,
-        gitlab_token,
-        ibm_cloud_iam,
-        ibm_cos_hmac,
-        jwt,
-        mailchimp,
-        npm,
-        openai,
-        pypi_token,
-        sendgrid,
-        slack,
-        softlayer,
-        square_oauth,
-        stripe,
-        telegram_token,
-        twilio,
-    )
-    rules: list[_Rule] = []
-    for module in modules:
-        for value in vars(module).values():
-            if (
-                isinstance(value, type)
-                and issubclass(value, RegexBasedDetector)
-                and value is not RegexBasedDetector
-                and value.__module__ == module.__name__
-                and value.__name__ not in _EXCLUDED
-            ):
-                # A class attribute (the base declares it an abstract property).
-                patterns: tuple[re.Pattern[str], ...] = tuple(vars(value)["denylist"])
-                rules.extend(_Rule(p, None) for p in patterns)
-    seen: set[str] = set()
-    keyword_groups = {**keyword.CONFIG_DENYLIST_REGEX_TO_GROUP}
-    keyword_groups.update(keyword.QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP)
-    for pattern, group in keyword_groups.items():
-        if pattern.pattern not in seen:
-            seen.add(pattern.pattern)
-            rules.append(_Rule(pattern, group, keyword=True))
+    """The detectors' patterns and the supplement (compiled once), and the private-key
+    markers."""
+    rules = [_Rule(re.compile(p, flags), group, keyword) for p, flags, group, keyword in RULES]
     rules.extend(_Rule(re.compile(p), None) for p in _SUPPLEMENT)
-    markers = tuple(private_key.PrivateKeyDetector.denylist)
+    markers = tuple(re.compile(p, flags) for p, flags in MARKERS)
     return tuple(rules), markers
 
 

@@ -81,7 +81,7 @@ def _preload() -> None:
                 importlib.import_module(name)
             from audit.log import redact_preview
 
-            redact_preview("true", limit=8)  # the audit preview's redaction rules (detect-secrets)
+            redact_preview("true", limit=8)  # compiles the audit preview's redaction rules
             _build_models()
         except BaseException as exc:  # reported by the caller
             failure.append(exc)
