@@ -472,12 +472,14 @@ def test_the_compiled_code_pi_runs_at_its_next_start_is_never_writable(
         f"{tmp}/JITI/operator-guard-sidecar.0a0b0c0d.mjs",
         f"{tmp}/node-compile-cache/v22.23.3-x64-9ac5647c-0/0014384c",
         f"{tmp}//jiti/./x.mjs",
+        f"{tmp}/elsewhere/../jiti/x.mjs",
         str(world.home / "ncc" / "v22" / "cafe"),
     ]
     for place in places:
         for tool in ("write", "edit"):
-            verdict, rules = write(policy, world, place, tool)
-            assert (verdict, BLOCK_RULE in rules) == ("block", True), (place, tool, rules)
+            for spelling in (place, "@" + place):  # pi's @ prefix
+                verdict, rules = write(policy, world, spelling, tool)
+                assert (verdict, BLOCK_RULE in rules) == ("block", True), (spelling, tool, rules)
         for command in (f"cp payload {place}", f"echo x > {place}", f"tee {place} < /dev/null"):
             verdict_ = policy.classify("bash", {"command": command}, world.project)
             assert verdict_.verdict == "block", (command, verdict_.rule_ids)
